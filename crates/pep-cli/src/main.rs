@@ -1,1 +1,45 @@
-fn main() {}
+//! `pep`: simulate, reproduce, emulate and deploy TCP Performance Enhancing
+//! Proxies. This binary only parses arguments and presents results; the work
+//! happens in the libraries.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod sim_cmd;
+
+#[derive(Parser)]
+#[command(
+    name = "pep",
+    version,
+    about = "Toolkit for TCP Performance Enhancing Proxies: simulate, emulate, deploy",
+    long_about = "pepkit: simulate TCP Performance Enhancing Proxies (RFC 3135) in a fast, \
+deterministic discrete-event simulator, compare them with real Linux TCP, and run them \
+on real traffic.\n\nStart with `pep sim run`, which runs a built-in GEO-satellite-like \
+scenario and prints a summary."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run, check and benchmark simulations.
+    #[command(subcommand)]
+    Sim(sim_cmd::SimCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Sim(cmd) => sim_cmd::run(cmd),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

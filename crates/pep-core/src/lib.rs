@@ -31,10 +31,12 @@
 //! * [`queue`], [`loss`], [`link`]: time-driven network models shared by the
 //!   simulator and the lab.
 
+pub mod cc;
 pub mod link;
 pub mod loss;
 pub mod queue;
 pub mod rng;
+pub mod rtt;
 pub mod segment;
 pub mod seq;
 pub mod time;

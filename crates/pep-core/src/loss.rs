@@ -22,7 +22,8 @@ pub enum LossModel {
     #[default]
     None,
     /// Each packet is lost independently with probability `p`.
-    Bernoulli { p: f64, rng: Stream },
+    /// (The stream is boxed: it is large, and models are built once per link.)
+    Bernoulli { p: f64, rng: Box<Stream> },
     /// Exactly these segments are lost, each once (tests, and scenarios that
     /// replay a drop pattern).
     Scripted { pending: Vec<ScriptedDrop> },
@@ -85,7 +86,7 @@ mod tests {
     fn bernoulli_rate() {
         let mut m = LossModel::Bernoulli {
             p: 0.05,
-            rng: Stream::derive(1, "t"),
+            rng: Box::new(Stream::derive(1, "t")),
         };
         let lost = (0..100_000)
             .filter(|_| m.lose(Instant::ZERO, &data(1, 1)))

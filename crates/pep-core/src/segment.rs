@@ -118,9 +118,7 @@ impl Segment {
     }
     /// Sequence space consumed: payload plus one each for SYN and FIN.
     pub fn seq_len(&self) -> u32 {
-        self.len
-            + self.flags.contains(Flags::SYN) as u32
-            + self.flags.contains(Flags::FIN) as u32
+        self.len + self.flags.contains(Flags::SYN) as u32 + self.flags.contains(Flags::FIN) as u32
     }
     /// The sequence number just past this segment.
     pub fn end_seq(&self) -> Seq {
@@ -173,6 +171,10 @@ mod tests {
     #[test]
     fn segment_stays_small() {
         // Packets are copied through queues; keep them within two cache lines.
-        assert!(std::mem::size_of::<Segment>() <= 80, "{}", std::mem::size_of::<Segment>());
+        assert!(
+            std::mem::size_of::<Segment>() <= 80,
+            "{}",
+            std::mem::size_of::<Segment>()
+        );
     }
 }

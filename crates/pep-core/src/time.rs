@@ -71,10 +71,20 @@ impl Duration {
     pub fn saturating_sub(self, o: Duration) -> Duration {
         Duration(self.0.saturating_sub(o.0))
     }
-    pub fn mul(self, k: u64) -> Duration {
+}
+
+impl std::ops::Mul<u64> for Duration {
+    type Output = Duration;
+    /// Saturates at `Duration::MAX`.
+    fn mul(self, k: u64) -> Duration {
         Duration(self.0.saturating_mul(k))
     }
-    pub fn div(self, k: u64) -> Duration {
+}
+
+impl std::ops::Div<u64> for Duration {
+    type Output = Duration;
+    /// Divides by `k`, treating zero as one (a duration never becomes a panic).
+    fn div(self, k: u64) -> Duration {
         Duration(self.0 / k.max(1))
     }
 }
@@ -129,11 +139,11 @@ impl SubAssign for Duration {
 impl fmt::Display for Duration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ns = self.0;
-        if ns % 1_000_000_000 == 0 {
+        if ns.is_multiple_of(1_000_000_000) {
             write!(f, "{}s", ns / 1_000_000_000)
-        } else if ns % 1_000_000 == 0 {
+        } else if ns.is_multiple_of(1_000_000) {
             write!(f, "{}ms", ns / 1_000_000)
-        } else if ns % 1_000 == 0 {
+        } else if ns.is_multiple_of(1_000) {
             write!(f, "{}us", ns / 1_000)
         } else {
             write!(f, "{}ns", ns)
@@ -191,9 +201,9 @@ impl Rate {
 impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
-        if b >= 1_000_000_000 && b % 1_000_000 == 0 {
+        if b >= 1_000_000_000 && b.is_multiple_of(1_000_000) {
             write!(f, "{}Gbps", b as f64 / 1e9)
-        } else if b >= 1_000_000 && b % 1_000 == 0 {
+        } else if b >= 1_000_000 && b.is_multiple_of(1_000) {
             write!(f, "{}Mbps", b as f64 / 1e6)
         } else if b >= 1_000 {
             write!(f, "{}kbps", b as f64 / 1e3)

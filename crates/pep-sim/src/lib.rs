@@ -1,1 +1,32 @@
-//! Simulator (being written).
+//! # pep-sim: a deterministic discrete-event network simulator
+//!
+//! Runs TCP flows and PEP mechanisms over networks described by scenario
+//! files. Time is integer nanoseconds; events at the same instant run in the
+//! order they were scheduled; randomness comes from streams derived from the
+//! scenario's seed. The same scenario and seed produce byte-identical outputs
+//! on any machine.
+//!
+//! * [`scenario`]: the TOML format, its validation and the resolved model.
+//! * [`Simulation`]: built from a scenario; `run`, `run_until`, `summary`,
+//!   `write_outputs`.
+//! * [`tcp`]: sans-IO TCP sender and receiver.
+//! * [`events`]: the event queue.
+//! * [`metrics`], [`output`]: what a run records and writes.
+//!
+//! Links, queues and loss models are `pep-core`'s time-driven models; this
+//! crate only moves packets between them.
+
+pub mod bench;
+pub mod build;
+pub mod events;
+pub mod metrics;
+pub mod output;
+pub mod packet;
+pub mod scenario;
+pub mod sim;
+pub mod tcp;
+pub mod units;
+
+pub use packet::Packet;
+pub use scenario::Scenario;
+pub use sim::Simulation;

@@ -1,0 +1,245 @@
+//! Writing a run's results: tidy CSV files, one per kind of series, and a
+//! JSON summary. Everything here is a pure function of the simulation state,
+//! so the same scenario and seed give byte-identical files. Machine-dependent
+//! figures (wall time, events per second) belong to the caller's `run.json`.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use pep_core::{Duration, Instant};
+use serde::Serialize;
+
+use crate::sim::Simulation;
+
+/// Per-flow results.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlowSummary {
+    pub name: String,
+    pub from: String,
+    pub to: String,
+    /// Bytes the receiver delivered in order to its application.
+    pub delivered_bytes: u64,
+    /// Delivered bytes over the time the flow was active (start to
+    /// completion, or to the end of the run), in Mbit/s.
+    pub goodput_mbps: f64,
+    pub segments_sent: u64,
+    pub retransmitted_segments: u64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+    /// Segments the sender's own interface queue refused.
+    pub local_drops: u64,
+    /// Seconds from start to the last byte acknowledged (finite sources).
+    pub completion_s: Option<f64>,
+}
+
+/// Per-link-direction results.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LinkSummary {
+    pub name: String,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    /// Fraction of the run the transmitter was busy.
+    pub utilisation: f64,
+    pub queue_drops: u64,
+    pub lost_packets: u64,
+    pub max_queue_packets: u64,
+}
+
+/// The run summary written as `summary.json`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Summary {
+    pub scenario: String,
+    pub seed: u64,
+    pub duration_s: f64,
+    pub flows: Vec<FlowSummary>,
+    pub total_delivered_bytes: u64,
+    pub total_goodput_mbps: f64,
+    pub total_retransmitted_segments: u64,
+    pub links: Vec<LinkSummary>,
+    pub events: u64,
+    pub packets_forwarded: u64,
+}
+
+/// Rounds for presentation; the rounding is part of the output format, so
+/// it is the same everywhere.
+fn round6(x: f64) -> f64 {
+    libm::round(x * 1e6) / 1e6
+}
+
+fn mbps(bytes: u64, d: Duration) -> f64 {
+    if d == Duration::ZERO {
+        0.0
+    } else {
+        round6(bytes as f64 * 8.0 / d.as_secs_f64() / 1e6)
+    }
+}
+
+/// Seconds as an exact decimal string ("1.25", "0.0001", "3").
+pub fn secs(t: Instant) -> String {
+    let ns = t.as_nanos();
+    let mut s = format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000);
+    while s.ends_with('0') {
+        s.pop();
+    }
+    if s.ends_with('.') {
+        s.pop();
+    }
+    s
+}
+
+impl Simulation {
+    /// The run's summary as it stands now.
+    pub fn summary(&self) -> Summary {
+        let now = self.now;
+        let names = &self.info.node_names;
+        let flows: Vec<FlowSummary> = self
+            .flows
+            .iter()
+            .map(|f| {
+                let delivered = f.sink.delivered_bytes();
+                let done = f.sender.as_ref().and_then(|s| s.completion_time());
+                let active = done.unwrap_or(now).saturating_since(f.start);
+                let st = f.sender.as_ref().map(|s| *s.stats());
+                FlowSummary {
+                    name: f.name.clone(),
+                    from: names[f.src as usize].clone(),
+                    to: names[f.dst as usize].clone(),
+                    delivered_bytes: delivered,
+                    goodput_mbps: mbps(delivered, active),
+                    segments_sent: st.map_or(0, |s| s.segments_sent),
+                    retransmitted_segments: st.map_or(0, |s| s.retransmitted_segments),
+                    fast_retransmits: st.map_or(0, |s| s.fast_retransmits),
+                    timeouts: st.map_or(0, |s| s.timeouts),
+                    local_drops: f.local_drops,
+                    completion_s: done.map(|t| round6((t - f.start).as_secs_f64())),
+                }
+            })
+            .collect();
+        let elapsed = now - Instant::ZERO;
+        let links = self
+            .ports
+            .iter()
+            .map(|p| {
+                let s = p.link.stats;
+                LinkSummary {
+                    name: p.name.clone(),
+                    tx_packets: s.tx_packets,
+                    tx_bytes: s.tx_bytes,
+                    utilisation: if elapsed == Duration::ZERO {
+                        0.0
+                    } else {
+                        round6(
+                            (s.busy_ns.min(elapsed.as_nanos())) as f64 / elapsed.as_nanos() as f64,
+                        )
+                    },
+                    queue_drops: p.link.queue.stats.dropped,
+                    lost_packets: s.lost_packets,
+                    max_queue_packets: p.max_queue as u64,
+                }
+            })
+            .collect();
+        let total: u64 = flows.iter().map(|f| f.delivered_bytes).sum();
+        let es = self.engine_stats();
+        Summary {
+            scenario: self.info.scenario.clone(),
+            seed: self.info.seed,
+            duration_s: round6(elapsed.as_secs_f64()),
+            total_delivered_bytes: total,
+            total_goodput_mbps: mbps(total, elapsed),
+            total_retransmitted_segments: flows.iter().map(|f| f.retransmitted_segments).sum(),
+            flows,
+            links,
+            events: es.events,
+            packets_forwarded: es.packets_forwarded,
+        }
+    }
+
+    /// Writes `summary.json` and one CSV per recorded series into `dir`
+    /// (created if missing). Returns the file names written.
+    pub fn write_outputs(&self, dir: &Path) -> io::Result<Vec<String>> {
+        fs::create_dir_all(dir)?;
+        let mut written = Vec::new();
+        let mut put = |name: &str, body: String| -> io::Result<()> {
+            fs::write(dir.join(name), body)?;
+            written.push(name.to_string());
+            Ok(())
+        };
+        let m = &self.metrics;
+        if m.series.goodput {
+            let mut s = String::from("time_s,flow,bytes,goodput_mbps\n");
+            for r in &m.goodput {
+                let _ = writeln!(
+                    s,
+                    "{},{},{},{}",
+                    secs(r.t),
+                    self.flows[r.flow as usize].name,
+                    r.bytes,
+                    mbps(r.bytes, r.bin)
+                );
+            }
+            put("goodput.csv", s)?;
+        }
+        if m.series.links {
+            let mut s = String::from("time_s,link,bytes,throughput_mbps,utilisation\n");
+            for r in &m.links {
+                let _ = writeln!(
+                    s,
+                    "{},{},{},{},{}",
+                    secs(r.t),
+                    self.ports[r.port as usize].name,
+                    r.bytes,
+                    mbps(r.bytes, r.bin),
+                    round6(r.busy_ns as f64 / r.bin.as_nanos() as f64)
+                );
+            }
+            put("links.csv", s)?;
+        }
+        if m.series.queues {
+            let mut s = String::from("time_s,link,packets,bytes\n");
+            for r in &m.queues {
+                let _ = writeln!(
+                    s,
+                    "{},{},{},{}",
+                    secs(r.t),
+                    self.ports[r.port as usize].name,
+                    r.packets,
+                    r.bytes
+                );
+            }
+            put("queues.csv", s)?;
+        }
+        if m.series.cwnd {
+            let mut s = String::from("time_s,flow,cwnd_bytes,ssthresh_bytes\n");
+            for r in &m.cwnd {
+                let ss = r.ssthresh.map(|v| v.to_string()).unwrap_or_default();
+                let _ = writeln!(
+                    s,
+                    "{},{},{},{}",
+                    secs(r.t),
+                    self.flows[r.flow as usize].name,
+                    r.cwnd,
+                    ss
+                );
+            }
+            put("cwnd.csv", s)?;
+        }
+        let json = serde_json::to_string_pretty(&self.summary()).map_err(io::Error::other)?;
+        put("summary.json", json + "\n")?;
+        Ok(written)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secs_is_exact() {
+        assert_eq!(secs(Instant(1_250_000_000)), "1.25");
+        assert_eq!(secs(Instant(3_000_000_000)), "3");
+        assert_eq!(secs(Instant(100_000)), "0.0001");
+        assert_eq!(secs(Instant(0)), "0");
+    }
+}

@@ -1,0 +1,236 @@
+//! Errors that name the file, the field and the position.
+
+use std::fmt;
+use std::ops::Range;
+use std::path::PathBuf;
+
+/// A 1-based line and column (columns count characters, not bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Pos {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// One problem in a scenario, displayed as
+/// `scenarios/x.toml:14:8: link[2].rate: expected a rate like ...`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// Where the text came from: a path, or a label such as `"<overrides>"`.
+    pub origin: String,
+    /// Position in the source text; `None` when there is no text to point
+    /// into (a document built or modified in memory).
+    pub pos: Option<Pos>,
+    /// The field path (`link[2].rate`, `flow "f1".to`); empty for errors that
+    /// are not about one field, such as TOML syntax.
+    pub field: String,
+    pub message: String,
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.origin)?;
+        if let Some(p) = self.pos {
+            write!(f, ":{}:{}", p.line, p.column)?;
+        }
+        if !self.field.is_empty() {
+            write!(f, ": {}", self.field)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// Why a scenario could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("{}: cannot read the scenario: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// One or more problems in the text, in source order where known.
+    #[error("{}", DisplayAll(.0))]
+    Invalid(Vec<Diagnostic>),
+}
+
+impl ScenarioError {
+    /// The problems found; empty for [`ScenarioError::Read`].
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        match self {
+            ScenarioError::Read { .. } => &[],
+            ScenarioError::Invalid(d) => d,
+        }
+    }
+}
+
+struct DisplayAll<'a>(&'a [Diagnostic]);
+
+impl fmt::Display for DisplayAll<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, d) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{d}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Collects diagnostics while a document is checked.
+pub(crate) struct Ctx<'t> {
+    origin: String,
+    /// The text spans point into, if they point anywhere meaningful.
+    text: Option<&'t str>,
+    pub(crate) errors: Vec<Diagnostic>,
+}
+
+impl<'t> Ctx<'t> {
+    pub(crate) fn new(origin: &str, text: Option<&'t str>) -> Self {
+        Ctx {
+            origin: origin.to_string(),
+            text,
+            errors: Vec::new(),
+        }
+    }
+
+    /// Records a problem with `field` at `span` (a byte range of the text).
+    pub(crate) fn err(
+        &mut self,
+        span: Option<Range<usize>>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) {
+        let pos = match (self.text, span) {
+            (Some(t), Some(s)) => Some(pos_of(t, s.start)),
+            _ => None,
+        };
+        self.errors.push(Diagnostic {
+            origin: self.origin.clone(),
+            pos,
+            field: field.into(),
+            message: message.into(),
+        });
+    }
+
+    /// Records a serde error, prefixing its path with `prefix` (the field
+    /// that held the value deserialized) and using `span` when the error
+    /// itself carries none.
+    pub(crate) fn serde_err(
+        &mut self,
+        e: serde_path_to_error::Error<toml::de::Error>,
+        prefix: &str,
+        span: Option<Range<usize>>,
+    ) {
+        let field = join(prefix, &render_path(e.path()));
+        let span = e.inner().span().or(span);
+        let msg = tidy(e.inner().message());
+        self.err(span, field, msg)
+    }
+
+    pub(crate) fn into_result<T>(mut self, value: Option<T>) -> Result<T, super::ScenarioError> {
+        match value {
+            Some(v) if self.errors.is_empty() => Ok(v),
+            _ => {
+                if self.errors.is_empty() {
+                    self.err(None, "", "invalid scenario");
+                }
+                // Source order reads best; errors without a position go last.
+                self.errors
+                    .sort_by_key(|d| d.pos.map_or((usize::MAX, 0), |p| (p.line, p.column)));
+                Err(super::ScenarioError::Invalid(self.errors))
+            }
+        }
+    }
+}
+
+/// `a.b`, or just one side when the other is empty.
+pub(crate) fn join(prefix: &str, rest: &str) -> String {
+    match (prefix.is_empty(), rest.is_empty()) {
+        (true, _) => rest.to_string(),
+        (false, true) => prefix.to_string(),
+        (false, false) if rest.starts_with('[') => format!("{prefix}{rest}"),
+        (false, false) => format!("{prefix}.{rest}"),
+    }
+}
+
+/// Renders a serde path as `link[2].forward.rate`, hiding the keys that
+/// `toml::Spanned` uses internally.
+fn render_path(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for seg in path.iter() {
+        match seg {
+            Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            Segment::Map { key } if key.starts_with("$__serde_spanned") => {}
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            Segment::Unknown => {}
+        }
+    }
+    out
+}
+
+/// One line: toml's messages sometimes span several.
+fn tidy(msg: &str) -> String {
+    msg.trim()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
+/// Line and column of byte `offset` in `text`.
+pub(crate) fn pos_of(text: &str, offset: usize) -> Pos {
+    let mut off = offset.min(text.len());
+    while !text.is_char_boundary(off) {
+        off -= 1;
+    }
+    let before = &text[..off];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    Pos {
+        line: before.matches('\n').count() + 1,
+        column: before[line_start..].chars().count() + 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_are_one_based_and_count_chars() {
+        let t = "a = 1\nµ = \"x\"\n";
+        assert_eq!(pos_of(t, 0), Pos { line: 1, column: 1 });
+        assert_eq!(pos_of(t, 6), Pos { line: 2, column: 1 });
+        // 'µ' is two bytes but one column.
+        assert_eq!(pos_of(t, 8), Pos { line: 2, column: 2 });
+        assert_eq!(pos_of(t, 7), Pos { line: 2, column: 1 });
+        assert_eq!(pos_of(t, 999), Pos { line: 3, column: 1 });
+    }
+
+    #[test]
+    fn display_format() {
+        let d = Diagnostic {
+            origin: "x.toml".into(),
+            pos: Some(Pos {
+                line: 14,
+                column: 8,
+            }),
+            field: "link[2].rate".into(),
+            message: "bad".into(),
+        };
+        assert_eq!(d.to_string(), "x.toml:14:8: link[2].rate: bad");
+        let d = Diagnostic {
+            pos: None,
+            field: String::new(),
+            ..d
+        };
+        assert_eq!(d.to_string(), "x.toml: bad");
+    }
+}

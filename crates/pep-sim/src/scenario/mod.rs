@@ -1,0 +1,161 @@
+//! Scenario files: TOML in, a validated [`Scenario`] out.
+//!
+//! The format is documented in `docs/scenario-format.md`, and
+//! `scenarios/default.toml` is its annotated example. Loading runs in three
+//! steps:
+//!
+//! 1. **raw** (`raw.rs`): serde structs that mirror the file, denying unknown
+//!    fields and parsing units, with source spans kept for later checks;
+//! 2. **validate** (`validate.rs`, `links.rs`, `tagged.rs`): names resolved to
+//!    indices, defaults layered, `count` expanded, every value checked;
+//! 3. **routes** (`routes.rs`): static next hops by hop count.
+//!
+//! Errors name the file, the field path and the position
+//! (`scenarios/x.toml:14:8: link[2].rate: ...`) and are collected, so one
+//! run reports every independent problem.
+//!
+//! Sweeps change the document, not the model: [`parse_document`], then
+//! [`apply_override`] for each varied parameter, then
+//! [`Scenario::from_table`].
+
+mod error;
+mod links;
+mod model;
+mod overrides;
+mod raw;
+mod routes;
+mod tagged;
+mod validate;
+
+#[cfg(test)]
+mod fuzz_tests;
+#[cfg(test)]
+mod tests;
+
+use std::path::Path;
+
+pub use error::{Diagnostic, Pos, ScenarioError};
+pub use model::{
+    AckSpec, CcKind, Dir, FlowSpec, LinkDirSpec, LinkSpec, LossSpec, NodeKind, NodeSpec,
+    OutputSpec, QueueSpec, Scenario, Series, SinkSpec, SourceSpec, TcpSpec,
+};
+pub use overrides::{apply_override, parse_override};
+pub use routes::{Routes, MAX_NODES};
+pub use validate::MAX_FLOWS;
+
+use error::Ctx;
+
+/// The text of `scenarios/default.toml`, built in.
+pub const DEFAULT_SCENARIO_TOML: &str = include_str!("../../../../scenarios/default.toml");
+
+impl Scenario {
+    /// Parses and validates `text`; `origin` names it in errors (a path).
+    pub fn from_toml_str(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
+        check(text, origin, true)
+    }
+
+    /// Reads and validates the file at `path`.
+    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Scenario::from_toml_str(&text, &path.display().to_string())
+    }
+
+    /// Validates a document held in memory (typically one changed by
+    /// [`apply_override`]). Errors carry field paths but no line numbers.
+    pub fn from_table(doc: toml::Table, origin: &str) -> Result<Scenario, ScenarioError> {
+        // One code path for both: the table goes back to text, and the
+        // spans into that text are not shown.
+        match toml::to_string(&doc) {
+            Ok(text) => check(&text, origin, false),
+            Err(e) => {
+                let mut ctx = Ctx::new(origin, None);
+                ctx.err(None, "", format!("cannot encode the document: {e}"));
+                ctx.into_result(None)
+            }
+        }
+    }
+
+    /// [`Scenario::from_table`] for a value that must be a table.
+    pub fn from_toml_value(value: toml::Value, origin: &str) -> Result<Scenario, ScenarioError> {
+        match value {
+            toml::Value::Table(t) => Scenario::from_table(t, origin),
+            other => {
+                let mut ctx = Ctx::new(origin, None);
+                let msg = format!("expected a table, found {}", other.type_str());
+                ctx.err(None, "", msg);
+                ctx.into_result(None)
+            }
+        }
+    }
+
+    /// Parses `text`, applies `overrides` in order, and validates. Errors
+    /// in fields the overrides did not touch keep their line numbers.
+    pub fn from_toml_str_with(
+        text: &str,
+        origin: &str,
+        overrides: &[(String, toml::Value)],
+    ) -> Result<Scenario, ScenarioError> {
+        if overrides.is_empty() {
+            return Scenario::from_toml_str(text, origin);
+        }
+        let mut doc = parse_document(text, origin)?;
+        for (path, value) in overrides {
+            apply_override(&mut doc, path, value.clone())?;
+        }
+        Scenario::from_table(doc, origin).map_err(|e| locate(e, text, origin))
+    }
+
+    /// The built-in scenario (`scenarios/default.toml`): one bulk NewReno
+    /// flow over a 10 Mbit/s GEO-like path.
+    pub fn builtin_default() -> Scenario {
+        Scenario::from_toml_str(DEFAULT_SCENARIO_TOML, "scenarios/default.toml")
+            .expect("scenarios/default.toml is valid (checked by the tests)")
+    }
+}
+
+/// Parses TOML text into a document for [`apply_override`], reporting
+/// syntax errors with their position.
+pub fn parse_document(text: &str, origin: &str) -> Result<toml::Table, ScenarioError> {
+    let mut ctx = Ctx::new(origin, Some(text));
+    match serde_path_to_error::deserialize(toml::Deserializer::new(text)) {
+        Ok(t) => ctx.into_result(Some(t)),
+        Err(e) => {
+            ctx.serde_err(e, "", None);
+            ctx.into_result(None)
+        }
+    }
+}
+
+fn check(text: &str, origin: &str, positions: bool) -> Result<Scenario, ScenarioError> {
+    let mut ctx = Ctx::new(origin, positions.then_some(text));
+    let doc: raw::Doc = match serde_path_to_error::deserialize(toml::Deserializer::new(text)) {
+        Ok(d) => d,
+        Err(e) => {
+            ctx.serde_err(e, "", None);
+            return ctx.into_result(None);
+        }
+    };
+    let scenario = validate::validate(&doc, &mut ctx);
+    ctx.into_result(scenario)
+}
+
+/// Gives position-less diagnostics the position the same diagnostic has in
+/// the original text, where it has one there.
+fn locate(err: ScenarioError, text: &str, origin: &str) -> ScenarioError {
+    let ScenarioError::Invalid(mut diags) = err else {
+        return err;
+    };
+    if let Err(orig) = Scenario::from_toml_str(text, origin) {
+        for d in diags.iter_mut().filter(|d| d.pos.is_none()) {
+            let same = orig
+                .diagnostics()
+                .iter()
+                .find(|o| o.field == d.field && o.message == d.message);
+            d.pos = same.and_then(|o| o.pos);
+        }
+    }
+    ScenarioError::Invalid(diags)
+}

@@ -1,0 +1,250 @@
+//! The validated scenario: plain data, every reference resolved to an index,
+//! every unit converted, every default applied.
+
+use pep_core::queue::QueueLimit;
+use pep_core::{Duration, Rate};
+use serde::Deserialize;
+
+use super::routes::Routes;
+
+/// A network, the traffic on it and what to record, ready to simulate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    /// Simulated time the run lasts.
+    pub duration: Duration,
+    /// Master seed; every random stream is derived from it and a label.
+    pub seed: u64,
+    pub nodes: Vec<NodeSpec>,
+    pub links: Vec<LinkSpec>,
+    /// After `count` expansion: one entry per TCP connection.
+    pub flows: Vec<FlowSpec>,
+    pub output: OutputSpec,
+    /// Static next hops, computed from `nodes` and `links`.
+    pub routes: Routes,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeSpec {
+    pub name: String,
+    pub kind: NodeKind,
+}
+
+/// What a node does with packets addressed to someone else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeKind {
+    /// Sends and receives; never forwards (never an intermediate hop).
+    Host,
+    /// Forwards along [`Routes`]; may also terminate flows.
+    Router,
+}
+
+/// A full-duplex link: two independent directions, each a serializer, a
+/// propagation delay, a queue and a loss model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkSpec {
+    /// From the file, or `"<a>-<b>"` by default (a stable label for output
+    /// columns and random-stream names).
+    pub name: String,
+    /// Node index of `between[0]`.
+    pub a: usize,
+    /// Node index of `between[1]`.
+    pub b: usize,
+    /// From `a` to `b`.
+    pub forward: LinkDirSpec,
+    /// From `b` to `a`.
+    pub reverse: LinkDirSpec,
+}
+
+/// A direction of a link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Dir {
+    /// From `a` to `b`.
+    Forward,
+    /// From `b` to `a`.
+    Reverse,
+}
+
+impl LinkSpec {
+    pub fn dir(&self, d: Dir) -> &LinkDirSpec {
+        match d {
+            Dir::Forward => &self.forward,
+            Dir::Reverse => &self.reverse,
+        }
+    }
+    /// The node a packet sent in direction `d` leaves from.
+    pub fn from_node(&self, d: Dir) -> usize {
+        match d {
+            Dir::Forward => self.a,
+            Dir::Reverse => self.b,
+        }
+    }
+    /// The node a packet sent in direction `d` arrives at.
+    pub fn to_node(&self, d: Dir) -> usize {
+        match d {
+            Dir::Forward => self.b,
+            Dir::Reverse => self.a,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkDirSpec {
+    /// Serialization rate, positive.
+    pub rate: Rate,
+    /// One-way propagation delay (may be zero).
+    pub delay: Duration,
+    /// The queue in front of this direction's transmitter.
+    pub queue: QueueSpec,
+    /// Applied to packets as they finish crossing.
+    pub loss: LossSpec,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum QueueSpec {
+    /// FIFO, dropping arrivals when full. The limit counts waiting packets
+    /// (or bytes), not the one being serialized, as in ns-2.
+    DropTail { limit: QueueLimit },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum LossSpec {
+    None,
+    /// Each packet lost independently with probability `p` in [0, 1].
+    Bernoulli {
+        p: f64,
+    },
+    /// Scripted: the listed data segments of flow `flow` (an index into
+    /// [`Scenario::flows`]) are lost. Segment `n` is the one carrying payload
+    /// bytes `(n-1)*mss .. n*mss` of the flow; each listed entry drops one
+    /// transmission of it, so a number listed twice also drops its first
+    /// retransmission. Order as written.
+    Drop {
+        flow: usize,
+        segments: Vec<u64>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlowSpec {
+    pub name: String,
+    /// Sending node.
+    pub src: usize,
+    /// Receiving node (runs the sink).
+    pub dst: usize,
+    /// When the sender opens (or, without a handshake, starts sending).
+    pub start: Duration,
+    pub source: SourceSpec,
+    pub tcp: TcpSpec,
+    pub sink: SinkSpec,
+}
+
+/// What the application gives the sender.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SourceSpec {
+    /// Always has data (FTP in ns-2).
+    Bulk,
+    /// Sends `bytes` of payload, then closes.
+    Finite { bytes: u64 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CcKind {
+    Reno,
+    NewReno,
+}
+
+/// TCP sender settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TcpSpec {
+    pub cc: CcKind,
+    /// Payload bytes per full segment.
+    pub mss: u32,
+    /// IP + TCP header bytes each segment carries on the wire.
+    pub header: u32,
+    /// Initial congestion window, in segments.
+    pub init_cwnd: u32,
+    pub min_rto: Duration,
+    pub initial_rto: Duration,
+    pub max_rto: Duration,
+    /// Timer tick the RTT estimator and RTO are quantised to (ns-2's
+    /// `tcpTick_`); zero means exact.
+    pub clock_granularity: Duration,
+    /// Open with a SYN exchange before sending data.
+    pub handshake: bool,
+    /// Most segments sent back to back in response to one ACK; `None` is
+    /// unlimited (ns-2's `maxburst_ = 0`).
+    pub max_burst: Option<u32>,
+}
+
+/// TCP receiver settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SinkSpec {
+    /// Advertised window in bytes, at least one MSS. Modelled as a 32-bit
+    /// value (window scaling assumed), so long fat paths are not capped at
+    /// 64 KiB.
+    pub rwnd: u32,
+    pub ack: AckSpec,
+    /// Report SACK blocks in ACKs.
+    pub sack: bool,
+}
+
+/// When the sink acknowledges.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AckSpec {
+    /// One ACK per data segment.
+    Every,
+    /// One ACK per `count` in-order segments, or when `timeout` has passed
+    /// since the first unacknowledged one; out-of-order data is acknowledged
+    /// at once.
+    Delayed { count: u32, timeout: Duration },
+}
+
+/// What to measure and write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputSpec {
+    /// Bin width for goodput and link utilisation.
+    pub interval: Duration,
+    /// Period at which queue lengths and cwnd are sampled.
+    pub sample: Duration,
+    /// Which series to write, in the order given, without repeats.
+    pub series: Vec<Series>,
+}
+
+/// A family of output series (one CSV file each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Series {
+    /// Per-flow and total goodput per `interval`.
+    Goodput,
+    /// Per-direction link utilisation per `interval`.
+    Links,
+    /// Queue length per `sample`.
+    Queues,
+    /// Congestion window per flow per `sample`.
+    Cwnd,
+}
+
+impl Series {
+    pub const ALL: [Series; 4] = [Series::Goodput, Series::Links, Series::Queues, Series::Cwnd];
+}
+
+impl Scenario {
+    pub fn node_index(&self, name: &str) -> Option<usize> {
+        self.nodes.iter().position(|n| n.name == name)
+    }
+    pub fn flow_index(&self, name: &str) -> Option<usize> {
+        self.flows.iter().position(|f| f.name == name)
+    }
+    pub fn link_index(&self, name: &str) -> Option<usize> {
+        self.links.iter().position(|l| l.name == name)
+    }
+    /// Overrides the master seed (the CLI's `--seed`, or repeated runs).
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+}

@@ -1,0 +1,560 @@
+//! From the document as written to the validated model: resolve names to
+//! indices, layer defaults, expand `count`, check everything, compute routes.
+//!
+//! Checks report into a [`Ctx`] and carry on where they can, so one run
+//! lists every independent problem.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use pep_core::queue::QueueLimit;
+use pep_core::{Duration, Rate};
+use toml::{Spanned, Table, Value};
+
+use super::error::{join, Ctx};
+use super::links;
+use super::model::{
+    AckSpec, CcKind, FlowSpec, NodeKind, NodeSpec, OutputSpec, QueueSpec, Scenario, Series,
+    SinkSpec, SourceSpec, TcpSpec,
+};
+use super::raw;
+use super::routes::{Routes, MAX_NODES};
+use super::tagged::{self, FlowNames};
+use crate::units::{fmt_bytes, positive_duration};
+
+/// Most flows a scenario may expand to (a guard against `count = 4e9`).
+pub const MAX_FLOWS: usize = 100_000;
+
+pub(crate) fn validate(doc: &raw::Doc, ctx: &mut Ctx) -> Option<Scenario> {
+    let h = &doc.scenario;
+    let name = h.name.get_ref().clone();
+    if name.trim().is_empty() {
+        ctx.err(Some(h.name.span()), "scenario.name", "must not be empty");
+    }
+    let duration = h.duration.get_ref().0;
+    if let Err(e) = positive_duration(duration) {
+        ctx.err(Some(h.duration.span()), "scenario.duration", e.message());
+    }
+
+    let nodes = nodes(doc, ctx);
+    let base = defaults(doc, ctx);
+    let (flows, names, endpoints) = flows(doc, ctx, &nodes, &base, duration);
+    let (links, ends) = links::links(doc, ctx, &nodes, base.queue.as_ref(), &names);
+
+    // The table has nodes^2 entries: past the cap only the count error stands.
+    let mut routes = Routes::default();
+    if nodes.specs.len() <= MAX_NODES {
+        let kinds: Vec<NodeKind> = nodes.specs.iter().map(|n| n.kind).collect();
+        routes = Routes::compute(&kinds, &ends);
+        for (field, span, src, dst) in endpoints {
+            if routes.next_hop(src, dst).is_none() {
+                let msg = format!(
+                    "node {:?} is unreachable from {:?} (only routers forward: is a link \
+                     missing, or a node on the way declared as a host?)",
+                    nodes.specs[dst].name, nodes.specs[src].name
+                );
+                ctx.err(Some(span), field, msg);
+            }
+        }
+    }
+    let output = output(doc, ctx);
+
+    if !ctx.errors.is_empty() {
+        return None;
+    }
+    Some(Scenario {
+        name,
+        description: h.description.clone().unwrap_or_default(),
+        duration,
+        seed: h.seed.unwrap_or(1),
+        nodes: nodes.specs,
+        links: links.into_iter().collect::<Option<Vec<_>>>()?,
+        flows,
+        output,
+        routes,
+    })
+}
+
+/// Nodes by index and by name.
+pub(crate) struct Nodes {
+    pub specs: Vec<NodeSpec>,
+    index: BTreeMap<String, usize>,
+}
+
+impl Nodes {
+    /// Resolves a node name written in `field`, reporting an unknown one.
+    pub(crate) fn lookup(
+        &self,
+        ctx: &mut Ctx,
+        name: &Spanned<String>,
+        field: &str,
+    ) -> Option<usize> {
+        let n = name.get_ref();
+        if let Some(&i) = self.index.get(n) {
+            return Some(i);
+        }
+        let mut known: Vec<&str> = self
+            .specs
+            .iter()
+            .map(|s| s.name.as_str())
+            .take(12)
+            .collect();
+        if self.specs.len() > known.len() {
+            known.push("...");
+        }
+        let msg = if known.is_empty() {
+            format!("unknown node {n:?}: there are no [[node]] tables")
+        } else {
+            format!("unknown node {n:?}; nodes are: {}", known.join(", "))
+        };
+        ctx.err(Some(name.span()), field, msg);
+        None
+    }
+}
+
+/// Node and flow names appear in output columns and file names, and `.`
+/// joins a flow name to its copy number.
+pub(crate) fn check_name(ctx: &mut Ctx, name: &Spanned<String>, field: &str) -> bool {
+    let n = name.get_ref();
+    let ok = !n.is_empty()
+        && n.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if !ok {
+        let msg = format!("invalid name {n:?}: use letters, digits, '_', '-' and '.'");
+        ctx.err(Some(name.span()), field, msg);
+    }
+    ok
+}
+
+fn nodes(doc: &raw::Doc, ctx: &mut Ctx) -> Nodes {
+    let mut out = Nodes {
+        specs: Vec::new(),
+        index: BTreeMap::new(),
+    };
+    if doc.nodes.len() > MAX_NODES {
+        let msg = format!(
+            "{} nodes; at most {MAX_NODES} are supported",
+            doc.nodes.len()
+        );
+        ctx.err(None, "node", msg);
+    }
+    for (i, r) in doc.nodes.iter().enumerate() {
+        let field = format!("node[{i}].name");
+        check_name(ctx, &r.name, &field);
+        let name = r.name.get_ref().clone();
+        if let Some(first) = out.index.get(&name) {
+            let msg = format!("duplicate node name {name:?} (first defined by node[{first}])");
+            ctx.err(Some(r.name.span()), field, msg);
+        } else {
+            out.index.insert(name.clone(), i);
+        }
+        out.specs.push(NodeSpec {
+            name,
+            kind: r.kind.unwrap_or(NodeKind::Host),
+        });
+    }
+    out
+}
+
+/// Which layer wrote a TCP or sink value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Layer {
+    Defaults,
+    Flow,
+}
+
+/// Where a value was written, to point cross-field errors at it.
+#[derive(Clone, Debug)]
+struct Src {
+    path: String,
+    span: Range<usize>,
+    layer: Layer,
+}
+
+/// TCP and sink settings with the defaults layered in, and where each
+/// written value came from.
+#[derive(Clone, Debug)]
+pub(crate) struct Base {
+    tcp: TcpSpec,
+    sink: SinkSpec,
+    /// The `ack` table as layered so far, for the next layer to refine.
+    ack: Table,
+    set: BTreeMap<&'static str, Src>,
+    /// The default queue, as a table for links to refine and resolved, or
+    /// `None` if `[defaults.queue]` was invalid (already reported).
+    pub queue: Option<(Table, QueueSpec)>,
+}
+
+/// The built-in defaults: a modern Linux-like TCP (RFC 6928's initial window
+/// of 10, 1460 B MSS for a 1500 B MTU, RFC 6298's 1 s initial RTO with
+/// Linux's 200 ms minimum and 1 ms clock; no SYN exchange, so data flows from
+/// the flow's start and analytic checks stay simple), a 1 MiB window that does
+/// not limit paths up to ~80 Mbit/s x 100 ms, ACK every segment, and
+/// 100-packet DropTail queues (the access links of the split-PEP paper's
+/// dumbbell; ns-2's own default of 50 is small for fast links).
+fn builtin() -> Base {
+    let mut ack = Table::new();
+    ack.insert("kind".into(), "every".into());
+    let mut queue = Table::new();
+    queue.insert("kind".into(), "droptail".into());
+    queue.insert("limit".into(), Value::Integer(100));
+    Base {
+        tcp: TcpSpec {
+            cc: CcKind::NewReno,
+            mss: 1460,
+            header: 40,
+            init_cwnd: 10,
+            min_rto: Duration::from_millis(200),
+            initial_rto: Duration::from_secs(1),
+            max_rto: Duration::from_secs(60),
+            clock_granularity: Duration::from_millis(1),
+            handshake: false,
+            max_burst: None,
+        },
+        sink: SinkSpec {
+            rwnd: 1 << 20,
+            ack: AckSpec::Every,
+            sack: false,
+        },
+        ack,
+        set: BTreeMap::new(),
+        queue: Some((
+            queue,
+            QueueSpec::DropTail {
+                limit: QueueLimit::Packets(100),
+            },
+        )),
+    }
+}
+
+fn defaults(doc: &raw::Doc, ctx: &mut Ctx) -> Base {
+    let mut base = builtin();
+    let Some(d) = &doc.defaults else {
+        return base;
+    };
+    apply(
+        ctx,
+        &mut base,
+        d.tcp.as_ref(),
+        d.sink.as_ref(),
+        "defaults",
+        Layer::Defaults,
+    );
+    cross_check(ctx, &base, Layer::Defaults);
+    if let Some(q) = &d.queue {
+        let field = "defaults.queue";
+        let below = base.queue.as_ref().map(|(t, _)| t);
+        base.queue = tagged::normalize(ctx, &q.value, field, q.span.clone())
+            .map(|t| tagged::layer(below, &t))
+            .and_then(|t| Some((t.clone(), tagged::queue(ctx, t, field, q.span.clone())?)));
+    }
+    base
+}
+
+/// Reads one optional value of a layer, recording where it was written.
+fn take<R, T>(
+    ctx: &mut Ctx,
+    set: &mut BTreeMap<&'static str, Src>,
+    (prefix, layer): (&str, Layer),
+    key: &'static str,
+    raw: &Option<Spanned<R>>,
+    conv: impl FnOnce(&R) -> Result<T, String>,
+) -> Option<T> {
+    let s = raw.as_ref()?;
+    let path = join(prefix, key);
+    match conv(s.get_ref()) {
+        Ok(v) => {
+            let span = s.span();
+            set.insert(key, Src { path, span, layer });
+            Some(v)
+        }
+        Err(msg) => {
+            ctx.err(Some(s.span()), path, msg);
+            None
+        }
+    }
+}
+
+fn size_u32(b: u64, min: u32) -> Result<u32, String> {
+    match u32::try_from(b) {
+        Ok(v) if v >= min => Ok(v),
+        Ok(_) => Err(format!("must be at least {}", fmt_bytes(min.into()))),
+        Err(_) => Err("must fit in 32 bits (at most 4294967295B)".into()),
+    }
+}
+
+fn positive(d: &raw::Dur) -> Result<Duration, String> {
+    positive_duration(d.0).map_err(|e| e.message().to_string())
+}
+
+/// Lays one layer's `[tcp]` and `[sink]` values over `base`.
+fn apply(
+    ctx: &mut Ctx,
+    base: &mut Base,
+    tcp: Option<&raw::Tcp>,
+    sink: Option<&raw::Sink>,
+    prefix: &str,
+    layer: Layer,
+) {
+    let at = (prefix, layer);
+    let (t, set) = (&mut base.tcp, &mut base.set);
+    if let Some(r) = tcp {
+        if let Some(v) = take(ctx, set, at, "tcp.cc", &r.cc, |v| Ok(*v)) {
+            t.cc = v;
+        }
+        if let Some(v) = take(ctx, set, at, "tcp.mss", &r.mss, |v| size_u32(v.0, 1)) {
+            t.mss = v;
+        }
+        if let Some(v) = take(ctx, set, at, "tcp.header", &r.header, |v| size_u32(v.0, 0)) {
+            t.header = v;
+        }
+        let cwnd = |&n: &u32| match n {
+            0 => Err("must be at least 1 segment".to_string()),
+            n => Ok(n),
+        };
+        if let Some(v) = take(ctx, set, at, "tcp.init_cwnd", &r.init_cwnd, cwnd) {
+            t.init_cwnd = v;
+        }
+        if let Some(v) = take(ctx, set, at, "tcp.min_rto", &r.min_rto, |d| Ok(d.0)) {
+            t.min_rto = v;
+        }
+        if let Some(v) = take(ctx, set, at, "tcp.initial_rto", &r.initial_rto, positive) {
+            t.initial_rto = v;
+        }
+        if let Some(v) = take(ctx, set, at, "tcp.max_rto", &r.max_rto, positive) {
+            t.max_rto = v;
+        }
+        let g = &r.clock_granularity;
+        if let Some(v) = take(ctx, set, at, "tcp.clock_granularity", g, |d| Ok(d.0)) {
+            t.clock_granularity = v;
+        }
+        if let Some(v) = take(ctx, set, at, "tcp.handshake", &r.handshake, |b| Ok(*b)) {
+            t.handshake = v;
+        }
+        let burst = |&n: &u32| Ok((n != 0).then_some(n));
+        if let Some(v) = take(ctx, set, at, "tcp.max_burst", &r.max_burst, burst) {
+            t.max_burst = v;
+        }
+    }
+    let Some(r) = sink else { return };
+    let s = &mut base.sink;
+    if let Some(v) = take(ctx, set, at, "sink.rwnd", &r.rwnd, |v| size_u32(v.0, 1)) {
+        s.rwnd = v;
+    }
+    if let Some(v) = take(ctx, set, at, "sink.sack", &r.sack, |b| Ok(*b)) {
+        s.sack = v;
+    }
+    if let Some(a) = &r.ack {
+        let field = join(prefix, "sink.ack");
+        if let Some(t) = tagged::normalize(ctx, &a.value, &field, a.span.clone()) {
+            let merged = tagged::layer(Some(&base.ack), &t);
+            if let Some(spec) = tagged::ack(ctx, merged.clone(), &field, a.span.clone()) {
+                s.ack = spec;
+                base.ack = merged;
+            }
+        }
+    }
+}
+
+/// Checks that involve two fields, reporting at a field `layer` wrote (so
+/// a bad default is reported once, not once per flow).
+fn cross_check(ctx: &mut Ctx, b: &Base, layer: Layer) {
+    let (t, s) = (&b.tcp, &b.sink);
+    let checks = [
+        (
+            s.rwnd < t.mss,
+            &["sink.rwnd", "tcp.mss"][..],
+            format!(
+                "rwnd ({}B) is smaller than the MSS ({}B): not even one segment fits",
+                s.rwnd, t.mss
+            ),
+        ),
+        (
+            t.min_rto > t.max_rto,
+            &["tcp.min_rto", "tcp.max_rto"],
+            format!("min_rto ({}) exceeds max_rto ({})", t.min_rto, t.max_rto),
+        ),
+        (
+            t.initial_rto < t.min_rto || t.initial_rto > t.max_rto,
+            &["tcp.initial_rto", "tcp.min_rto", "tcp.max_rto"],
+            format!(
+                "initial_rto ({}) must lie within min_rto ({}) and max_rto ({})",
+                t.initial_rto, t.min_rto, t.max_rto
+            ),
+        ),
+    ];
+    for (bad, keys, msg) in checks {
+        let mine = keys
+            .iter()
+            .filter_map(|k| b.set.get(k))
+            .find(|src| src.layer == layer);
+        if let (true, Some(src)) = (bad, mine) {
+            ctx.err(Some(src.span.clone()), src.path.clone(), msg);
+        }
+    }
+}
+
+/// Flows after `count` expansion, the names scripted drops may use, and
+/// `(field, span of "to", src, dst)` for each written flow, to check
+/// reachability once routes are known.
+type Flows = (
+    Vec<FlowSpec>,
+    FlowNames,
+    Vec<(String, Range<usize>, usize, usize)>,
+);
+
+fn flows(doc: &raw::Doc, ctx: &mut Ctx, nodes: &Nodes, base: &Base, duration: Duration) -> Flows {
+    let mut out = Vec::new();
+    let mut names = FlowNames {
+        by_name: BTreeMap::new(),
+        groups: BTreeMap::new(),
+    };
+    let mut endpoints = Vec::new();
+    if doc.flows.is_empty() {
+        ctx.err(
+            None,
+            "flow",
+            "no [[flow]] tables: a scenario needs at least one flow",
+        );
+    }
+    for (i, f) in doc.flows.iter().enumerate() {
+        let name = f.name.get_ref();
+        let prefix = if check_name(ctx, &f.name, &format!("flow[{i}].name")) {
+            format!("flow {name:?}")
+        } else {
+            format!("flow[{i}]")
+        };
+        let src = nodes.lookup(ctx, &f.from, &join(&prefix, "from"));
+        let dst = nodes.lookup(ctx, &f.to, &join(&prefix, "to"));
+        match (src, dst) {
+            (Some(s), Some(d)) if s == d => {
+                let msg = format!(
+                    "a flow needs two different nodes; from and to are both {:?}",
+                    f.to.get_ref()
+                );
+                ctx.err(Some(f.to.span()), join(&prefix, "to"), msg);
+            }
+            (Some(s), Some(d)) => endpoints.push((join(&prefix, "to"), f.to.span(), s, d)),
+            _ => {}
+        }
+
+        let count = match &f.count {
+            Some(c) if *c.get_ref() == 0 => {
+                ctx.err(Some(c.span()), join(&prefix, "count"), "must be at least 1");
+                1
+            }
+            Some(c) => *c.get_ref(),
+            None => 1,
+        };
+        if out.len() + count as usize > MAX_FLOWS {
+            let msg = format!("too many flows: at most {MAX_FLOWS} in all");
+            let span = f.count.as_ref().map(|c| c.span());
+            ctx.err(span, join(&prefix, "count"), msg);
+            continue;
+        }
+        let start = f.start.as_ref().map_or(Duration::ZERO, |s| s.get_ref().0);
+        let stagger = f.stagger.as_ref().map_or(Duration::ZERO, |s| s.get_ref().0);
+        let last = start + stagger * u64::from(count - 1);
+        if last >= duration && duration > Duration::ZERO {
+            let (field, span) = match (&f.stagger, &f.start) {
+                (Some(s), _) if count > 1 => ("stagger", Some(s.span())),
+                (_, s) => ("start", s.as_ref().map(|s| s.span())),
+            };
+            let msg =
+                format!("the flow would start at {last}, but the scenario ends at {duration}");
+            ctx.err(span.or(Some(f.name.span())), join(&prefix, field), msg);
+        }
+
+        let source = match &f.source {
+            None => Some(SourceSpec::Bulk),
+            Some(s) => {
+                let field = join(&prefix, "source");
+                tagged::normalize(ctx, &s.value, &field, s.span.clone())
+                    .and_then(|t| tagged::source(ctx, t, &field, s.span.clone()))
+            }
+        };
+        let mut lay = base.clone();
+        apply(
+            ctx,
+            &mut lay,
+            f.tcp.as_ref(),
+            f.sink.as_ref(),
+            &prefix,
+            Layer::Flow,
+        );
+        cross_check(ctx, &lay, Layer::Flow);
+
+        if count > 1 {
+            names.groups.insert(name.clone(), count);
+        }
+        for k in 0..count {
+            let copy = if count == 1 {
+                name.clone()
+            } else {
+                format!("{name}.{k}")
+            };
+            if names.by_name.contains_key(&copy) {
+                let msg = format!("duplicate flow name {copy:?} (already used by an earlier flow)");
+                ctx.err(Some(f.name.span()), join(&prefix, "name"), msg);
+                break;
+            }
+            names.by_name.insert(copy.clone(), out.len());
+            out.push(FlowSpec {
+                name: copy,
+                src: src.unwrap_or(0),
+                dst: dst.unwrap_or(0),
+                start: start + stagger * u64::from(k),
+                source: source.clone().unwrap_or(SourceSpec::Bulk),
+                tcp: lay.tcp.clone(),
+                sink: lay.sink.clone(),
+            });
+        }
+    }
+    (out, names, endpoints)
+}
+
+fn output(doc: &raw::Doc, ctx: &mut Ctx) -> OutputSpec {
+    let mut out = OutputSpec {
+        interval: Duration::from_secs(1),
+        sample: Duration::from_millis(100),
+        series: Series::ALL.to_vec(),
+    };
+    let Some(o) = &doc.output else { return out };
+    for (field, raw, slot) in [
+        ("output.interval", &o.interval, &mut out.interval),
+        ("output.sample", &o.sample, &mut out.sample),
+    ] {
+        if let Some(d) = raw {
+            match positive(d.get_ref()) {
+                Ok(v) => *slot = v,
+                Err(msg) => ctx.err(Some(d.span()), field, msg),
+            }
+        }
+    }
+    if let Some(list) = &o.series {
+        out.series.clear();
+        for (i, s) in list.iter().enumerate() {
+            if out.series.contains(s.get_ref()) {
+                ctx.err(
+                    Some(s.span()),
+                    format!("output.series[{i}]"),
+                    "listed twice",
+                );
+            } else {
+                out.series.push(*s.get_ref());
+            }
+        }
+    }
+    out
+}
+
+/// Rates must be positive wherever they are written.
+pub(crate) fn rate(ctx: &mut Ctx, r: &Spanned<raw::RateV>, field: &str) -> Option<Rate> {
+    match crate::units::positive_rate(r.get_ref().0) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            ctx.err(Some(r.span()), field, e.message());
+            None
+        }
+    }
+}

@@ -1,0 +1,371 @@
+//! The simulation: links, nodes with static routes, TCP flows, and the event
+//! loop that drives them.
+//!
+//! Every component is a sans-IO state machine from `pep-core` or
+//! [`crate::tcp`]; this file only moves packets between them and keeps one
+//! pending wake-up per component ([`Armed`]). The loop never reads a clock:
+//! `now` is the time of the event being handled.
+
+use pep_core::link::LinkDir;
+use pep_core::{Duration, Instant, Seq};
+
+use crate::events::{Armed, Event, EventQueue};
+use crate::metrics::Metrics;
+use crate::packet::{NodeIndex, Packet};
+use crate::tcp::{AppSource, TcpConfig, TcpSender, TcpSink, TxKind};
+
+/// No route from a node to a destination.
+pub(crate) const NO_ROUTE: u32 = u32::MAX;
+
+/// One link direction and the node it delivers to.
+pub(crate) struct Port {
+    pub link: LinkDir<Packet>,
+    pub armed: Armed,
+    pub to: NodeIndex,
+    /// "a->b", for outputs.
+    pub name: String,
+    /// Most packets ever waiting in its queue.
+    pub max_queue: usize,
+}
+
+/// A retransmission, as the trace and the tests see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retransmission {
+    pub at: Instant,
+    /// Sequence number relative to the flow's first data byte.
+    pub offset: u32,
+    pub kind: TxKind,
+}
+
+/// A TCP connection between two hosts.
+pub(crate) struct Flow {
+    pub name: String,
+    pub src: NodeIndex,
+    pub dst: NodeIndex,
+    pub start: Instant,
+    pub cfg: TcpConfig,
+    pub app: AppSource,
+    /// Created at `start`.
+    pub sender: Option<TcpSender>,
+    pub sink: TcpSink,
+    pub sender_armed: Armed,
+    pub sink_armed: Armed,
+    /// First data byte's sequence number (isn + 1).
+    pub data_start: Seq,
+    pub retransmissions: Vec<Retransmission>,
+    /// Packets the sender's own host queue refused.
+    pub local_drops: u64,
+}
+
+/// Counters about the run itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EngineStats {
+    pub events: u64,
+    /// Packets that finished serialization on some link.
+    pub packets_forwarded: u64,
+}
+
+/// A runnable simulation, built from a [`crate::scenario::Scenario`] by
+/// [`Simulation::new`].
+pub struct Simulation {
+    pub(crate) now: Instant,
+    pub(crate) end: Instant,
+    pub(crate) queue: EventQueue,
+    pub(crate) ports: Vec<Port>,
+    /// `next_hop[node * n_nodes + dst]`: the port a node sends on.
+    pub(crate) next_hop: Vec<u32>,
+    pub(crate) n_nodes: usize,
+    pub(crate) flows: Vec<Flow>,
+    pub(crate) metrics: Metrics,
+    pub(crate) events: u64,
+    pub(crate) info: RunInfo,
+}
+
+/// What a run is, for its outputs.
+#[derive(Clone, Debug)]
+pub struct RunInfo {
+    pub scenario: String,
+    pub seed: u64,
+    pub node_names: Vec<String>,
+}
+
+impl Simulation {
+    /// Current simulated time.
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+
+    /// When the run ends.
+    pub fn end(&self) -> Instant {
+        self.end
+    }
+
+    /// True once simulated time has reached the end.
+    pub fn is_done(&self) -> bool {
+        self.now >= self.end
+    }
+
+    /// Runs to the end of the scenario.
+    pub fn run(&mut self) {
+        self.run_until(self.end);
+    }
+
+    /// Handles every event due by `limit` (capped at the scenario's end) and
+    /// advances the clock to it. Lets a caller show progress between calls.
+    pub fn run_until(&mut self, limit: Instant) {
+        let limit = limit.min(self.end);
+        while let Some((t, ev)) = self.queue.pop_until(limit) {
+            debug_assert!(t >= self.now, "time went backwards");
+            self.now = t;
+            self.events += 1;
+            self.handle(ev);
+        }
+        self.now = self.now.max(limit);
+        if self.now == self.end {
+            // A last, partial bin when the duration is not a whole number of bins.
+            self.metrics.close_bin(self.now, &self.ports, &self.flows);
+        }
+    }
+
+    fn handle(&mut self, ev: Event) {
+        match ev {
+            Event::Link(i) => self.on_link(i as usize),
+            Event::Sender(i) => self.on_sender_timer(i as usize),
+            Event::Sink(i) => self.on_sink_timer(i as usize),
+            Event::FlowStart(i) => self.on_flow_start(i as usize),
+            Event::Sample => {
+                self.metrics.sample(self.now, &self.ports, &self.flows);
+                self.queue
+                    .schedule(self.now + self.metrics.sample_every, Event::Sample);
+            }
+            Event::Bin => {
+                self.metrics.close_bin(self.now, &self.ports, &self.flows);
+                self.queue
+                    .schedule(self.now + self.metrics.bin_every, Event::Bin);
+            }
+        }
+    }
+
+    fn on_link(&mut self, i: usize) {
+        let now = self.now;
+        if !self.ports[i].armed.fire(now) {
+            return;
+        }
+        self.ports[i].link.handle_timeout(now);
+        let to = self.ports[i].to;
+        while let Some(p) = self.ports[i].link.poll_deliver(now) {
+            self.arrive(to, p);
+        }
+        self.rearm_port(i);
+    }
+
+    /// A packet reaches `node`: hand it to the flow's endpoint or forward it.
+    fn arrive(&mut self, node: NodeIndex, p: Packet) {
+        if p.dst != node {
+            self.send(node, p);
+            return;
+        }
+        let fi = p.seg.flow.0 as usize;
+        let now = self.now;
+        if node == self.flows[fi].dst {
+            self.flows[fi].sink.handle_segment(now, &p.seg);
+            self.drain_sink(fi);
+        } else if let Some(s) = self.flows[fi].sender.as_mut() {
+            s.handle_segment(now, &p.seg);
+            self.drain_sender(fi);
+        }
+    }
+
+    /// Puts a packet on the port `node` routes its destination through.
+    fn send(&mut self, node: NodeIndex, p: Packet) {
+        let port = self.next_hop[node as usize * self.n_nodes + p.dst as usize];
+        debug_assert_ne!(port, NO_ROUTE, "routes are validated at load");
+        if port == NO_ROUTE {
+            return;
+        }
+        let port = port as usize;
+        let now = self.now;
+        let pt = &mut self.ports[port];
+        if pt.link.enqueue(now, p).is_ok() {
+            pt.max_queue = pt.max_queue.max(pt.link.queue.len_packets());
+        } else if p.src == node {
+            // Refused by the sending host's own interface queue.
+            let fi = p.seg.flow.0 as usize;
+            self.flows[fi].local_drops += 1;
+        }
+        self.rearm_port(port);
+    }
+
+    fn rearm_port(&mut self, i: usize) {
+        let pt = &mut self.ports[i];
+        if let Some(t) = pt.link.poll_timeout() {
+            if pt.armed.arm(Some(t)) {
+                self.queue.schedule(t, Event::Link(i as u32));
+            }
+        }
+    }
+
+    fn on_flow_start(&mut self, fi: usize) {
+        let now = self.now;
+        let f = &mut self.flows[fi];
+        f.sender = Some(TcpSender::new(
+            pep_core::FlowId(fi as u32),
+            &f.cfg,
+            f.app,
+            now,
+        ));
+        self.drain_sender(fi);
+    }
+
+    fn on_sender_timer(&mut self, fi: usize) {
+        let now = self.now;
+        let f = &mut self.flows[fi];
+        if !f.sender_armed.fire(now) {
+            return;
+        }
+        if let Some(s) = f.sender.as_mut() {
+            s.handle_timeout(now);
+        }
+        self.drain_sender(fi);
+    }
+
+    fn on_sink_timer(&mut self, fi: usize) {
+        let now = self.now;
+        let f = &mut self.flows[fi];
+        if !f.sink_armed.fire(now) {
+            return;
+        }
+        f.sink.handle_timeout(now);
+        self.drain_sink(fi);
+    }
+
+    /// Sends everything the sender wants to send now and re-arms its timer.
+    fn drain_sender(&mut self, fi: usize) {
+        let now = self.now;
+        loop {
+            let f = &mut self.flows[fi];
+            let Some(s) = f.sender.as_mut() else { return };
+            let Some((seg, kind)) = s.poll_transmit(now) else {
+                break;
+            };
+            if !matches!(kind, TxKind::New | TxKind::Syn | TxKind::Fin) {
+                f.retransmissions.push(Retransmission {
+                    at: now,
+                    offset: seg.seq.0.wrapping_sub(f.data_start.0),
+                    kind,
+                });
+            }
+            let p = Packet {
+                seg,
+                src: f.src,
+                dst: f.dst,
+            };
+            let src = f.src;
+            self.send(src, p);
+        }
+        let f = &mut self.flows[fi];
+        let deadline = f.sender.as_ref().and_then(|s| s.poll_timeout());
+        if f.sender_armed.arm(deadline) {
+            self.queue
+                .schedule(deadline.expect("armed"), Event::Sender(fi as u32));
+        }
+    }
+
+    /// Sends the receiver's ACKs and re-arms its delayed-ACK timer.
+    fn drain_sink(&mut self, fi: usize) {
+        let now = self.now;
+        while let Some(seg) = self.flows[fi].sink.poll_transmit(now) {
+            let f = &self.flows[fi];
+            let p = Packet {
+                seg,
+                src: f.dst,
+                dst: f.src,
+            };
+            let dst = f.dst;
+            self.send(dst, p);
+        }
+        let f = &mut self.flows[fi];
+        let deadline = f.sink.poll_timeout();
+        if f.sink_armed.arm(deadline) {
+            self.queue
+                .schedule(deadline.expect("armed"), Event::Sink(fi as u32));
+        }
+    }
+
+    /// Retransmissions of a flow, in order.
+    pub fn retransmissions(&self, flow: usize) -> &[Retransmission] {
+        &self.flows[flow].retransmissions
+    }
+
+    /// The flow's sender, once it has started.
+    pub fn sender(&self, flow: usize) -> Option<&TcpSender> {
+        self.flows[flow].sender.as_ref()
+    }
+
+    /// The flow's receiver.
+    pub fn sink(&self, flow: usize) -> &TcpSink {
+        &self.flows[flow].sink
+    }
+
+    /// Index of the flow named `name`.
+    pub fn flow_index(&self, name: &str) -> Option<usize> {
+        self.flows.iter().position(|f| f.name == name)
+    }
+
+    /// Number of flows.
+    pub fn flow_count(&self) -> usize {
+        self.flows.len()
+    }
+
+    /// A link direction's model, by its "a->b" name.
+    pub fn link(&self, name: &str) -> Option<&LinkDir<Packet>> {
+        self.ports.iter().find(|p| p.name == name).map(|p| &p.link)
+    }
+
+    pub fn engine_stats(&self) -> EngineStats {
+        EngineStats {
+            events: self.events,
+            packets_forwarded: self.ports.iter().map(|p| p.link.stats.tx_packets).sum(),
+        }
+    }
+
+    /// The recorded measures so far.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// Seconds of simulated time covered so far, for progress displays.
+    pub fn progress(&self) -> f64 {
+        if self.end == Instant::ZERO {
+            1.0
+        } else {
+            self.now.as_nanos() as f64 / self.end.as_nanos() as f64
+        }
+    }
+
+    pub fn info(&self) -> &RunInfo {
+        &self.info
+    }
+
+    /// Duration of the scenario.
+    pub fn duration(&self) -> Duration {
+        self.end - Instant::ZERO
+    }
+}
+
+/// Static memory costs, for the benchmark's report.
+#[derive(Clone, Copy, Debug)]
+pub struct MemoryFootprint {
+    /// A packet waiting in a queue or propagating (its slot in a ring buffer,
+    /// plus the arrival time for propagating ones).
+    pub per_packet: usize,
+    /// A flow: endpoints, configuration and engine bookkeeping.
+    pub per_flow: usize,
+}
+
+pub fn memory_footprint() -> MemoryFootprint {
+    MemoryFootprint {
+        per_packet: std::mem::size_of::<(Instant, Packet)>(),
+        per_flow: std::mem::size_of::<Flow>() + std::mem::size_of::<TcpSender>(),
+    }
+}

@@ -1,0 +1,413 @@
+//! End to end: a sender and a sink joined by a fixed one-way delay (and,
+//! optionally, a serialisation rate on the data direction), with a list of
+//! data segments to lose once, driven event by event on a virtual clock.
+//! A stand-in for the real engine, small enough to trust by reading.
+
+use pep_core::cc::Recovery;
+use pep_core::{Duration, FlowId, Instant, Rate, Segment, Seq};
+use proptest::prelude::*;
+
+use super::*;
+
+const MSS: u32 = 1000;
+
+fn ms(v: u64) -> Duration {
+    Duration::from_millis(v)
+}
+fn at_ms(v: u64) -> Instant {
+    Instant::ZERO + ms(v)
+}
+
+/// A packet on the wire: arrival time, scheduling order, direction.
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    arrive: Instant,
+    order: u64,
+    to_sink: bool,
+    seg: Segment,
+}
+
+struct Pipe {
+    tx: TcpSender,
+    rx: TcpSink,
+    now: Instant,
+    /// One-way propagation delay, both directions.
+    delay: Duration,
+    /// Serialisation rate of the data direction, if any.
+    rate: Option<Rate>,
+    /// When the data direction's transmitter is next free.
+    free_at: Instant,
+    wire: Vec<InFlight>,
+    order: u64,
+    /// Data sequence numbers whose next transmission is lost.
+    drops: Vec<Seq>,
+    /// Everything the sender sent: time, offset from the first data byte,
+    /// kind.
+    sent: Vec<(Instant, i64, TxKind)>,
+    /// Recovery episodes: entry and exit times.
+    recoveries: Vec<(Instant, Option<Instant>)>,
+    /// cwnd after the last event at each instant.
+    cwnd: Vec<(Instant, u64)>,
+    base: Seq,
+}
+
+impl Pipe {
+    fn new(cfg: TcpConfig, sink: SinkConfig, app: AppSource, one_way: Duration) -> Pipe {
+        Pipe {
+            tx: TcpSender::new(FlowId(1), &cfg, app, Instant::ZERO),
+            rx: TcpSink::new(FlowId(1), &sink),
+            now: Instant::ZERO,
+            delay: one_way,
+            rate: None,
+            free_at: Instant::ZERO,
+            wire: Vec::new(),
+            order: 0,
+            drops: Vec::new(),
+            sent: Vec::new(),
+            recoveries: Vec::new(),
+            cwnd: Vec::new(),
+            base: cfg.isn + 1,
+        }
+    }
+
+    fn drop_offsets(mut self, offs: &[u32]) -> Pipe {
+        self.drops = offs.iter().map(|&o| self.base + o).collect();
+        self
+    }
+
+    fn put(&mut self, arrive: Instant, to_sink: bool, seg: Segment) {
+        self.order += 1;
+        self.wire.push(InFlight {
+            arrive,
+            order: self.order,
+            to_sink,
+            seg,
+        });
+    }
+
+    fn drain_tx(&mut self) {
+        while let Some((seg, kind)) = self.tx.poll_transmit(self.now) {
+            self.sent
+                .push((self.now, seg.seq.diff(self.base) as i64, kind));
+            if seg.len > 0 {
+                if let Some(i) = self.drops.iter().position(|&s| s == seg.seq) {
+                    self.drops.swap_remove(i);
+                    continue;
+                }
+            }
+            let leave = match self.rate {
+                None => self.now,
+                Some(r) => {
+                    let start = self.now.max(self.free_at);
+                    self.free_at = start + r.tx_time(seg.wire_len() as u64);
+                    self.free_at
+                }
+            };
+            self.put(leave + self.delay, true, seg);
+        }
+    }
+
+    fn drain_rx(&mut self) {
+        while let Some(seg) = self.rx.poll_transmit(self.now) {
+            self.put(self.now + self.delay, false, seg);
+        }
+    }
+
+    fn observe(&mut self) {
+        let open = matches!(self.recoveries.last(), Some((_, None)));
+        if self.tx.in_recovery() && !open {
+            self.recoveries.push((self.now, None));
+        } else if !self.tx.in_recovery() && open {
+            self.recoveries.last_mut().unwrap().1 = Some(self.now);
+        }
+        match self.cwnd.last_mut() {
+            Some(last) if last.0 == self.now => last.1 = self.tx.cwnd(),
+            _ => self.cwnd.push((self.now, self.tx.cwnd())),
+        }
+    }
+
+    /// Runs until nothing is left to happen or `end` is reached. At equal
+    /// times packets come first (in the order sent), then the sender's
+    /// timer, then the sink's.
+    fn run_until(&mut self, end: Instant) -> &mut Self {
+        self.drain_tx();
+        self.observe();
+        loop {
+            let pkt = self
+                .wire
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, p)| (p.arrive, p.order))
+                .map(|(i, p)| (p.arrive, i));
+            let t_tx = self.tx.poll_timeout();
+            let t_rx = self.rx.poll_timeout();
+            let Some(t) = [pkt.map(|p| p.0), t_tx, t_rx].into_iter().flatten().min() else {
+                break;
+            };
+            if t > end {
+                break;
+            }
+            assert!(t >= self.now, "time went backwards");
+            self.now = t;
+            match pkt {
+                Some((pt, i)) if pt == t => {
+                    let p = self.wire.swap_remove(i);
+                    if p.to_sink {
+                        self.rx.handle_segment(t, &p.seg);
+                        self.drain_rx();
+                    } else {
+                        self.tx.handle_segment(t, &p.seg);
+                        self.drain_tx();
+                    }
+                }
+                _ if t_tx == Some(t) => {
+                    self.tx.handle_timeout(t);
+                    self.drain_tx();
+                }
+                _ => {
+                    self.rx.handle_timeout(t);
+                    self.drain_rx();
+                }
+            }
+            self.observe();
+        }
+        self
+    }
+
+    fn run(&mut self) -> &mut Self {
+        self.run_until(Instant::ZERO + Duration::from_secs(3600))
+    }
+
+    fn cwnd_at(&self, t: Instant) -> u64 {
+        self.cwnd
+            .iter()
+            .rev()
+            .find(|c| c.0 <= t)
+            .map(|c| c.1)
+            .unwrap()
+    }
+
+    fn sent_of(&self, kind: TxKind) -> Vec<(Instant, i64)> {
+        self.sent
+            .iter()
+            .filter(|s| s.2 == kind)
+            .map(|s| (s.0, s.1))
+            .collect()
+    }
+}
+
+fn big_window(recovery: Recovery) -> (TcpConfig, SinkConfig) {
+    let cfg = TcpConfig {
+        mss: MSS,
+        recovery,
+        initial_rwnd: 1 << 30,
+        ..TcpConfig::default()
+    };
+    let sink = SinkConfig {
+        rwnd: 1 << 30,
+        ..SinkConfig::default()
+    };
+    (cfg, sink)
+}
+
+#[test]
+fn slow_start_doubles_cwnd_every_rtt() {
+    let (cfg, sink) = big_window(Recovery::NewReno);
+    let mut p = Pipe::new(cfg, sink, AppSource::Bulk, ms(50));
+    p.run_until(at_ms(350));
+    for (k, t) in [0u64, 100, 200, 300].into_iter().enumerate() {
+        let sent = p.sent.iter().filter(|s| s.0 == at_ms(t)).count();
+        assert_eq!(sent, 10 << k, "segments sent at {t} ms");
+        assert_eq!(p.cwnd_at(at_ms(t)), (10_000 << k) as u64, "cwnd at {t} ms");
+    }
+    assert!(p.sent.iter().all(|s| s.2 == TxKind::New));
+}
+
+#[test]
+fn delayed_acks_slow_start_by_half_again_per_rtt() {
+    let (cfg, mut sink) = big_window(Recovery::NewReno);
+    sink.ack = AckPolicy::delayed();
+    let mut p = Pipe::new(cfg, sink, AppSource::Bulk, ms(50));
+    p.run_until(at_ms(249));
+    // 10 segments -> 5 ACKs -> cwnd 15; 15 segments -> 7 ACKs -> 22 (one
+    // held back, waiting for a partner or its timer).
+    assert_eq!(p.cwnd_at(at_ms(100)), 15_000);
+    assert_eq!(p.cwnd_at(at_ms(200)), 22_000);
+    let st = *p.rx.stats();
+    assert_eq!(
+        (st.acks_by_count, st.acks_by_timer, st.acks_immediate),
+        (12, 0, 0)
+    );
+    // The 21 segments sent at 200 ms arrive at 250 ms, before the held
+    // one's timer: 22 segments, 11 ACKs.
+    p.run_until(at_ms(250));
+    assert_eq!(p.rx.stats().acks_by_count, 23);
+    assert_eq!(p.rx.stats().acks_by_timer, 0);
+}
+
+#[test]
+fn newreno_recovers_three_drops_in_three_rtts_without_timeout() {
+    let (cfg, sink) = big_window(Recovery::NewReno);
+    let size = 200_000;
+    let mut p = Pipe::new(cfg, sink, AppSource::Finite(size), ms(50))
+        .drop_offsets(&[12_000, 15_000, 18_000]);
+    p.run();
+    let st = *p.tx.stats();
+    assert_eq!(st.timeouts, 0);
+    assert_eq!(st.fast_retransmits, 1);
+    assert_eq!(st.partial_ack_retransmits, 2);
+    assert_eq!(p.sent_of(TxKind::FastRetransmit), [(at_ms(200), 12_000)]);
+    assert_eq!(
+        p.sent_of(TxKind::PartialAckRetransmit),
+        [(at_ms(300), 15_000), (at_ms(400), 18_000)]
+    );
+    // One recovery episode of exactly three RTTs.
+    assert_eq!(p.recoveries, [(at_ms(200), Some(at_ms(500)))]);
+    assert!(p.tx.is_closed());
+    assert_eq!(p.rx.delivered_bytes(), size);
+    assert_eq!(st.retransmitted_segments, 3);
+}
+
+/// Reno vs NewReno, window limited to 8 segments by the receiver, three
+/// drops in the third window.
+fn small_window_three_drops(recovery: Recovery) -> Pipe {
+    let cfg = TcpConfig {
+        mss: MSS,
+        recovery,
+        initial_rwnd: 8000,
+        ..TcpConfig::default()
+    };
+    let sink = SinkConfig {
+        rwnd: 8000,
+        ..SinkConfig::default()
+    };
+    let mut p = Pipe::new(cfg, sink, AppSource::Finite(100_000), ms(50))
+        .drop_offsets(&[16_000, 18_000, 20_000]);
+    p.run();
+    assert!(p.tx.is_closed());
+    assert_eq!(p.rx.delivered_bytes(), 100_000);
+    p
+}
+
+#[test]
+fn reno_with_a_small_window_ends_in_a_timeout() {
+    let p = small_window_three_drops(Recovery::Reno);
+    let st = *p.tx.stats();
+    assert_eq!(st.fast_retransmits, 1);
+    assert_eq!(st.timeouts, 1);
+    assert_eq!(p.sent_of(TxKind::FastRetransmit), [(at_ms(300), 16_000)]);
+    // Recovery ended on the first partial ACK, one RTT later; the timer,
+    // restarted then, fired one (minimum) RTO after.
+    assert_eq!(p.recoveries, [(at_ms(300), Some(at_ms(400)))]);
+    assert_eq!(
+        p.sent_of(TxKind::TimeoutRetransmit),
+        [(at_ms(1400), 18_000)]
+    );
+}
+
+#[test]
+fn newreno_with_the_same_small_window_does_not() {
+    let p = small_window_three_drops(Recovery::NewReno);
+    let st = *p.tx.stats();
+    assert_eq!(
+        (st.fast_retransmits, st.partial_ack_retransmits, st.timeouts),
+        (1, 2, 0)
+    );
+    assert_eq!(p.recoveries, [(at_ms(300), Some(at_ms(600)))]);
+    // Reno pays at least the (1 s minimum) RTO more.
+    let reno = small_window_three_drops(Recovery::Reno);
+    let (nr, r) = (
+        p.tx.completion_time().unwrap(),
+        reno.tx.completion_time().unwrap(),
+    );
+    assert!(r - nr >= Duration::from_secs(1), "NewReno {nr}, Reno {r}");
+}
+
+#[test]
+fn tahoe_recovers_by_going_back_n() {
+    let p = small_window_three_drops(Recovery::Tahoe);
+    let st = *p.tx.stats();
+    assert_eq!((st.fast_retransmits, st.timeouts), (1, 0));
+    assert!(p.recoveries.is_empty());
+    assert!(!p.sent_of(TxKind::GoBackN).is_empty());
+}
+
+#[test]
+fn finite_transfer_with_handshake_across_sequence_wrap() {
+    let cfg = TcpConfig {
+        mss: 1460,
+        handshake: true,
+        isn: Seq(u32::MAX - 50_000),
+        ..TcpConfig::default()
+    };
+    let sink = SinkConfig {
+        ack: AckPolicy::delayed(),
+        sack: true,
+        isn: Seq(123),
+        ..SinkConfig::default()
+    };
+    let size = 1_000_000;
+    let mut p = Pipe::new(cfg, sink, AppSource::Finite(size), ms(20));
+    p.rate = Some(Rate::mbps(10));
+    p.run();
+    assert!(p.tx.is_closed() && p.rx.fin_received());
+    assert_eq!(p.rx.delivered_bytes(), size);
+    assert_eq!(p.tx.stats().retransmitted_segments, 0);
+    // 1 MB at 10 Mbit/s (with headers) takes at least 0.83 s.
+    let done = p.tx.completion_time().unwrap();
+    assert!(done > at_ms(830) && done < at_ms(2000), "{done}");
+    assert_eq!(p.sent[0].2, TxKind::Syn);
+    assert_eq!(p.rx.rcv_nxt(), cfg.isn + 1 + size as u32 + 1);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    /// Whatever is lost (once), every variant delivers every byte exactly,
+    /// in order, and closes; the sink's identities hold.
+    #[test]
+    fn any_drop_pattern_completes(
+        recovery in prop_oneof![Just(Recovery::Tahoe), Just(Recovery::Reno), Just(Recovery::NewReno)],
+        delayed in any::<bool>(),
+        handshake in any::<bool>(),
+        isn in any::<u32>(),
+        rwnd_segs in 2u32..40,
+        drops in proptest::collection::vec(0u32..80, 0..10),
+        rate in prop_oneof![Just(None), Just(Some(Rate::mbps(5)))],
+    ) {
+        let cfg = TcpConfig {
+            mss: MSS,
+            recovery,
+            handshake,
+            isn: Seq(isn),
+            initial_rwnd: rwnd_segs * MSS,
+            min_rto: ms(200),
+            ..TcpConfig::default()
+        };
+        let sink = SinkConfig {
+            rwnd: rwnd_segs * MSS,
+            ack: if delayed { AckPolicy::delayed() } else { AckPolicy::Every },
+            sack: true,
+            peer_isn: Seq(isn),
+            ..SinkConfig::default()
+        };
+        let size = 80_000 + 333;
+        let offs: Vec<u32> = drops.iter().map(|d| d * MSS).collect();
+        let mut p = Pipe::new(cfg, sink, AppSource::Finite(size), ms(10)).drop_offsets(&offs);
+        p.rate = rate;
+        p.run();
+        prop_assert!(p.tx.is_closed());
+        prop_assert_eq!(p.rx.delivered_bytes(), size);
+        let s = *p.rx.stats();
+        prop_assert_eq!(s.bytes_received, s.bytes_in_order + s.bytes_out_of_order + s.bytes_duplicate + s.bytes_dropped);
+        prop_assert_eq!(s.acks_sent, s.acks_by_count + s.acks_by_timer + s.acks_immediate);
+        let t = *p.tx.stats();
+        if recovery != Recovery::NewReno {
+            prop_assert_eq!(t.partial_ack_retransmits, 0);
+        }
+        if offs.is_empty() {
+            prop_assert_eq!(t.retransmitted_segments, 0);
+        }
+        prop_assert_eq!(t.segments_sent, p.sent.iter().filter(|s| s.2 != TxKind::WindowProbe).count() as u64);
+    }
+}

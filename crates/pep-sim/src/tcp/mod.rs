@@ -1,0 +1,56 @@
+//! Sans-IO TCP endpoints for the simulator: a bulk/finite data sender
+//! ([`TcpSender`]) and a receiver ([`TcpSink`]).
+//!
+//! They model one direction of a TCP connection at segment level, in the
+//! manner of ns-2's one-way agents (`Agent/TCP/*` and `Agent/TCPSink*`), but
+//! with byte sequence numbers that wrap like real TCP's, so the PEP
+//! mechanisms in `pep-core` see the same segments in the simulator as on a
+//! real network. Congestion control is `pep_core::cc`; the retransmission
+//! timer is `pep_core::rtt`.
+//!
+//! ## Driver contract
+//! Both endpoints are state machines with no clock and no I/O:
+//!
+//! * **Inputs.** `handle_segment(now, &Segment)` when a segment arrives
+//!   from the network; `handle_timeout(now)` when the deadline returned by
+//!   `poll_timeout()` has come (calling it early or late is harmless: the
+//!   endpoint checks its own deadline).
+//! * **Outputs.** `poll_transmit(now)` returns the next segment to put on
+//!   the wire (the sender tags it with a [`TxKind`]); the driver calls it
+//!   until it returns `None` after *every* input (and once after
+//!   construction), then reads `poll_timeout()`, the instant at which
+//!   `handle_timeout` is next wanted (`None`: no timer running).
+//! * **Time.** `now` never decreases from one call to the next, and is the
+//!   instant the segment leaves (for `poll_transmit`) or arrives.
+//!
+//! Segments are `Copy`; neither endpoint allocates per packet. The sender
+//! holds no per-segment state at all (there is no payload to buffer); the
+//! sink keeps its out-of-order ranges in a vector allocated once.
+//!
+//! ## What is modelled, and what is not
+//! Modelled: optional SYN handshake, slow start and congestion avoidance,
+//! Tahoe/Reno/NewReno loss recovery, RFC 6298 timer with Karn's algorithm
+//! and backoff, receiver window, zero-window probing, `max_burst`, FIN;
+//! delayed ACKs with count and timer, immediate ACKs on out-of-order data
+//! and hole fills, SACK block generation. Not modelled (yet): the SACK
+//! sender (RFC 6675), limited transmit (RFC 3042), timestamps (RFC 7323),
+//! D-SACK (RFC 2883), restart after idle (RFC 5681 4.1) and congestion
+//! window validation (RFC 7661), a receiver whose application reads slowly
+//! (the sink delivers in-order data at once, so its window never shrinks),
+//! the reverse data direction and connection teardown beyond the one FIN.
+
+mod config;
+mod sender;
+mod sink;
+
+#[cfg(test)]
+mod e2e_tests;
+#[cfg(test)]
+mod sender_tests;
+#[cfg(test)]
+mod sink_tests;
+
+pub use config::{AckPolicy, AppSource, SinkConfig, TcpConfig};
+pub use pep_core::cc::{Growth, Recovery};
+pub use sender::{SenderStats, TcpSender, TxKind};
+pub use sink::{SinkStats, TcpSink};

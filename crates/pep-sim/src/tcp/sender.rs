@@ -1,0 +1,649 @@
+//! The data sender: windows, retransmission timer, loss recovery actions.
+//!
+//! ## Choices (where the RFCs leave room)
+//! * **Send rule.** A segment of `len` bytes at SND.NXT goes out only if
+//!   `SND.NXT - SND.UNA + len <= min(cwnd + inflation, rwnd)` (RFC 5681
+//!   section 2: "The TCP sender MUST NOT send data with a sequence number
+//!   higher than the sum of the highest acknowledged sequence number and the
+//!   minimum of cwnd and rwnd"). Fast recovery's inflation counts: that is
+//!   how Reno sends new data during recovery. A fractional window is not
+//!   rounded up to a segment, as in ns-2's integer windows. The one
+//!   exception is RFC 1122's override: with nothing outstanding and a
+//!   receiver window smaller than a segment, send what the window allows.
+//! * **Retransmissions** (fast, partial-ACK, timeout) ignore both windows,
+//!   as the RFCs require; go-back-N resends after a timeout (and after
+//!   Tahoe's fast retransmit) go through the send rule again.
+//! * **Karn.** One segment is timed at a time (no timestamps). Any
+//!   retransmission cancels the measurement in progress, as ns-2 does, so no
+//!   sample can come from an ACK a retransmission may have caused. The
+//!   backed-off RTO is kept until a valid sample arrives.
+//! * **Timer.** Restarted on every ACK of new data (RFC 6298 5.3) except
+//!   NewReno partial ACKs after the first in one recovery (RFC 6582's
+//!   "Impatient" variant, ns-2's default); restarted on fast retransmit;
+//!   stopped when everything is acknowledged.
+//! * **Zero window.** With nothing outstanding and a zero window, a persist
+//!   timer (first after one RTO, then doubling, capped at `max_rto`) sends
+//!   a window probe: a pure ACK with sequence number SND.UNA - 1, which the
+//!   receiver must answer with its current window (as Linux probes). With
+//!   data outstanding, the retransmission timer covers the zero window.
+//! * **Duplicate ACK** is RFC 5681 section 2's definition, all five
+//!   conditions, including "the advertised window in the incoming
+//!   acknowledgment equals the advertised window in the last incoming
+//!   acknowledgment".
+
+use pep_core::cc::{Congestion, LossAction};
+use pep_core::rtt::RttEstimator;
+use pep_core::{Duration, Flags, FlowId, Instant, SackBlocks, Segment, Seq};
+
+use super::config::{AppSource, TcpConfig};
+
+/// The window the sender's own (empty) receive side advertises.
+const SENDER_RWND: u32 = 1 << 30;
+
+/// Why a segment was sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TxKind {
+    /// First transmission of data.
+    New,
+    /// Retransmission of SND.UNA on the third duplicate ACK.
+    FastRetransmit,
+    /// NewReno retransmission of the next hole on a partial ACK.
+    PartialAckRetransmit,
+    /// Retransmission of SND.UNA (or of the SYN) when the timer expired.
+    TimeoutRetransmit,
+    /// Resend of a segment below SND.MAX, in slow start after a timeout or
+    /// a Tahoe fast retransmit (go-back-N).
+    GoBackN,
+    /// First transmission of the SYN.
+    Syn,
+    /// First transmission of the FIN (a segment of its own, no data).
+    Fin,
+    /// Zero-window probe: a pure ACK at SND.UNA - 1, no data.
+    WindowProbe,
+}
+
+impl TxKind {
+    /// Whether the segment carries sequence space sent before.
+    pub fn is_retransmission(self) -> bool {
+        matches!(
+            self,
+            TxKind::FastRetransmit
+                | TxKind::PartialAckRetransmit
+                | TxKind::TimeoutRetransmit
+                | TxKind::GoBackN
+        )
+    }
+}
+
+/// Sender counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    /// Segments sent carrying data, SYN or FIN, retransmissions included
+    /// (window probes excluded).
+    pub segments_sent: u64,
+    /// Payload bytes sent, retransmissions included.
+    pub bytes_sent: u64,
+    /// Segments whose [`TxKind::is_retransmission`] holds.
+    pub retransmitted_segments: u64,
+    /// Payload bytes in those segments.
+    pub retransmitted_bytes: u64,
+    /// Fast retransmit events (third duplicate ACK accepted).
+    pub fast_retransmits: u64,
+    /// NewReno partial-ACK retransmissions.
+    pub partial_ack_retransmits: u64,
+    /// Retransmission timer expiries (SYN included).
+    pub timeouts: u64,
+    /// Zero-window probes sent.
+    pub window_probes: u64,
+    /// ACK segments received for this flow.
+    pub acks_received: u64,
+    /// Of those, duplicate ACKs (RFC 5681 section 2).
+    pub dupacks_received: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Handshake: the SYN is (about to be) outstanding.
+    SynSent,
+    /// Data may flow.
+    Established,
+}
+
+/// The one timer slot: the persist timer only runs with nothing
+/// outstanding, when the retransmission timer does not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Timer {
+    Retransmit,
+    Persist,
+}
+
+/// A TCP data sender (one direction of a connection).
+#[derive(Clone, Debug)]
+pub struct TcpSender {
+    flow: FlowId,
+    /// Payload bytes per full segment.
+    mss: u32,
+    /// Header bytes on the wire per segment.
+    hdr_len: u16,
+    /// Segments allowed per ACK, if limited.
+    max_burst: Option<u32>,
+    app: AppSource,
+    phase: Phase,
+    /// Initial send sequence number (the SYN's).
+    isn: Seq,
+    /// Oldest unacknowledged sequence number.
+    snd_una: Seq,
+    /// Next sequence number to send (moves back on go-back-N).
+    snd_nxt: Seq,
+    /// One past the highest sequence number ever sent.
+    snd_max: Seq,
+    /// Stream offset of SND.UNA: data bytes acknowledged so far (plus one
+    /// once the FIN is). Sequence numbers wrap; offsets do not.
+    una_off: u64,
+    /// The ACK number our segments carry: the peer's ISN + 1 (its ISN is
+    /// taken to be 0 without a handshake, as `SinkConfig::isn` defaults).
+    rcv_nxt: Seq,
+    /// Receiver's advertised window from the last acceptable ACK.
+    rwnd: u32,
+    cc: Congestion,
+    rtt: RttEstimator,
+    /// RTT measurement in progress: the ACK number that completes it and
+    /// when the timed segment was sent.
+    timing: Option<(Seq, Instant)>,
+    /// The running timer, if any.
+    timer: Option<(Instant, Timer)>,
+    /// Doublings of the persist interval since data last went out.
+    persist_backoff: u32,
+    /// A transmission demanded by the last input (retransmission of
+    /// SND.UNA, SYN or window probe), sent before any new data.
+    pending: Option<TxKind>,
+    /// When the first SYN was sent (for an RTT sample from the SYN-ACK).
+    syn_sent_at: Option<Instant>,
+    /// The SYN timed out at least once (Karn; RFC 6298 5.7).
+    syn_retransmitted: bool,
+    /// Segments still allowed by `max_burst` for the current input.
+    burst_left: Option<u32>,
+    /// When all data was acknowledged (finite sources).
+    completion: Option<Instant>,
+    /// The FIN has been acknowledged: nothing more to do.
+    closed: bool,
+    stats: SenderStats,
+}
+
+impl TcpSender {
+    /// A sender for `flow` starting at `now`. Call `poll_transmit` next.
+    ///
+    /// # Panics
+    /// If `cfg.mss` is zero or `cfg.max_burst` is `Some(0)`.
+    pub fn new(flow: FlowId, cfg: &TcpConfig, app: AppSource, now: Instant) -> Self {
+        assert!(cfg.mss > 0, "mss must be positive");
+        assert!(cfg.max_burst != Some(0), "max_burst must be at least 1");
+        let isn = cfg.isn;
+        let (phase, start, pending) = if cfg.handshake {
+            (Phase::SynSent, isn, Some(TxKind::Syn))
+        } else {
+            (Phase::Established, isn + 1, None)
+        };
+        let completion = match (app, cfg.handshake) {
+            (AppSource::Finite(0), false) => Some(now),
+            _ => None,
+        };
+        TcpSender {
+            flow,
+            mss: cfg.mss,
+            hdr_len: cfg.hdr_len,
+            max_burst: cfg.max_burst,
+            app,
+            phase,
+            isn,
+            snd_una: start,
+            snd_nxt: start,
+            snd_max: start,
+            una_off: 0,
+            rcv_nxt: Seq(1),
+            rwnd: cfg.initial_rwnd,
+            cc: Congestion::new(&cfg.cc_config(), isn),
+            rtt: RttEstimator::new(cfg.rtt_config()),
+            timing: None,
+            timer: None,
+            persist_backoff: 0,
+            pending,
+            syn_sent_at: None,
+            syn_retransmitted: false,
+            burst_left: cfg.max_burst,
+            completion,
+            closed: false,
+            stats: SenderStats::default(),
+        }
+    }
+
+    // ---- driver interface -------------------------------------------------
+
+    /// A segment from the receiver arrived.
+    pub fn handle_segment(&mut self, now: Instant, seg: &Segment) {
+        if seg.flow != self.flow || self.closed || !seg.has_ack() {
+            return;
+        }
+        self.stats.acks_received += 1;
+        if self.phase == Phase::SynSent {
+            self.on_syn_ack(now, seg);
+            return;
+        }
+        let ack = seg.ack;
+        // A duplicate SYN-ACK, an ACK of data never sent, or an old ACK.
+        if seg.flags.contains(Flags::SYN) || ack.gt(self.snd_max) || ack.lt(self.snd_una) {
+            return;
+        }
+        self.burst_left = self.max_burst;
+        if ack.gt(self.snd_una) {
+            self.on_new_ack(now, seg);
+        } else {
+            self.on_same_ack(now, seg);
+        }
+    }
+
+    /// The deadline from `poll_timeout` may have passed.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        let Some((at, which)) = self.timer else {
+            return;
+        };
+        if now < at || self.closed {
+            return;
+        }
+        self.timer = None;
+        self.burst_left = self.max_burst;
+        match which {
+            Timer::Retransmit => self.on_rto(now),
+            Timer::Persist => {
+                self.pending = Some(TxKind::WindowProbe);
+                self.persist_backoff = self.persist_backoff.saturating_add(1);
+                self.timer = Some((now + self.persist_interval(), Timer::Persist));
+            }
+        }
+    }
+
+    /// The next segment to send, if any. Drain until `None` after every
+    /// input.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<(Segment, TxKind)> {
+        if self.closed {
+            return None;
+        }
+        if self.phase == Phase::SynSent {
+            let kind = self.pending.take()?;
+            let seg = self.segment(self.isn, 0, Flags::SYN);
+            if kind == TxKind::Syn {
+                self.syn_sent_at = Some(now);
+            }
+            self.on_sent(now, &seg, kind);
+            return Some((seg, kind));
+        }
+        if let Some(kind) = self.pending.take() {
+            let seg = if kind == TxKind::WindowProbe {
+                self.segment(self.snd_una - 1, 0, Flags::ACK)
+            } else {
+                self.retransmission()
+            };
+            self.on_sent(now, &seg, kind);
+            return Some((seg, kind));
+        }
+        if let Some((seg, kind)) = self.next_in_window() {
+            self.on_sent(now, &seg, kind);
+            return Some((seg, kind));
+        }
+        self.maybe_arm_persist(now);
+        None
+    }
+
+    /// When `handle_timeout` is next wanted.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.timer.map(|(at, _)| at)
+    }
+
+    // ---- getters ------------------------------------------------------------
+
+    pub fn flow(&self) -> FlowId {
+        self.flow
+    }
+    /// Congestion window in bytes, without fast recovery's inflation.
+    pub fn cwnd(&self) -> u64 {
+        self.cc.cwnd()
+    }
+    /// Bytes the congestion controller allows outstanding (cwnd plus
+    /// inflation during fast recovery).
+    pub fn cc_window(&self) -> u64 {
+        self.cc.window()
+    }
+    pub fn ssthresh(&self) -> u64 {
+        self.cc.ssthresh()
+    }
+    /// The receiver's last advertised window.
+    pub fn rwnd(&self) -> u32 {
+        self.rwnd
+    }
+    pub fn snd_una(&self) -> Seq {
+        self.snd_una
+    }
+    pub fn snd_nxt(&self) -> Seq {
+        self.snd_nxt
+    }
+    pub fn snd_max(&self) -> Seq {
+        self.snd_max
+    }
+    pub fn in_recovery(&self) -> bool {
+        self.cc.in_recovery()
+    }
+    pub fn srtt(&self) -> Option<Duration> {
+        self.rtt.srtt()
+    }
+    /// Current retransmission timeout, backoff included.
+    pub fn rto(&self) -> Duration {
+        self.rtt.rto()
+    }
+    pub fn congestion(&self) -> &Congestion {
+        &self.cc
+    }
+    pub fn rtt_estimator(&self) -> &RttEstimator {
+        &self.rtt
+    }
+    /// Data bytes acknowledged so far.
+    pub fn bytes_acked(&self) -> u64 {
+        match self.app {
+            AppSource::Finite(n) => self.una_off.min(n),
+            AppSource::Bulk => self.una_off,
+        }
+    }
+    /// A finite transfer whose data is all acknowledged.
+    pub fn is_complete(&self) -> bool {
+        self.completion.is_some()
+    }
+    /// When the last data byte was acknowledged.
+    pub fn completion_time(&self) -> Option<Instant> {
+        self.completion
+    }
+    /// The FIN has been acknowledged.
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+    pub fn stats(&self) -> &SenderStats {
+        &self.stats
+    }
+
+    // ---- input processing ---------------------------------------------------
+
+    fn on_syn_ack(&mut self, now: Instant, seg: &Segment) {
+        if !seg.flags.contains(Flags::SYN) || seg.ack != self.isn + 1 {
+            return;
+        }
+        self.phase = Phase::Established;
+        self.snd_una = self.isn + 1;
+        self.snd_nxt = self.snd_una;
+        self.snd_max = self.snd_una;
+        self.rcv_nxt = seg.seq + 1;
+        self.rwnd = seg.wnd;
+        self.timer = None;
+        self.pending = None;
+        self.burst_left = self.max_burst;
+        if self.syn_retransmitted {
+            self.rtt.reinit_after_syn_timeout();
+        } else if let Some(sent) = self.syn_sent_at {
+            self.rtt.on_sample(now - sent);
+        }
+        if self.app == AppSource::Finite(0) {
+            self.completion = Some(now);
+        }
+    }
+
+    fn on_new_ack(&mut self, now: Instant, seg: &Segment) {
+        let ack = seg.ack;
+        let acked = ack.bytes_since(self.snd_una);
+        if let Some((end, sent)) = self.timing {
+            if ack.ge(end) {
+                self.rtt.on_sample(now - sent);
+                self.timing = None;
+            }
+        }
+        self.snd_una = ack;
+        self.una_off += acked as u64;
+        if self.snd_nxt.lt(ack) {
+            // The receiver had more than we resent after a go-back-N.
+            self.snd_nxt = ack;
+        }
+        self.rwnd = seg.wnd;
+        let action = self.cc.on_new_ack(ack, acked);
+        if let AppSource::Finite(n) = self.app {
+            if self.completion.is_none() && self.una_off >= n {
+                self.completion = Some(now);
+            }
+            if self.una_off > n {
+                // The FIN is acknowledged.
+                self.closed = true;
+                self.timer = None;
+                self.pending = None;
+                return;
+            }
+        }
+        let mut restart = true;
+        if let Some(LossAction::PartialAckRetransmit { restart_timer }) = action {
+            self.pending = Some(TxKind::PartialAckRetransmit);
+            self.stats.partial_ack_retransmits += 1;
+            restart = restart_timer;
+        }
+        if self.snd_una == self.snd_max {
+            // RFC 6298 (5.2): "When all outstanding data has been
+            // acknowledged, turn off the retransmission timer."
+            self.timer = None;
+        } else if restart || self.timer.is_none() {
+            // RFC 6298 (5.3): "When an ACK is received that acknowledges new
+            // data, restart the retransmission timer so that it will expire
+            // after RTO seconds (for the current value of RTO)."
+            self.timer = Some((now + self.rtt.rto(), Timer::Retransmit));
+        }
+    }
+
+    fn on_same_ack(&mut self, now: Instant, seg: &Segment) {
+        // RFC 5681 section 2: "(a) the receiver of the ACK has outstanding
+        // data, (b) the incoming acknowledgment carries no data, (c) the SYN
+        // and FIN bits are both off, (d) the acknowledgment number is equal
+        // to the greatest acknowledgment received on the given connection
+        // (TCP.UNA from [RFC793]) and (e) the advertised window in the
+        // incoming acknowledgment equals the advertised window in the last
+        // incoming acknowledgment." (d) holds here.
+        let duplicate = self.snd_max != self.snd_una
+            && seg.len == 0
+            && !seg.flags.contains(Flags::SYN)
+            && !seg.flags.contains(Flags::FIN)
+            && seg.wnd == self.rwnd;
+        if !duplicate {
+            // A window update (or a probe's answer).
+            self.rwnd = seg.wnd;
+            return;
+        }
+        self.stats.dupacks_received += 1;
+        if let Some(LossAction::FastRetransmit { go_back_n }) =
+            self.cc.on_dupack(self.snd_una, self.snd_max)
+        {
+            self.stats.fast_retransmits += 1;
+            if go_back_n {
+                self.snd_nxt = self.snd_una;
+            }
+            self.pending = Some(TxKind::FastRetransmit);
+            self.timer = Some((now + self.rtt.rto(), Timer::Retransmit));
+        }
+    }
+
+    fn on_rto(&mut self, now: Instant) {
+        self.stats.timeouts += 1;
+        // RFC 6298 (5.5): "The host MUST set RTO <- RTO * 2".
+        self.rtt.on_timeout();
+        self.timing = None;
+        if self.phase == Phase::SynSent {
+            self.syn_retransmitted = true;
+            self.pending = Some(TxKind::TimeoutRetransmit);
+        } else {
+            if self.snd_una == self.snd_max {
+                return;
+            }
+            self.cc.on_timeout(self.snd_una, self.snd_max);
+            // RFC 6298 (5.4): "Retransmit the earliest segment that has not
+            // been acknowledged by the TCP receiver"; the rest follows in slow
+            // start from SND.UNA (go-back-N), as in BSD and ns-2.
+            self.snd_nxt = self.snd_una;
+            self.pending = Some(TxKind::TimeoutRetransmit);
+        }
+        // RFC 6298 (5.6): "Start the retransmission timer, such that it
+        // expires after RTO seconds (for the value of RTO after the doubling
+        // operation outlined in 5.5)."
+        self.timer = Some((now + self.rtt.rto(), Timer::Retransmit));
+    }
+
+    // ---- output -------------------------------------------------------------
+
+    fn segment(&self, seq: Seq, len: u32, flags: Flags) -> Segment {
+        Segment {
+            flow: self.flow,
+            seq,
+            ack: self.rcv_nxt,
+            flags,
+            len,
+            hdr_len: self.hdr_len,
+            wnd: SENDER_RWND,
+            sack: SackBlocks::new(),
+            ts: None,
+        }
+    }
+
+    /// Total data bytes the application offers.
+    fn data_len(&self) -> u64 {
+        match self.app {
+            AppSource::Bulk => u64::MAX,
+            AppSource::Finite(n) => n,
+        }
+    }
+
+    /// Stream offset of `s` (valid within 2^31 of SND.UNA).
+    fn off(&self, s: Seq) -> u64 {
+        self.una_off
+            .saturating_add_signed(s.diff(self.snd_una) as i64)
+    }
+
+    /// The data (or FIN) segment starting at `seq`, at most `limit` bytes.
+    fn segment_at(&self, seq: Seq, limit: u64) -> Segment {
+        let off = self.off(seq);
+        let total = self.data_len();
+        if off >= total {
+            return self.segment(seq, 0, Flags::ACK | Flags::FIN);
+        }
+        let len = (total - off).min(self.mss as u64).min(limit) as u32;
+        self.segment(seq, len, Flags::ACK)
+    }
+
+    /// The segment at SND.UNA, for a retransmission: never new data.
+    fn retransmission(&self) -> Segment {
+        let outstanding = self.snd_max.bytes_since(self.snd_una) as u64;
+        self.segment_at(self.snd_una, outstanding.max(1))
+    }
+
+    /// The next segment the windows allow at SND.NXT.
+    fn next_in_window(&self) -> Option<(Segment, TxKind)> {
+        if self.burst_left == Some(0) {
+            return None;
+        }
+        let seq = self.snd_nxt;
+        let total = self.data_len();
+        let off = self.off(seq);
+        if off > total {
+            return None; // the FIN has been sent
+        }
+        let fin = off == total;
+        let flight = seq.bytes_since(self.snd_una) as u64;
+        let wnd = self.cc.window().min(self.rwnd as u64);
+        let full = if fin {
+            1
+        } else {
+            (total - off).min(self.mss as u64)
+        };
+        let limit = if flight + full <= wnd {
+            full
+        } else if flight == 0 && wnd > 0 && !fin {
+            // RFC 1122 4.2.3.4: with nothing outstanding, send what a small
+            // receiver window allows rather than wait for a full segment.
+            wnd
+        } else {
+            return None;
+        };
+        let seg = self.segment_at(seq, limit);
+        let kind = if seq.lt(self.snd_max) {
+            TxKind::GoBackN
+        } else if fin {
+            TxKind::Fin
+        } else {
+            TxKind::New
+        };
+        Some((seg, kind))
+    }
+
+    /// Bookkeeping for a segment handed to the driver.
+    fn on_sent(&mut self, now: Instant, seg: &Segment, kind: TxKind) {
+        if kind == TxKind::WindowProbe {
+            self.stats.window_probes += 1;
+            return;
+        }
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += seg.len as u64;
+        let end = seg.end_seq();
+        if kind.is_retransmission() {
+            self.stats.retransmitted_segments += 1;
+            self.stats.retransmitted_bytes += seg.len as u64;
+            // Karn: nothing sent before this may be timed any more.
+            self.timing = None;
+        } else if matches!(kind, TxKind::New | TxKind::Fin) && self.timing.is_none() {
+            self.timing = Some((end, now));
+        }
+        if matches!(kind, TxKind::New | TxKind::GoBackN | TxKind::Fin) {
+            if let Some(b) = self.burst_left.as_mut() {
+                *b -= 1;
+            }
+            self.persist_backoff = 0;
+        }
+        if end.gt(self.snd_nxt) {
+            self.snd_nxt = end;
+        }
+        if end.gt(self.snd_max) {
+            self.snd_max = end;
+        }
+        // RFC 6298 (5.1): "Every time a packet containing data is sent
+        // (including a retransmission), if the timer is not running, start
+        // it running so that it will expire after RTO seconds".
+        if !matches!(self.timer, Some((_, Timer::Retransmit))) {
+            self.timer = Some((now + self.rtt.rto(), Timer::Retransmit));
+        }
+    }
+
+    fn maybe_arm_persist(&mut self, now: Instant) {
+        let has_unsent = self.off(self.snd_nxt) <= self.data_len();
+        if self.timer.is_none()
+            && self.phase == Phase::Established
+            && self.snd_una == self.snd_max
+            && self.rwnd == 0
+            && has_unsent
+        {
+            // RFC 9293 3.8.6.1: "The transmitting host SHOULD send the first
+            // zero-window probe when a zero window has existed for the
+            // retransmission timeout period [...] and SHOULD increase
+            // exponentially the interval between successive probes".
+            self.timer = Some((now + self.persist_interval(), Timer::Persist));
+        }
+    }
+
+    fn persist_interval(&self) -> Duration {
+        let max = self.rtt.config().max_rto;
+        let mut d = self.rtt.rto();
+        for _ in 0..self.persist_backoff {
+            d = d * 2;
+            if d >= max {
+                break;
+            }
+        }
+        d.min(max)
+    }
+}

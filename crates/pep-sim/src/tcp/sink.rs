@@ -1,0 +1,400 @@
+//! The receiver: reassembly record, delayed ACKs, SACK blocks.
+//!
+//! The sink hands in-order data to the application as soon as it arrives
+//! ([`TcpSink::delivered_bytes`] is what goodput is measured from), so its
+//! advertised window is the constant `rwnd`. Out-of-order data is recorded
+//! as sequence ranges (no payload exists in the simulator), at most
+//! [`MAX_OOO_RANGES`] of them; a segment that would need one more is
+//! discarded, as a receiver out of reassembly buffers would.
+//!
+//! ## When an ACK is sent
+//! * In-order data, no hole: per [`AckPolicy`] (every segment, or every
+//!   `count`-th with a timer started by the first unacknowledged segment
+//!   and not restarted by later ones, as ns-2's DelAck sink).
+//! * At once (RFC 5681 section 4.2): "A TCP receiver SHOULD send an
+//!   immediate duplicate ACK when an out-of-order segment arrives" and
+//!   "SHOULD send an immediate ACK when the incoming segment fills in all or
+//!   part of a gap in the sequence space"; also for duplicates and data
+//!   beyond the window (RFC 9293: an unacceptable segment is answered with
+//!   an ACK), for a zero-length segment outside the window (a window
+//!   probe), and for a FIN.
+//!
+//! An immediate ACK also acknowledges any data the delayed-ACK logic was
+//! holding, and cancels its timer.
+
+use pep_core::{Flags, FlowId, Instant, SackBlocks, Segment, Seq};
+
+use super::config::{AckPolicy, SinkConfig};
+
+/// Most out-of-order ranges the sink records.
+pub const MAX_OOO_RANGES: usize = 32;
+
+/// SACK blocks per ACK (RFC 2018 allows 3 alongside timestamps; ns-2's
+/// sink sends up to 3).
+const MAX_SACK_BLOCKS: usize = 3;
+
+/// Receiver counters. Identities, once the outputs are drained:
+///
+/// * `bytes_received` = `bytes_in_order` + `bytes_out_of_order` +
+///   `bytes_duplicate` + `bytes_dropped`;
+/// * `acks_sent` = `acks_by_count` + `acks_by_timer` + `acks_immediate`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SinkStats {
+    /// Segments received for this flow (any kind).
+    pub segments_received: u64,
+    /// Payload bytes received.
+    pub bytes_received: u64,
+    /// New bytes of segments that began at or below RCV.NXT.
+    pub bytes_in_order: u64,
+    /// New bytes of segments that began above RCV.NXT (recorded for later).
+    pub bytes_out_of_order: u64,
+    /// Bytes received before (below RCV.NXT or already recorded).
+    pub bytes_duplicate: u64,
+    /// Bytes discarded: beyond the window or the reassembly record.
+    pub bytes_dropped: u64,
+    /// ACKs sent (SYN-ACKs not included).
+    pub acks_sent: u64,
+    /// ACKs sent because `count` in-order segments were waiting (all
+    /// in-order ACKs under [`AckPolicy::Every`]).
+    pub acks_by_count: u64,
+    /// ACKs sent by the delayed-ACK timer.
+    pub acks_by_timer: u64,
+    /// ACKs sent at once: out-of-order data, hole fill, duplicate, FIN,
+    /// probe.
+    pub acks_immediate: u64,
+    /// ACKs whose number equals that of the previous ACK sent.
+    pub dup_acks_sent: u64,
+    /// SYN-ACKs sent.
+    pub syn_acks_sent: u64,
+}
+
+/// A received range above RCV.NXT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Range {
+    start: Seq,
+    end: Seq,
+    /// When the range last received data (larger: more recent), for
+    /// RFC 2018's most-recent-first block order.
+    stamp: u64,
+}
+
+/// A TCP receiver (one direction of a connection).
+#[derive(Clone, Debug)]
+pub struct TcpSink {
+    flow: FlowId,
+    cfg: SinkConfig,
+    /// Next sequence number expected.
+    rcv_nxt: Seq,
+    /// Out-of-order ranges above RCV.NXT: sorted, disjoint, not adjacent.
+    ooo: Vec<Range>,
+    /// Source of range stamps.
+    stamp: u64,
+    /// The FIN's sequence number, once seen.
+    fin_seq: Option<Seq>,
+    /// The FIN has been consumed (RCV.NXT moved past it).
+    fin_received: bool,
+    /// Data has arrived, so a late SYN can no longer move RCV.NXT.
+    started: bool,
+    /// In-order segments received but not yet acknowledged.
+    unacked: u32,
+    /// Delayed-ACK deadline, when data is waiting for it.
+    delack_deadline: Option<Instant>,
+    /// ACKs decided but not yet polled.
+    acks_due: u32,
+    /// A SYN arrived and awaits its SYN-ACK.
+    syn_ack_due: bool,
+    /// The ACK number of the last ACK sent.
+    last_ack_sent: Option<Seq>,
+    /// In-order payload bytes handed to the application.
+    delivered: u64,
+    stats: SinkStats,
+}
+
+impl TcpSink {
+    /// A receiver for `flow`.
+    ///
+    /// # Panics
+    /// If a delayed-ACK `count` is zero.
+    pub fn new(flow: FlowId, cfg: &SinkConfig) -> Self {
+        if let AckPolicy::Delayed { count, .. } = cfg.ack {
+            assert!(count >= 1, "delayed-ACK count must be at least 1");
+        }
+        TcpSink {
+            flow,
+            cfg: *cfg,
+            rcv_nxt: cfg.peer_isn + 1,
+            ooo: Vec::with_capacity(MAX_OOO_RANGES),
+            stamp: 0,
+            fin_seq: None,
+            fin_received: false,
+            started: false,
+            unacked: 0,
+            delack_deadline: None,
+            acks_due: 0,
+            syn_ack_due: false,
+            last_ack_sent: None,
+            delivered: 0,
+            stats: SinkStats::default(),
+        }
+    }
+
+    // ---- driver interface -------------------------------------------------
+
+    /// A segment from the sender arrived.
+    pub fn handle_segment(&mut self, now: Instant, seg: &Segment) {
+        if seg.flow != self.flow {
+            return;
+        }
+        self.stats.segments_received += 1;
+        if seg.flags.contains(Flags::SYN) {
+            if !self.started {
+                self.rcv_nxt = seg.seq + 1;
+            }
+            self.syn_ack_due = true;
+            return;
+        }
+        let fin = seg.flags.contains(Flags::FIN);
+        if seg.len == 0 && !fin {
+            // A pure ACK. One outside the window is a probe: RFC 9293 3.10.7.4,
+            // "If an incoming segment is not acceptable, an acknowledgment
+            // should be sent in reply".
+            if seg.seq != self.rcv_nxt {
+                self.ack_immediately();
+            }
+            return;
+        }
+        self.started = true;
+        let before = self.rcv_nxt;
+        let had_hole = !self.ooo.is_empty();
+        self.stats.bytes_received += seg.len as u64;
+        self.absorb(seg.seq, seg.len);
+        if fin && self.fin_seq.is_none() && (seg.seq + seg.len).le(self.rcv_nxt + self.cfg.rwnd) {
+            self.fin_seq = Some(seg.seq + seg.len);
+        }
+        let fin_consumed = self.consume_fin();
+        self.delivered += self.rcv_nxt.bytes_since(before) as u64 - fin_consumed as u64;
+
+        let advanced = self.rcv_nxt.gt(before);
+        if fin || !advanced || seg.seq.gt(before) || had_hole {
+            // FIN, duplicate, out-of-order (or beyond the window), or a
+            // segment at RCV.NXT filling part of a hole.
+            self.ack_immediately();
+            return;
+        }
+        match self.cfg.ack {
+            AckPolicy::Every => {
+                self.stats.acks_by_count += 1;
+                self.queue_ack();
+            }
+            AckPolicy::Delayed { count, timeout } => {
+                self.unacked += 1;
+                if self.unacked >= count {
+                    self.stats.acks_by_count += 1;
+                    self.queue_ack();
+                } else if self.delack_deadline.is_none() {
+                    self.delack_deadline = Some(now + timeout);
+                }
+            }
+        }
+    }
+
+    /// The delayed-ACK deadline may have passed.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if let Some(at) = self.delack_deadline {
+            if now >= at {
+                self.stats.acks_by_timer += 1;
+                self.queue_ack();
+            }
+        }
+    }
+
+    /// The next ACK (or SYN-ACK) to send. Drain until `None` after every
+    /// input.
+    pub fn poll_transmit(&mut self, _now: Instant) -> Option<Segment> {
+        if self.syn_ack_due {
+            self.syn_ack_due = false;
+            self.stats.syn_acks_sent += 1;
+            return Some(self.segment(self.cfg.isn, Flags::SYN | Flags::ACK));
+        }
+        if self.acks_due == 0 {
+            return None;
+        }
+        self.acks_due -= 1;
+        let mut seg = self.segment(self.cfg.isn + 1, Flags::ACK);
+        if self.cfg.sack {
+            seg.sack = self.sack_blocks();
+        }
+        self.stats.acks_sent += 1;
+        if self.last_ack_sent == Some(self.rcv_nxt) {
+            self.stats.dup_acks_sent += 1;
+        }
+        self.last_ack_sent = Some(self.rcv_nxt);
+        Some(seg)
+    }
+
+    /// When `handle_timeout` is next wanted (the delayed-ACK timer).
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.delack_deadline
+    }
+
+    // ---- getters ------------------------------------------------------------
+
+    pub fn flow(&self) -> FlowId {
+        self.flow
+    }
+    /// In-order payload bytes delivered to the application (goodput).
+    pub fn delivered_bytes(&self) -> u64 {
+        self.delivered
+    }
+    pub fn rcv_nxt(&self) -> Seq {
+        self.rcv_nxt
+    }
+    pub fn fin_received(&self) -> bool {
+        self.fin_received
+    }
+    /// Out-of-order ranges currently recorded.
+    pub fn ooo_ranges(&self) -> usize {
+        self.ooo.len()
+    }
+    pub fn stats(&self) -> &SinkStats {
+        &self.stats
+    }
+
+    // ---- internals ------------------------------------------------------------
+
+    fn segment(&self, seq: Seq, flags: Flags) -> Segment {
+        Segment {
+            flow: self.flow,
+            seq,
+            ack: self.rcv_nxt,
+            flags,
+            len: 0,
+            hdr_len: self.cfg.hdr_len,
+            wnd: self.cfg.rwnd,
+            sack: SackBlocks::new(),
+            ts: None,
+        }
+    }
+
+    fn queue_ack(&mut self) {
+        self.acks_due += 1;
+        self.unacked = 0;
+        self.delack_deadline = None;
+    }
+
+    fn ack_immediately(&mut self) {
+        self.stats.acks_immediate += 1;
+        self.queue_ack();
+    }
+
+    /// Records payload `[seq, seq + len)`, advancing RCV.NXT over what has
+    /// become contiguous, and counts every byte once.
+    fn absorb(&mut self, seq: Seq, len: u32) {
+        let end = seq + len;
+        if end.le(self.rcv_nxt) {
+            self.stats.bytes_duplicate += len as u64;
+            return;
+        }
+        let s = seq.max(self.rcv_nxt);
+        self.stats.bytes_duplicate += s.bytes_since(seq) as u64;
+        let e = end.min(self.rcv_nxt + self.cfg.rwnd);
+        if e.le(s) {
+            self.stats.bytes_dropped += end.bytes_since(s) as u64;
+            return;
+        }
+        self.stats.bytes_dropped += end.bytes_since(e) as u64;
+        let covered: u32 = self
+            .ooo
+            .iter()
+            .map(|r| e.min(r.end).bytes_since(s.max(r.start)))
+            .sum();
+        let fresh = (e.bytes_since(s) - covered) as u64;
+        self.stats.bytes_duplicate += covered as u64;
+
+        if s == self.rcv_nxt {
+            self.stats.bytes_in_order += fresh;
+            self.rcv_nxt = e;
+            while let Some(r) = self.ooo.first() {
+                if r.start.gt(self.rcv_nxt) {
+                    break;
+                }
+                self.rcv_nxt = self.rcv_nxt.max(r.end);
+                self.ooo.remove(0);
+            }
+        } else if self.record(s, e) {
+            self.stats.bytes_out_of_order += fresh;
+        } else {
+            self.stats.bytes_dropped += fresh;
+        }
+    }
+
+    /// Merges `[s, e)` (above RCV.NXT) into the range list; false if it
+    /// needed a new range and the list is full.
+    fn record(&mut self, s: Seq, e: Seq) -> bool {
+        self.stamp += 1;
+        // Ranges i..j overlap or touch [s, e].
+        let i = self
+            .ooo
+            .iter()
+            .position(|r| r.end.ge(s))
+            .unwrap_or(self.ooo.len());
+        let j = self
+            .ooo
+            .iter()
+            .position(|r| r.start.gt(e))
+            .unwrap_or(self.ooo.len());
+        if i >= j {
+            if self.ooo.len() == MAX_OOO_RANGES {
+                return false;
+            }
+            let r = Range {
+                start: s,
+                end: e,
+                stamp: self.stamp,
+            };
+            self.ooo.insert(i, r);
+            return true;
+        }
+        let merged = Range {
+            start: s.min(self.ooo[i].start),
+            end: e.max(self.ooo[j - 1].end),
+            stamp: self.stamp,
+        };
+        self.ooo[i] = merged;
+        self.ooo.drain(i + 1..j);
+        true
+    }
+
+    /// Moves RCV.NXT past the FIN once everything before it has arrived;
+    /// true if it did so now.
+    fn consume_fin(&mut self) -> bool {
+        if !self.fin_received && self.fin_seq == Some(self.rcv_nxt) {
+            self.rcv_nxt += 1;
+            self.fin_received = true;
+            return true;
+        }
+        false
+    }
+
+    /// RFC 2018: "The first SACK block (i.e., the one immediately following
+    /// the kind and length fields in the option) MUST specify the contiguous
+    /// block of data containing the segment which triggered this ACK" and
+    /// "The SACK option SHOULD be filled out by repeating the most recently
+    /// reported SACK blocks". Ranges are stamped when data lands in them, so
+    /// most-recent-first by stamp gives both.
+    fn sack_blocks(&self) -> SackBlocks {
+        let mut blocks = SackBlocks::new();
+        let mut below = u64::MAX;
+        for _ in 0..MAX_SACK_BLOCKS {
+            let next = self
+                .ooo
+                .iter()
+                .filter(|r| r.stamp < below)
+                .max_by_key(|r| r.stamp);
+            let Some(r) = next else { break };
+            blocks.push(r.start, r.end);
+            below = r.stamp;
+        }
+        blocks
+    }
+}

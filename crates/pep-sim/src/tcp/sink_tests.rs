@@ -1,0 +1,416 @@
+//! Scripted conversations with the sink: data segments in, exact ACKs out.
+//! Offsets are bytes from the first data byte (peer ISN + 1).
+
+use pep_core::{Duration, Flags, FlowId, Instant, Segment, Seq};
+
+use super::sink::MAX_OOO_RANGES;
+use super::*;
+
+const FLOW: FlowId = FlowId(3);
+const MSS: u32 = 1000;
+
+fn ms(v: u64) -> Duration {
+    Duration::from_millis(v)
+}
+
+struct Script {
+    rx: TcpSink,
+    now: Instant,
+    base: Seq,
+    tmpl: Segment,
+}
+
+/// What one ACK says: ACK offset and SACK blocks as offsets.
+#[derive(Debug, PartialEq, Eq)]
+struct Ack {
+    ack: i64,
+    sack: Vec<(i64, i64)>,
+}
+
+fn a(ack: i64) -> Ack {
+    Ack { ack, sack: vec![] }
+}
+fn sa(ack: i64, sack: &[(i64, i64)]) -> Ack {
+    Ack {
+        ack,
+        sack: sack.to_vec(),
+    }
+}
+
+impl Script {
+    fn new(cfg: SinkConfig) -> Script {
+        let base = cfg.peer_isn + 1;
+        Script {
+            rx: TcpSink::new(FLOW, &cfg),
+            now: Instant::ZERO,
+            base,
+            tmpl: Segment {
+                flow: FLOW,
+                ack: Seq(1),
+                flags: Flags::ACK,
+                len: MSS,
+                hdr_len: 40,
+                wnd: 1 << 30,
+                ..Segment::default()
+            },
+        }
+    }
+    fn at(&mut self, t: Duration) -> &mut Self {
+        self.now = Instant::ZERO + t;
+        self
+    }
+    fn drain(&mut self) -> Vec<Ack> {
+        let mut v = Vec::new();
+        while let Some(seg) = self.rx.poll_transmit(self.now) {
+            assert_eq!(seg.flow, FLOW);
+            assert!(seg.is_pure_ack());
+            assert_eq!((seg.len, seg.hdr_len, seg.seq), (0, 40, Seq(1)));
+            let rel = |s: Seq| s.diff(self.base) as i64;
+            v.push(Ack {
+                ack: rel(seg.ack),
+                sack: seg
+                    .sack
+                    .as_slice()
+                    .iter()
+                    .map(|&(l, r)| (rel(l), rel(r)))
+                    .collect(),
+            });
+        }
+        v
+    }
+    fn feed(&mut self, seg: Segment) -> Vec<Ack> {
+        self.rx.handle_segment(self.now, &seg);
+        self.drain()
+    }
+    /// A full segment at `off`.
+    fn data(&mut self, off: u32) -> Vec<Ack> {
+        let seg = Segment {
+            seq: self.base + off,
+            ..self.tmpl
+        };
+        self.feed(seg)
+    }
+    fn fire(&mut self) -> Vec<Ack> {
+        let t = self.rx.poll_timeout().expect("timer running");
+        self.now = t;
+        self.rx.handle_timeout(t);
+        self.drain()
+    }
+    /// Checks the byte and ACK identities documented on `SinkStats`.
+    fn check_identities(&self) {
+        let s = self.rx.stats();
+        assert_eq!(
+            s.bytes_received,
+            s.bytes_in_order + s.bytes_out_of_order + s.bytes_duplicate + s.bytes_dropped
+        );
+        assert_eq!(
+            s.acks_sent,
+            s.acks_by_count + s.acks_by_timer + s.acks_immediate
+        );
+    }
+}
+
+fn delayed(count: u32) -> SinkConfig {
+    SinkConfig {
+        ack: AckPolicy::Delayed {
+            count,
+            timeout: ms(100),
+        },
+        ..SinkConfig::default()
+    }
+}
+
+#[test]
+fn every_policy_acks_each_segment() {
+    let mut s = Script::new(SinkConfig::default());
+    assert_eq!(s.data(0), [a(1000)]);
+    assert_eq!(s.data(1000), [a(2000)]);
+    assert_eq!(s.rx.delivered_bytes(), 2000);
+    assert_eq!(s.rx.poll_timeout(), None);
+    let st = *s.rx.stats();
+    assert_eq!(
+        (st.acks_sent, st.acks_by_count, st.acks_immediate),
+        (2, 2, 0)
+    );
+    s.check_identities();
+}
+
+#[test]
+fn acks_advertise_the_configured_window() {
+    let mut s = Script::new(SinkConfig {
+        rwnd: 20_000,
+        ..SinkConfig::default()
+    });
+    s.rx.handle_segment(
+        s.now,
+        &Segment {
+            seq: s.base,
+            ..s.tmpl
+        },
+    );
+    let ack = s.rx.poll_transmit(s.now).unwrap();
+    assert_eq!(ack.wnd, 20_000);
+    assert_eq!(ack.flags, Flags::ACK);
+    assert!(ack.sack.is_empty());
+}
+
+#[test]
+fn delayed_acks_every_second_segment() {
+    let mut s = Script::new(delayed(2));
+    assert_eq!(s.data(0), []);
+    assert_eq!(s.rx.poll_timeout(), Some(Instant::ZERO + ms(100)));
+    s.at(ms(10));
+    assert_eq!(s.data(1000), [a(2000)]);
+    assert_eq!(s.rx.poll_timeout(), None);
+    assert_eq!(s.data(2000), []);
+    assert_eq!(s.data(3000), [a(4000)]);
+    assert_eq!(s.rx.stats().acks_by_count, 2);
+    s.check_identities();
+}
+
+#[test]
+fn delayed_ack_timer_fires_for_a_lone_segment_at_exactly_the_timeout() {
+    let mut s = Script::new(delayed(2));
+    s.at(ms(5));
+    assert_eq!(s.data(0), []);
+    let due = Instant::ZERO + ms(105);
+    assert_eq!(s.rx.poll_timeout(), Some(due));
+    // One nanosecond early: nothing.
+    s.rx.handle_timeout(due - Duration(1));
+    assert_eq!(s.drain(), []);
+    assert_eq!(s.fire(), [a(1000)]);
+    assert_eq!(s.now, due);
+    assert_eq!(s.rx.poll_timeout(), None);
+    assert_eq!(s.rx.stats().acks_by_timer, 1);
+    s.check_identities();
+}
+
+#[test]
+fn later_segments_do_not_restart_the_delayed_ack_timer() {
+    let mut s = Script::new(delayed(3));
+    assert_eq!(s.data(0), []);
+    s.at(ms(60));
+    assert_eq!(s.data(1000), []);
+    assert_eq!(s.rx.poll_timeout(), Some(Instant::ZERO + ms(100)));
+    assert_eq!(s.fire(), [a(2000)]);
+}
+
+#[test]
+fn out_of_order_segments_are_acked_at_once() {
+    let mut s = Script::new(delayed(2));
+    assert_eq!(s.data(0), []);
+    // Out of order: an immediate ACK, which also covers the held segment.
+    assert_eq!(s.data(2000), [a(1000)]);
+    assert_eq!(s.rx.poll_timeout(), None);
+    // Another: a duplicate ACK.
+    assert_eq!(s.data(3000), [a(1000)]);
+    let st = *s.rx.stats();
+    assert_eq!((st.acks_immediate, st.dup_acks_sent), (2, 1));
+    assert_eq!(st.bytes_out_of_order, 2000);
+    assert_eq!(s.rx.delivered_bytes(), 1000);
+    s.check_identities();
+}
+
+#[test]
+fn a_segment_filling_a_hole_is_acked_at_once() {
+    let mut s = Script::new(delayed(2));
+    s.data(0);
+    s.data(2000);
+    s.data(4000);
+    // Fills part of the gap: immediate, cumulative to 3000.
+    assert_eq!(s.data(1000), [a(3000)]);
+    // Fills the rest.
+    assert_eq!(s.data(3000), [a(5000)]);
+    assert_eq!(s.rx.ooo_ranges(), 0);
+    assert_eq!(s.rx.delivered_bytes(), 5000);
+    // Back to in-order with no hole: delayed again.
+    assert_eq!(s.data(5000), []);
+    assert_eq!(s.rx.stats().acks_immediate, 4);
+    s.check_identities();
+}
+
+#[test]
+fn sack_blocks_most_recent_first() {
+    let mut s = Script::new(SinkConfig {
+        sack: true,
+        ..SinkConfig::default()
+    });
+    assert_eq!(s.data(0), [a(1000)]);
+    assert_eq!(s.data(2000), [sa(1000, &[(2000, 3000)])]);
+    assert_eq!(s.data(4000), [sa(1000, &[(4000, 5000), (2000, 3000)])]);
+    assert_eq!(
+        s.data(6000),
+        [sa(1000, &[(6000, 7000), (4000, 5000), (2000, 3000)])]
+    );
+    // Four ranges: only the three most recent are reported.
+    assert_eq!(
+        s.data(8000),
+        [sa(1000, &[(8000, 9000), (6000, 7000), (4000, 5000)])]
+    );
+    // 3000 joins two ranges; the merged block comes first.
+    assert_eq!(
+        s.data(3000),
+        [sa(1000, &[(2000, 5000), (8000, 9000), (6000, 7000)])]
+    );
+    // A duplicate inside a range makes it the most recent again.
+    assert_eq!(
+        s.data(6000),
+        [sa(1000, &[(6000, 7000), (2000, 5000), (8000, 9000)])]
+    );
+    // Cumulative progress removes covered ranges.
+    assert_eq!(s.data(1000), [sa(5000, &[(6000, 7000), (8000, 9000)])]);
+    s.check_identities();
+}
+
+#[test]
+fn duplicates_are_counted_and_acked_at_once() {
+    let mut s = Script::new(delayed(2));
+    s.data(0);
+    s.data(1000);
+    assert_eq!(s.data(0), [a(2000)]);
+    // Overlapping: 500 old bytes, 1000 new.
+    let seg = Segment {
+        seq: s.base + 1500,
+        len: 1500,
+        ..s.tmpl
+    };
+    assert_eq!(s.feed(seg), []);
+    let st = *s.rx.stats();
+    assert_eq!(st.bytes_duplicate, 1500);
+    assert_eq!(st.dup_acks_sent, 1);
+    assert_eq!(s.rx.delivered_bytes(), 3000);
+    s.check_identities();
+}
+
+#[test]
+fn data_beyond_the_window_is_dropped() {
+    let mut s = Script::new(SinkConfig {
+        rwnd: 4000,
+        ..SinkConfig::default()
+    });
+    assert_eq!(s.data(4000), [a(0)]);
+    // Straddling the right edge: the part inside is kept.
+    let seg = Segment {
+        seq: s.base + 3500,
+        ..s.tmpl
+    };
+    assert_eq!(s.feed(seg), [a(0)]);
+    let st = *s.rx.stats();
+    assert_eq!((st.bytes_dropped, st.bytes_out_of_order), (1500, 500));
+    s.check_identities();
+}
+
+#[test]
+fn reassembly_record_is_bounded() {
+    let mut s = Script::new(SinkConfig::default());
+    for k in 0..MAX_OOO_RANGES as u32 {
+        s.data(2000 + 2 * k * MSS);
+    }
+    assert_eq!(s.rx.ooo_ranges(), MAX_OOO_RANGES);
+    // One more separate range does not fit; joining an existing one does.
+    s.data(2000 + 2 * MAX_OOO_RANGES as u32 * MSS);
+    assert_eq!(s.rx.stats().bytes_dropped, 1000);
+    s.data(3000);
+    assert_eq!(s.rx.ooo_ranges(), MAX_OOO_RANGES - 1);
+    assert_eq!(s.data(0), [a(1000)]);
+    assert_eq!(s.data(1000), [a(5000)]);
+    s.check_identities();
+}
+
+#[test]
+fn fin_is_acked_at_once_in_or_out_of_order() {
+    let mut s = Script::new(delayed(2));
+    s.data(0);
+    let fin = Segment {
+        seq: s.base + 2000,
+        len: 500,
+        flags: Flags::ACK | Flags::FIN,
+        ..s.tmpl
+    };
+    // Out of order: acknowledged, not consumed.
+    assert_eq!(s.feed(fin), [a(1000)]);
+    assert!(!s.rx.fin_received());
+    // The hole fills: RCV.NXT moves past the data and the FIN.
+    assert_eq!(s.data(1000), [a(2501)]);
+    assert!(s.rx.fin_received());
+    assert_eq!(s.rx.delivered_bytes(), 2500);
+    // A retransmitted FIN is a duplicate.
+    assert_eq!(s.feed(fin), [a(2501)]);
+    s.check_identities();
+}
+
+#[test]
+fn syn_is_answered_with_a_syn_ack() {
+    let mut s = Script::new(SinkConfig {
+        isn: Seq(7000),
+        ..SinkConfig::default()
+    });
+    let syn = Segment {
+        seq: Seq(100),
+        len: 0,
+        flags: Flags::SYN,
+        ..s.tmpl
+    };
+    s.rx.handle_segment(s.now, &syn);
+    let sa = s.rx.poll_transmit(s.now).unwrap();
+    assert_eq!(sa.flags, Flags::SYN | Flags::ACK);
+    assert_eq!((sa.seq, sa.ack, sa.wnd), (Seq(7000), Seq(101), 65_535));
+    assert_eq!(s.rx.poll_transmit(s.now), None);
+    // Data from ISN + 1; the ACKs carry the sink's ISN + 1.
+    s.rx.handle_segment(
+        s.now,
+        &Segment {
+            seq: Seq(101),
+            ..s.tmpl
+        },
+    );
+    let ack = s.rx.poll_transmit(s.now).unwrap();
+    assert_eq!((ack.seq, ack.ack), (Seq(7001), Seq(1101)));
+    assert_eq!(s.rx.stats().syn_acks_sent, 1);
+}
+
+#[test]
+fn window_probe_is_answered() {
+    let mut s = Script::new(delayed(2));
+    s.data(0);
+    s.data(1000);
+    let probe = Segment {
+        seq: s.base + 1999,
+        len: 0,
+        ..s.tmpl
+    };
+    assert_eq!(s.feed(probe), [a(2000)]);
+    // A pure ACK in sequence (the sender's ACK of our nothing) is not.
+    let plain = Segment {
+        seq: s.base + 2000,
+        len: 0,
+        ..s.tmpl
+    };
+    assert_eq!(s.feed(plain), []);
+}
+
+#[test]
+fn sequence_numbers_wrap() {
+    let mut s = Script::new(SinkConfig {
+        peer_isn: Seq(u32::MAX - 1500),
+        sack: true,
+        ..SinkConfig::default()
+    });
+    assert_eq!(s.data(0), [a(1000)]);
+    assert_eq!(s.data(2000), [sa(1000, &[(2000, 3000)])]); // crosses zero
+    assert_eq!(s.data(1000), [a(3000)]);
+    assert_eq!(s.rx.rcv_nxt(), Seq(1500));
+    assert_eq!(s.rx.delivered_bytes(), 3000);
+}
+
+#[test]
+fn segments_of_other_flows_are_ignored() {
+    let mut s = Script::new(SinkConfig::default());
+    let other = Segment {
+        flow: FlowId(99),
+        seq: s.base,
+        ..s.tmpl
+    };
+    assert_eq!(s.feed(other), []);
+    assert_eq!(s.rx.stats().segments_received, 0);
+}
