@@ -7,6 +7,14 @@
 //! [`LinkDir::poll_deliver`]. Delays are constant, so packets leave the delay
 //! line in the order they entered it: one pending wake-up per direction
 //! suffices, however many packets are in flight.
+//!
+//! The transmitter is FIFO at a fixed rate, so when each transmission ends is
+//! known the moment it starts. The link therefore needs no wake-up at the end
+//! of a transmission: it catches up lazily ([`LinkDir::advance`]) whenever it
+//! is touched, and only asks to be woken when a packet reaches the far end.
+//! That halves the events a packet costs per hop. The catch-up happens before
+//! any admission decision, so at equal instants a transmission that ends
+//! frees the transmitter before a new arrival is admitted.
 
 use std::collections::VecDeque;
 
@@ -81,6 +89,7 @@ impl<T: LinkItem> LinkDir<T> {
 
     /// Offers a packet for transmission at `now`.
     pub fn enqueue(&mut self, now: Instant, item: T) -> Result<(), (T, DropReason)> {
+        self.advance(now);
         self.queue.enqueue(now, item)?;
         if self.tx.is_none() {
             self.start_next(now);
@@ -97,19 +106,27 @@ impl<T: LinkItem> LinkDir<T> {
         }
     }
 
-    /// When the driver must call [`Self::handle_timeout`] next.
+    /// When the driver must call [`Self::handle_timeout`] next: when the
+    /// next packet reaches the far end. With nothing propagating, that is the
+    /// end of the current transmission plus the delay (an early wake-up if
+    /// the packet turns out to be lost: the link then asks again).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let tx = self.tx.as_ref().map(|(t, _)| *t);
-        let rx = self.pipe.front().map(|(t, _)| *t);
-        match (tx, rx) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+        match (self.pipe.front(), &self.tx) {
+            (Some((t, _)), _) => Some(*t),
+            (None, Some((done, _))) => Some(*done + self.delay),
+            (None, None) => None,
         }
+    }
+
+    /// Catches up to `now` and readies the arrivals due by then.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.advance(now);
     }
 
     /// Completes every transmission due by `now`, starting the next one at
     /// the instant the previous one ended (so rounding never accumulates).
-    pub fn handle_timeout(&mut self, now: Instant) {
+    /// Call it before reading the queue or the counters at `now`.
+    pub fn advance(&mut self, now: Instant) {
         while let Some((done, _)) = self.tx {
             if done > now {
                 break;

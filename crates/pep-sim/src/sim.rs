@@ -122,6 +122,7 @@ impl Simulation {
         }
         self.now = self.now.max(limit);
         if self.now == self.end {
+            self.advance_ports();
             // A last, partial bin when the duration is not a whole number of bins.
             self.metrics.close_bin(self.now, &self.ports, &self.flows);
         }
@@ -134,15 +135,26 @@ impl Simulation {
             Event::Sink(i) => self.on_sink_timer(i as usize),
             Event::FlowStart(i) => self.on_flow_start(i as usize),
             Event::Sample => {
+                self.advance_ports();
                 self.metrics.sample(self.now, &self.ports, &self.flows);
                 self.queue
                     .schedule(self.now + self.metrics.sample_every, Event::Sample);
             }
             Event::Bin => {
+                self.advance_ports();
                 self.metrics.close_bin(self.now, &self.ports, &self.flows);
                 self.queue
                     .schedule(self.now + self.metrics.bin_every, Event::Bin);
             }
+        }
+    }
+
+    /// Brings every link up to `now` before its queue or counters are read
+    /// (links complete transmissions lazily).
+    fn advance_ports(&mut self) {
+        for i in 0..self.ports.len() {
+            self.ports[i].link.advance(self.now);
+            self.rearm_port(i);
         }
     }
 
