@@ -170,8 +170,9 @@ pub struct TcpSpec {
     pub min_rto: Duration,
     pub initial_rto: Duration,
     pub max_rto: Duration,
-    /// Timer tick the RTT estimator and RTO are quantised to (ns-2's
-    /// `tcpTick_`); zero means exact.
+    /// RFC 6298's clock granularity G: the floor under the variance term,
+    /// RTO = SRTT + max(G, 4 x RTTVAR). (Quantising samples to ns-2's
+    /// `tcpTick_` is a separate setting of the TCP model.)
     pub clock_granularity: Duration,
     /// Open with a SYN exchange before sending data.
     pub handshake: bool,
