@@ -52,7 +52,11 @@ pub fn sink_config(s: &crate::scenario::SinkSpec, header: u32) -> SinkConfig {
         hdr_len: header as u16,
         ack: match s.ack {
             AckSpec::Every => AckPolicy::Every,
-            AckSpec::Delayed { count, timeout } => AckPolicy::Delayed { count, timeout },
+            AckSpec::Delayed { count, timeout, .. } => AckPolicy::Delayed { count, timeout },
+        },
+        delack_tick: match s.ack {
+            AckSpec::Delayed { tick, .. } => tick,
+            AckSpec::Every => None,
         },
         sack: s.sack,
         ..SinkConfig::default()

@@ -201,7 +201,14 @@ pub enum AckSpec {
     /// One ACK per `count` in-order segments, or when `timeout` has passed
     /// since the first unacknowledged one; out-of-order data is acknowledged
     /// at once.
-    Delayed { count: u32, timeout: Duration },
+    /// With `tick`, the timer fires at the first multiple of `tick` at or
+    /// after `timeout` has passed (BSD: a 200 ms tick, timeout 0, so 0 to
+    /// 200 ms after deferral).
+    Delayed {
+        count: u32,
+        timeout: Duration,
+        tick: Option<Duration>,
+    },
 }
 
 /// What to measure and write.

@@ -164,6 +164,7 @@ pub(crate) struct ScriptedDrop {
 pub(crate) struct DelayedAck {
     pub count: Option<u32>,
     pub timeout: Option<Dur>,
+    pub tick: Option<Dur>,
 }
 
 #[derive(Debug, Deserialize)]

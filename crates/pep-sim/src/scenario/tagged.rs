@@ -212,15 +212,29 @@ pub(crate) fn ack(
             let d: raw::DelayedAck = fields(ctx, rest, field, &span)?;
             let count = d.count.unwrap_or(DELAYED_COUNT);
             let timeout = d.timeout.map_or(DELAYED_TIMEOUT, |t| t.0);
+            let tick = d.tick.map(|t| t.0);
             if count == 0 {
                 let msg = "must be at least 1 (1 acknowledges every segment)";
                 ctx.err(span, join(field, "count"), msg);
                 None
-            } else if timeout == Duration::ZERO {
-                ctx.err(span, join(field, "timeout"), "must be positive");
+            } else if tick == Some(Duration::ZERO) {
+                ctx.err(
+                    span,
+                    join(field, "tick"),
+                    "must be positive (omit it for an exact timer)",
+                );
+                None
+            } else if timeout == Duration::ZERO && tick.is_none() {
+                let msg =
+                    "must be positive (zero is allowed only with a `tick`, as BSD's 200 ms timer)";
+                ctx.err(span, join(field, "timeout"), msg);
                 None
             } else {
-                Some(AckSpec::Delayed { count, timeout })
+                Some(AckSpec::Delayed {
+                    count,
+                    timeout,
+                    tick,
+                })
             }
         }
         _ => None,
