@@ -13,6 +13,7 @@ use crate::scenario::{
 };
 use crate::sim::{Flow, Port, RunInfo, Simulation, NO_ROUTE};
 use crate::tcp::{AckPolicy, AppSource, Recovery, SinkConfig, TcpConfig, TcpSink};
+use crate::traffic::OnOff;
 
 /// The port (link direction) index of `link` in direction `d`.
 fn port_index(link: usize, d: Dir) -> usize {
@@ -122,7 +123,17 @@ impl Simulation {
                     app: match f.source {
                         SourceSpec::Bulk => AppSource::Bulk,
                         SourceSpec::Finite { bytes } => AppSource::Finite(bytes),
+                        SourceSpec::Pareto(_) => AppSource::Open(0),
                     },
+                    generator: match &f.source {
+                        SourceSpec::Pareto(cfg) => Some(OnOff::new(
+                            cfg,
+                            start,
+                            Stream::derive(sc.seed, &format!("flow/{}/app", f.name)),
+                        )),
+                        _ => None,
+                    },
+                    generator_armed: Armed::default(),
                     cfg,
                     sender: None,
                     sender_armed: Armed::default(),

@@ -127,7 +127,7 @@ pub enum LossSpec {
     },
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FlowSpec {
     pub name: String,
     /// Sending node.
@@ -142,12 +142,15 @@ pub struct FlowSpec {
 }
 
 /// What the application gives the sender.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum SourceSpec {
     /// Always has data (FTP in ns-2).
     Bulk,
     /// Sends `bytes` of payload, then closes.
     Finite { bytes: u64 },
+    /// A Pareto on/off application writing over time (ns-2's
+    /// `Application/Traffic/Pareto`); the connection stays open.
+    Pareto(crate::traffic::OnOffConfig),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]

@@ -169,6 +169,16 @@ pub(crate) struct DelayedAck {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+pub(crate) struct Pareto {
+    pub rate: Option<RateV>,
+    pub packet: Option<Size>,
+    pub burst_time: Option<Dur>,
+    pub idle_time: Option<Dur>,
+    pub shape: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Finite {
     pub size: Size,
 }

@@ -113,6 +113,10 @@ pub enum AppSource {
     /// Send this many bytes, then a FIN. The transfer completes when all the
     /// data is acknowledged (the FIN's own ACK is not waited for).
     Finite(u64),
+    /// An application that writes over time ([`super::TcpSender::write`]):
+    /// the bytes written so far. The connection stays open (no FIN); the
+    /// sender idles when it has sent everything written.
+    Open(u64),
 }
 
 /// When the receiver acknowledges in-order data.
