@@ -472,6 +472,13 @@ fn flows_from_scenario(sc: &Scenario, lab: &Lab, run: &RunArgs) -> Result<Vec<Fl
         let amount = match f.source {
             SourceSpec::Bulk => Amount::For(sc.duration.saturating_sub(f.start)),
             SourceSpec::Finite { bytes } => Amount::Bytes(bytes),
+            SourceSpec::Pareto(_) => {
+                return Err(format!(
+                    "flow \"{}\": the lab has no Pareto on/off traffic generator yet; \
+                     use a bulk or finite source",
+                    f.name
+                ))
+            }
         };
         let mut spec = FlowSpec::new(&f.name, ep(f.src)?, ep(f.dst)?, amount);
         spec.cc = match &run.cc {
