@@ -24,6 +24,8 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once per process: the size of its largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Run, check and benchmark simulations.
