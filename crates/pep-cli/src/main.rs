@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod exp_cmd;
 mod sim_cmd;
 
 #[derive(Parser)]
@@ -28,12 +29,16 @@ enum Command {
     /// Run, check and benchmark simulations.
     #[command(subcommand)]
     Sim(sim_cmd::SimCommand),
+    /// Run a paper's experiments (or `all`) and check its claims; writes a
+    /// Markdown and an HTML report. Exits non-zero if any claim fails.
+    Reproduce(exp_cmd::ReproduceArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Sim(cmd) => sim_cmd::run(cmd),
+        Command::Reproduce(a) => exp_cmd::reproduce(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
