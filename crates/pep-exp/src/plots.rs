@@ -127,7 +127,7 @@ fn group_label(r: &Results, p: usize, series: Option<&str>, skip: Option<&str>) 
         })
         .collect();
     if parts.is_empty() {
-        "all".into()
+        "all runs".into()
     } else {
         parts.join(", ")
     }

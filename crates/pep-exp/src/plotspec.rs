@@ -99,6 +99,8 @@ pub(crate) fn validate(
     for (i, r) in raw.into_iter().enumerate() {
         let f = |k: &str| format!("plot[{i}].{k}");
         let name = r.name.clone();
+        // Placed on the line that names the plot.
+        let anchor = format!("\"{name}\"");
         let plain = !name.is_empty()
             && !name.starts_with('.')
             && name
@@ -106,15 +108,15 @@ pub(crate) fn validate(
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
         if !plain {
             let msg = format!("{name:?}: a plain file name (letters, digits, '_', '-', '.')");
-            return Err(errs.at(&name, f("name"), msg));
+            return Err(errs.at(&anchor, f("name"), msg));
         }
         if out.iter().any(|p| p.name == name) {
-            return Err(errs.at(&name, f("name"), format!("two plots are named {name:?}")));
+            return Err(errs.at(&anchor, f("name"), format!("two plots are named {name:?}")));
         }
         let need = |v: &Option<String>, k: &str| -> Result<String, ExpError> {
             v.clone().ok_or_else(|| {
                 let msg = format!("a {} plot needs `{k}`", r.kind);
-                errs.at(&name, f(k), msg)
+                errs.at(&anchor, f(k), msg)
             })
         };
         let param = |v: &String, k: &str| -> Result<(), ExpError> {
@@ -208,7 +210,7 @@ pub(crate) fn validate(
         };
         if let Some((k, _)) = unused.iter().find(|(_, set)| *set) {
             let msg = format!("a {} plot does not use `{k}`", r.kind);
-            return Err(errs.at(&name, f(k), msg));
+            return Err(errs.at(&anchor, f(k), msg));
         }
         let formats = r.formats.unwrap_or(vec!["svg".into(), "png".into()]);
         if formats.is_empty() || formats.iter().any(|x| x != "svg" && x != "png") {

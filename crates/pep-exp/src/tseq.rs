@@ -70,7 +70,7 @@ pub fn from_pcap(path: &Path) -> Result<Vec<FlowTrace>, String> {
                     syn_seen: false,
                     snd_ws: None,
                     rcv_ws: None,
-                    trace: FlowTrace::new(format!("{}:{} → {}:{}", src.0, src.1, dst.0, dst.1)),
+                    trace: FlowTrace::new(name(src, dst)),
                 });
                 conns.len() - 1
             });
@@ -79,6 +79,7 @@ pub fn from_pcap(path: &Path) -> Result<Vec<FlowTrace>, String> {
         let syn = tcp.has(flags::SYN);
         if syn && !tcp.has(flags::ACK) {
             c.sender = Some(src);
+            c.trace.name = name(src, dst);
             c.base = Some(tcp.seq.wrapping_add(1));
             c.syn_seen = true;
             c.snd_ws = tcp.options.wscale;
@@ -90,6 +91,7 @@ pub fn from_pcap(path: &Path) -> Result<Vec<FlowTrace>, String> {
         }
         if tcp.payload_len > 0 && c.sender.is_none() {
             c.sender = Some(src);
+            c.trace.name = name(src, dst);
         }
         let Some(sender) = c.sender else { continue };
         if src == sender && tcp.payload_len > 0 {
@@ -119,4 +121,8 @@ pub fn from_pcap(path: &Path) -> Result<Vec<FlowTrace>, String> {
         .filter(|c| !c.trace.sent.is_empty())
         .map(|c| c.trace)
         .collect())
+}
+
+fn name(src: Endpoint, dst: Endpoint) -> String {
+    format!("{}:{} → {}:{}", src.0, src.1, dst.0, dst.1)
 }
