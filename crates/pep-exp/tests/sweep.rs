@@ -93,7 +93,7 @@ fn run(exp: &Experiment, out: &Path, jobs: usize, cancel: Option<(&AtomicBool, u
         fresh: false,
         cancel: cancel.map(|c| c.0),
     };
-    sweep(&exp, &cfg, &mut |p| {
+    sweep(exp, &cfg, &mut |p| {
         if let Some((flag, after)) = cancel {
             if p.done - p.reused >= after {
                 flag.store(true, Ordering::Relaxed);

@@ -122,7 +122,7 @@ impl Simulation {
             self.events += 1;
             self.handle(ev);
             // Bounds the memory a trace holds between writes.
-            if !self.traces.is_empty() && self.events % 4096 == 0 {
+            if !self.traces.is_empty() && self.events & 4095 == 0 {
                 self.flush_traces();
             }
         }

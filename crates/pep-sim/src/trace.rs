@@ -159,12 +159,12 @@ impl Simulation {
         let now = self.now;
         for ti in 0..self.traces.len() {
             let mut scratch = std::mem::take(&mut self.traces[ti].scratch);
-            for k in 0..self.traces[ti].ports.len() {
-                let p = self.traces[ti].ports[k];
+            let ports = self.traces[ti].ports.clone();
+            for (&p, buf) in ports.iter().zip(scratch.iter_mut()) {
                 // Bringing the link up to now records everything serialized
                 // by now, so batches from both directions merge in order.
                 self.ports[p].link.advance(now);
-                self.ports[p].link.drain_tap(&mut scratch[k]);
+                self.ports[p].link.drain_tap(buf);
                 self.rearm_port(p);
             }
             let t = &mut self.traces[ti];

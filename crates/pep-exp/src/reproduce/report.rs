@@ -180,10 +180,7 @@ pub fn html(r: &Report) -> String {
         esc(p.citation),
         esc(p.about)
     );
-    let mode = esc(&mode_line(r))
-        .replace("**", "")
-        .replace('*', "")
-        .replace('`', "");
+    let mode = esc(&mode_line(r)).replace(['*', '`'], "");
     let _ = writeln!(s, "<p>{mode}</p><p><strong>{}</strong></p>", tally(r));
     let _ = writeln!(s, "<h2>Claims</h2>");
     let _ = writeln!(
