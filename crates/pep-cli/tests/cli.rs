@@ -13,7 +13,7 @@ fn pep() -> Command {
 const BASE: &str = r#"
 [scenario]
 name = "busy"
-duration = "60s"
+duration = "120s"
 [defaults.tcp]
 mss = "1000B"
 [defaults.sink]
