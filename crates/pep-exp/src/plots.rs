@@ -35,7 +35,11 @@ pub fn write(charts: &[Named], dir: &Path) -> Result<Vec<PathBuf>, String> {
 
 /// An axis label for a measure, with its unit where the name says it.
 pub fn measure_label(m: &str) -> String {
-    let unit = if m.contains("_mbps") {
+    let unit = if m.starts_with("jain(") {
+        " (fairness index, 1 = equal)"
+    } else if m.starts_with("count(") {
+        " (count)"
+    } else if m.contains("_mbps") {
         " (Mbit/s)"
     } else if m.contains("completion_s") || m.contains("duration_s") {
         " (s)"
