@@ -174,6 +174,7 @@ impl Simulation {
                 seed: sc.seed,
                 node_names: sc.nodes.iter().map(|n| n.name.clone()).collect(),
             },
+            traces: Vec::new(),
         }
     }
 }

@@ -83,6 +83,8 @@ pub struct Simulation {
     pub(crate) metrics: Metrics,
     pub(crate) events: u64,
     pub(crate) info: RunInfo,
+    /// Open pcap captures (`[[trace]]`); empty unless asked for.
+    pub(crate) traces: Vec<crate::trace::Trace>,
 }
 
 /// What a run is, for its outputs.
@@ -123,12 +125,19 @@ impl Simulation {
             self.now = t;
             self.events += 1;
             self.handle(ev);
+            // Bounds the memory a trace holds between writes.
+            if !self.traces.is_empty() && self.events & 4095 == 0 {
+                self.flush_traces();
+            }
         }
         self.now = self.now.max(limit);
         if self.now == self.end {
             self.advance_ports();
             // A last, partial bin when the duration is not a whole number of bins.
             self.metrics.close_bin(self.now, &self.ports, &self.flows);
+        }
+        if !self.traces.is_empty() {
+            self.flush_traces();
         }
     }
 
@@ -213,7 +222,7 @@ impl Simulation {
         self.rearm_port(port);
     }
 
-    fn rearm_port(&mut self, i: usize) {
+    pub(crate) fn rearm_port(&mut self, i: usize) {
         let pt = &mut self.ports[i];
         if let Some(t) = pt.link.poll_timeout() {
             if pt.armed.arm(Some(t)) {

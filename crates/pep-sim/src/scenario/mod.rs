@@ -25,6 +25,7 @@ mod overrides;
 mod raw;
 mod routes;
 mod tagged;
+mod trace;
 mod validate;
 
 #[cfg(test)]
@@ -37,7 +38,7 @@ use std::path::Path;
 pub use error::{Diagnostic, Pos, ScenarioError};
 pub use model::{
     AckSpec, CcKind, Dir, FlowSpec, LinkDirSpec, LinkSpec, LossSpec, NodeKind, NodeSpec,
-    OutputSpec, QueueSpec, Scenario, Series, SinkSpec, SourceSpec, TcpSpec,
+    OutputSpec, QueueSpec, Scenario, Series, SinkSpec, SourceSpec, TcpSpec, TraceSpec,
 };
 pub use overrides::{apply_override, parse_override};
 pub use routes::{Routes, MAX_NODES};

@@ -21,8 +21,23 @@ pub struct Scenario {
     /// After `count` expansion: one entry per TCP connection.
     pub flows: Vec<FlowSpec>,
     pub output: OutputSpec,
+    /// pcap captures to write (`[[trace]]`); they never change results.
+    pub traces: Vec<TraceSpec>,
     /// Static next hops, computed from `nodes` and `links`.
     pub routes: Routes,
+}
+
+/// A pcap capture of packets as they finish serialization on a link.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceSpec {
+    /// Index into [`Scenario::links`].
+    pub link: usize,
+    /// One direction, or both (merged in time order into one file).
+    pub dirs: Vec<Dir>,
+    /// Bytes kept per packet, Ethernet header included.
+    pub snaplen: u32,
+    /// File name, relative to the run's output directory.
+    pub file: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -38,6 +38,8 @@ pub(crate) struct Doc {
     #[serde(default, rename = "flow")]
     pub flows: Vec<Flow>,
     pub output: Option<Output>,
+    #[serde(default, rename = "trace")]
+    pub traces: Vec<Trace>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -131,6 +133,16 @@ pub(crate) struct Output {
     pub interval: Option<S<Dur>>,
     pub sample: Option<S<Dur>>,
     pub series: Option<Vec<S<Series>>>,
+}
+
+/// A pcap capture of one link, or one direction of it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Trace {
+    pub link: S<String>,
+    pub dir: Option<S<String>>,
+    pub snaplen: Option<S<Size>>,
+    pub file: Option<S<String>>,
 }
 
 // The fields of each `kind`, read from a tagged table once `kind` is removed.

@@ -58,6 +58,7 @@ pub(crate) fn validate(doc: &raw::Doc, ctx: &mut Ctx) -> Option<Scenario> {
         }
     }
     let output = output(doc, ctx);
+    let traces = super::trace::traces(doc, ctx, &nodes.specs, &links);
 
     if !ctx.errors.is_empty() {
         return None;
@@ -71,6 +72,7 @@ pub(crate) fn validate(doc: &raw::Doc, ctx: &mut Ctx) -> Option<Scenario> {
         links: links.into_iter().collect::<Option<Vec<_>>>()?,
         flows,
         output,
+        traces,
         routes,
     })
 }

@@ -52,5 +52,6 @@ mod sink_tests;
 
 pub use config::{AckPolicy, AppSource, SinkConfig, TcpConfig};
 pub use pep_core::cc::{Growth, Recovery};
+pub(crate) use sender::SENDER_RWND;
 pub use sender::{SenderStats, TcpSender, TxKind};
 pub use sink::{SinkStats, TcpSink};

@@ -38,7 +38,7 @@ use pep_core::{Duration, Flags, FlowId, Instant, SackBlocks, Segment, Seq};
 use super::config::{AppSource, TcpConfig};
 
 /// The window the sender's own (empty) receive side advertises.
-const SENDER_RWND: u32 = 1 << 30;
+pub(crate) const SENDER_RWND: u32 = 1 << 30;
 
 /// Why a segment was sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
