@@ -28,6 +28,8 @@ mod tagged;
 mod validate;
 
 #[cfg(test)]
+mod cc_tests;
+#[cfg(test)]
 mod fuzz_tests;
 #[cfg(test)]
 mod tests;
@@ -37,7 +39,7 @@ use std::path::Path;
 pub use error::{Diagnostic, Pos, ScenarioError};
 pub use model::{
     AckSpec, CcKind, Dir, FlowSpec, LinkDirSpec, LinkSpec, LossSpec, NodeKind, NodeSpec,
-    OutputSpec, QueueSpec, Scenario, Series, SinkSpec, SourceSpec, TcpSpec,
+    OutputSpec, QueueSpec, RecoveryKind, Scenario, Series, SinkSpec, SourceSpec, TcpSpec,
 };
 pub use overrides::{apply_override, parse_override};
 pub use routes::{Routes, MAX_NODES};
