@@ -351,6 +351,41 @@ fn sack_repairs_three_drops_in_one_rtt_newreno_in_three() {
     );
 }
 
+/// Slow start overshoots a 100-packet queue (20 Mbit/s, 40 ms each way)
+/// and DropTail takes about every other segment of a window of several
+/// hundred: (timeouts, retransmissions, recovery episodes) in 3 s.
+fn overshoot(cc: &str, sack: bool) -> (u64, u64, u64) {
+    let sc = two_hosts(
+        "3s",
+        1,
+        ("20Mbps", "40ms", 100),
+        "",
+        &format!("cc = \"{cc}\""),
+        &format!("rwnd = \"16MiB\", sack = {sack}"),
+    );
+    let mut sim = Simulation::new(&sc);
+    sim.run();
+    let st = sim.sender(0).unwrap().stats();
+    let drops = sim.link("a->b").unwrap().queue.stats.dropped;
+    assert!(drops > 100, "{cc}: only {drops} drops");
+    (st.timeouts, st.retransmitted_segments, st.fast_retransmits)
+}
+
+#[test]
+fn sack_repairs_a_slow_start_overshoot_without_a_timeout() {
+    let (to, rtx, fr) = overshoot("sack", true);
+    println!("overshoot: SACK {to} timeouts, {rtx} retransmissions, {fr} recoveries");
+    assert_eq!(to, 0);
+    assert!(
+        rtx > 100 && fr <= 2,
+        "{rtx} retransmissions in {fr} recoveries"
+    );
+    // NewReno, one hole per RTT, runs into its retransmission timer.
+    let (to, rtx, _) = overshoot("newreno", false);
+    println!("overshoot: NewReno {to} timeouts, {rtx} retransmissions");
+    assert!(to >= 1);
+}
+
 // ---- Westwood+ against NewReno under random loss --------------------------
 
 /// Mean goodput (bytes/s, after a 5 s warm-up) over seeds 1..=5 of a bulk

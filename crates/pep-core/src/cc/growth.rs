@@ -54,8 +54,9 @@ pub(super) enum GrowthState {
         /// avoidance not yet turned into window.
         bytes_acked: u64,
     },
-    Cubic(Cubic),
-    Westwood(Westwood),
+    /// Boxed (allocated once per connection) so that Reno flows stay small.
+    Cubic(Box<Cubic>),
+    Westwood(Box<Westwood>),
 }
 
 impl GrowthState {
@@ -65,8 +66,8 @@ impl GrowthState {
                 abc,
                 bytes_acked: 0,
             },
-            Growth::Cubic(c) => GrowthState::Cubic(Cubic::new(c)),
-            Growth::Westwood => GrowthState::Westwood(Westwood::new()),
+            Growth::Cubic(c) => GrowthState::Cubic(Box::new(Cubic::new(c))),
+            Growth::Westwood => GrowthState::Westwood(Box::new(Westwood::new())),
         }
     }
 

@@ -22,7 +22,7 @@ use crate::seq::Seq;
 /// most 32 out-of-order ranges; the sender can know more only if SACK
 /// information was lost with ACKs. When full, the highest ranges are
 /// forgotten (conservative: forgotten data is only retransmitted sooner).
-pub const SCOREBOARD_RANGES: usize = 64;
+pub const SCOREBOARD_RANGES: usize = 256;
 
 /// What NextSeg() chose to send (RFC 6675 section 4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
