@@ -129,9 +129,9 @@ fn reno_and_newreno_match_mathis_at_p_1e3() {
     }
 }
 
-/// Padhye, Firoiu, Towsley, Kurose (1998), the full model (eq. 31) without
-/// the receiver-window limit, in packets per second; `b` packets per ACK,
-/// `t0` the first timeout.
+/// Padhye, Firoiu, Towsley, Kurose (1998), the full model (triple-duplicate
+/// and timeout loss indications) without the receiver-window limit, in
+/// packets per second; `b` packets per ACK, `t0` the first timeout.
 fn pftk(p: f64, rtt: f64, t0: f64, b: f64) -> f64 {
     let q = 1.0 - p;
     let c = (2.0 + b) / (3.0 * b);

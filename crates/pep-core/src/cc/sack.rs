@@ -267,7 +267,7 @@ impl Scoreboard {
             if h.top || !h.lost {
                 break;
             }
-            if let Some(seg) = self.from_high_rxt(h, smss) {
+            if let Some(seg) = self.above_high_rxt(h, smss) {
                 return Some(seg);
             }
         }
@@ -280,7 +280,7 @@ impl Scoreboard {
             if h.top {
                 break;
             }
-            if let Some(seg) = self.from_high_rxt(h, smss) {
+            if let Some(seg) = self.above_high_rxt(h, smss) {
                 return Some(seg);
             }
         }
@@ -288,7 +288,11 @@ impl Scoreboard {
         // undefined), then one segment of upto SMSS octets that MUST include
         // the highest outstanding unSACKed sequence number SHOULD be
         // returned".
-        if self.rescue_rxt.map_or(true, |r| una.gt(r)) {
+        let rescue_allowed = match self.rescue_rxt {
+            None => true,
+            Some(r) => una.gt(r),
+        };
+        if rescue_allowed {
             let h = self.holes(una, max, dupthresh, smss).last()?;
             let seq = h.start.max(h.end - smss);
             return Some(NextSeg::Rescue { seq, end: h.end });
@@ -297,7 +301,7 @@ impl Scoreboard {
     }
 
     /// One segment of hole `h` starting above HighRxt, if any is left.
-    fn from_high_rxt(&self, h: Hole, smss: u32) -> Option<NextSeg> {
+    fn above_high_rxt(&self, h: Hole, smss: u32) -> Option<NextSeg> {
         let seq = h.start.max(self.high_rxt);
         if seq.ge(h.end) {
             return None;
