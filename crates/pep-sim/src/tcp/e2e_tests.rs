@@ -3,7 +3,7 @@
 //! data segments to lose once, driven event by event on a virtual clock.
 //! A stand-in for the real engine, small enough to trust by reading.
 
-use pep_core::cc::Recovery;
+use pep_core::cc::{Growth, Recovery};
 use pep_core::{Duration, FlowId, Instant, Rate, Segment, Seq};
 use proptest::prelude::*;
 
@@ -402,6 +402,11 @@ proptest! {
     #[test]
     fn any_drop_pattern_completes(
         recovery in prop_oneof![Just(Recovery::Tahoe), Just(Recovery::Reno), Just(Recovery::NewReno), Just(Recovery::Sack)],
+        growth in prop_oneof![
+            Just(Growth::Reno { abc: None }),
+            Just(Growth::Cubic(Default::default())),
+            Just(Growth::Westwood)
+        ],
         delayed in any::<bool>(),
         handshake in any::<bool>(),
         isn in any::<u32>(),
@@ -412,6 +417,7 @@ proptest! {
         let cfg = TcpConfig {
             mss: MSS,
             recovery,
+            growth,
             handshake,
             isn: Seq(isn),
             initial_rwnd: rwnd_segs * MSS,
