@@ -150,6 +150,7 @@ pub struct CcState {
 
 impl CcState {
     /// The window the sender may have outstanding: `cwnd + inflation`.
+    #[inline]
     pub fn window(&self) -> u64 {
         self.cwnd.saturating_add(self.inflation)
     }
@@ -218,6 +219,7 @@ impl Congestion {
         &self.state
     }
     /// Congestion window in bytes, excluding fast recovery inflation.
+    #[inline]
     pub fn cwnd(&self) -> u64 {
         self.state.cwnd
     }
@@ -229,6 +231,7 @@ impl Congestion {
     pub fn window(&self) -> u64 {
         self.state.window()
     }
+    #[inline]
     pub fn in_recovery(&self) -> bool {
         self.state.in_recovery
     }
@@ -243,6 +246,7 @@ impl Congestion {
         self.growth.view()
     }
     /// The SACK scoreboard, with [`Recovery::Sack`].
+    #[inline]
     pub fn scoreboard(&self) -> Option<&Scoreboard> {
         match &self.recovery {
             RecoveryState::Sack(b) => Some(b),
@@ -331,6 +335,7 @@ impl Congestion {
     // ---- SACK (RFC 6675) ----------------------------------------------------
 
     /// Whether the controller reads SACK blocks.
+    #[inline]
     pub fn uses_sack(&self) -> bool {
         matches!(self.recovery, RecoveryState::Sack(_))
     }
@@ -338,6 +343,7 @@ impl Congestion {
     /// Update(): every ACK's SACK blocks, after SND.UNA has moved to `una`
     /// (SND.MAX is `max`). Returns true if they SACKed new data. A no-op
     /// returning false unless the recovery is [`Recovery::Sack`].
+    #[inline]
     pub fn on_sack(&mut self, una: Seq, max: Seq, blocks: &[(Seq, Seq)]) -> bool {
         match &mut self.recovery {
             RecoveryState::Sack(b) => {
@@ -354,6 +360,7 @@ impl Congestion {
     /// counts an ACK that "arrives carrying a SACK block that identifies
     /// previously unacknowledged and un-SACKed octets" (`new_sack`, from
     /// [`Congestion::on_sack`]), even if it also moves SND.UNA.
+    #[inline]
     pub fn is_duplicate(&self, rfc5681: bool, new_sack: bool) -> bool {
         if self.uses_sack() {
             new_sack
@@ -364,6 +371,7 @@ impl Congestion {
 
     /// True during SACK loss recovery, when the transport must send what
     /// [`Congestion::next_seg`] returns rather than follow its window rule.
+    #[inline]
     pub fn in_sack_recovery(&self) -> bool {
         self.state.in_recovery && self.uses_sack()
     }
@@ -398,6 +406,7 @@ impl Congestion {
     /// `rescue` for a [`NextSeg::Rescue`]). During SACK recovery this moves
     /// HighRxt (RFC 6675 C.2), or RescueRxt for the rescue (rule 4:
     /// "RescueRxt set to RecoveryPoint. HighRxt MUST NOT be updated").
+    #[inline]
     pub fn on_retransmit(&mut self, seq: Seq, end: Seq, rescue: bool) {
         let s = &self.state;
         let RecoveryState::Sack(b) = &mut self.recovery else {
@@ -418,6 +427,7 @@ impl Congestion {
 
     /// The first sequence number at or after `seq` not SACKed, and where the
     /// next SACKed range starts above it. Without SACK: `(seq, None)`.
+    #[inline]
     pub fn next_unsacked(&self, seq: Seq) -> (Seq, Option<Seq>) {
         match self.scoreboard() {
             Some(b) => b.next_unsacked(seq),

@@ -433,7 +433,7 @@ impl TcpSender {
             self.snd_nxt = ack;
         }
         self.rwnd = seg.wnd;
-        let new_sack = self.cc.on_sack(ack, self.snd_max, seg.sack.as_slice());
+        let new_sack = self.read_sack(seg);
         let action = self.cc.on_new_ack(now, ack, acked);
         if let AppSource::Finite(n) = self.app {
             if self.completion.is_none() && self.una_off >= n {
@@ -484,9 +484,7 @@ impl TcpSender {
             && !seg.flags.contains(Flags::SYN)
             && !seg.flags.contains(Flags::FIN)
             && seg.wnd == self.rwnd;
-        let new_sack = self
-            .cc
-            .on_sack(self.snd_una, self.snd_max, seg.sack.as_slice());
+        let new_sack = self.read_sack(seg);
         if !duplicate {
             // A window update (or a probe's answer).
             self.rwnd = seg.wnd;
@@ -692,6 +690,16 @@ impl TcpSender {
         if !matches!(self.timer, Some((_, Timer::Retransmit))) {
             self.timer = Some((now + self.rtt.rto(), Timer::Retransmit));
         }
+    }
+
+    /// Hands the ACK's SACK blocks to the scoreboard (after SND.UNA has
+    /// moved); true if they SACKed new data.
+    #[inline]
+    fn read_sack(&mut self, seg: &Segment) -> bool {
+        self.cc.uses_sack()
+            && self
+                .cc
+                .on_sack(self.snd_una, self.snd_max, seg.sack.as_slice())
     }
 
     /// Feeds an RTT sample to the estimator and the congestion controller.
