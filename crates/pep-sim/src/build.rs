@@ -9,10 +9,11 @@ use pep_core::{FlowId, Instant, Seq};
 use crate::events::{Armed, Event, EventQueue};
 use crate::metrics::{Metrics, SeriesSet};
 use crate::scenario::{
-    AckSpec, CcKind, Dir, LinkDirSpec, LossSpec, QueueSpec, Scenario, Series, SourceSpec,
+    AckSpec, CcKind, Dir, LinkDirSpec, LossSpec, QueueSpec, RecoveryKind, Scenario, Series,
+    SourceSpec,
 };
 use crate::sim::{Flow, Port, RunInfo, Simulation, NO_ROUTE};
-use crate::tcp::{AckPolicy, AppSource, Recovery, SinkConfig, TcpConfig, TcpSink};
+use crate::tcp::{AckPolicy, AppSource, Growth, Recovery, SinkConfig, TcpConfig, TcpSink};
 use crate::traffic::OnOff;
 
 /// The port (link direction) index of `link` in direction `d`.
@@ -32,9 +33,16 @@ pub fn tcp_config(t: &crate::scenario::TcpSpec, sink: &crate::scenario::SinkSpec
         mss: t.mss,
         hdr_len: t.header as u16,
         initial_window: t.init_cwnd,
-        recovery: match t.cc {
-            CcKind::Reno => Recovery::Reno,
-            CcKind::NewReno => Recovery::NewReno,
+        growth: match t.cc {
+            CcKind::Tahoe | CcKind::Reno | CcKind::NewReno | CcKind::Sack => Growth::default(),
+            CcKind::Cubic => Growth::Cubic(Default::default()),
+            CcKind::Westwood => Growth::Westwood,
+        },
+        recovery: match t.recovery(sink.sack) {
+            RecoveryKind::Tahoe => Recovery::Tahoe,
+            RecoveryKind::Reno => Recovery::Reno,
+            RecoveryKind::NewReno => Recovery::NewReno,
+            RecoveryKind::Sack => Recovery::Sack,
         },
         min_rto: t.min_rto,
         initial_rto: t.initial_rto,

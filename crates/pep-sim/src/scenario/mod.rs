@@ -29,6 +29,8 @@ mod trace;
 mod validate;
 
 #[cfg(test)]
+mod cc_tests;
+#[cfg(test)]
 mod fuzz_tests;
 #[cfg(test)]
 mod tests;
@@ -38,7 +40,8 @@ use std::path::Path;
 pub use error::{Diagnostic, Pos, ScenarioError};
 pub use model::{
     AckSpec, CcKind, Dir, FlowSpec, LinkDirSpec, LinkSpec, LossSpec, NodeKind, NodeSpec,
-    OutputSpec, QueueSpec, Scenario, Series, SinkSpec, SourceSpec, TcpSpec, TraceSpec,
+    OutputSpec, QueueSpec, RecoveryKind, Scenario, Series, SinkSpec, SourceSpec, TcpSpec,
+    TraceSpec,
 };
 pub use overrides::{apply_override, parse_override};
 pub use routes::{Routes, MAX_NODES};

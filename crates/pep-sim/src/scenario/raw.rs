@@ -21,7 +21,7 @@ use serde::Deserialize;
 use serde_spanned::__unstable as spanned;
 use toml::{Spanned, Table, Value};
 
-use super::model::{CcKind, NodeKind, Series};
+use super::model::{CcKind, NodeKind, RecoveryKind, Series};
 use crate::units::{self, UnitError};
 
 type S<T> = Spanned<T>;
@@ -108,6 +108,7 @@ pub(crate) struct Flow {
 #[serde(deny_unknown_fields)]
 pub(crate) struct Tcp {
     pub cc: Option<S<CcKind>>,
+    pub recovery: Option<S<RecoveryKind>>,
     pub mss: Option<S<Size>>,
     pub header: Option<S<Size>>,
     pub init_cwnd: Option<S<u32>>,

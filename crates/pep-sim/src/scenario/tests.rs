@@ -98,6 +98,7 @@ fn base_loads_with_builtin_defaults() {
         f.tcp,
         TcpSpec {
             cc: CcKind::NewReno,
+            recovery: None,
             mss: 1460,
             header: 40,
             init_cwnd: 10,
@@ -650,8 +651,8 @@ fn other_checks() {
         "tcp =",
         "must lie within",
     );
-    let text = base_plus("tcp = { cc = \"cubic\" }\n");
-    expect(&text, "flow[0].tcp.cc", "cubic", "unknown variant `cubic`");
+    let text = base_plus("tcp = { cc = \"bbr\" }\n");
+    expect(&text, "flow[0].tcp.cc", "bbr", "unknown variant `bbr`");
     let text = base_with("[[flow]]", "[defaults.queue]\nkind = \"red\"\n[[flow]]");
     expect(
         &text,
