@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod lab_cmd;
+mod proxy_cmd;
 mod sim_cmd;
 
 #[derive(Parser)]
@@ -32,6 +33,9 @@ enum Command {
     /// Emulate scenarios with real Linux TCP in network namespaces (root).
     #[command(subcommand)]
     Lab(lab_cmd::LabCommand),
+    /// Run the transparent split-TCP PEP daemon (root), print its rules.
+    #[command(subcommand)]
+    Proxy(proxy_cmd::ProxyCommand),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +43,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Sim(cmd) => sim_cmd::run(cmd),
         Command::Lab(cmd) => lab_cmd::run(cmd),
+        Command::Proxy(cmd) => proxy_cmd::run(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

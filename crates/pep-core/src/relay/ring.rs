@@ -67,6 +67,7 @@ impl Ring {
     }
 
     /// Copies as much of `data` as fits; returns how much.
+    #[cfg(test)]
     pub fn push(&mut self, mut data: &[u8]) -> usize {
         let mut total = 0;
         while !data.is_empty() {

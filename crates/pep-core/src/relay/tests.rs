@@ -233,7 +233,7 @@ proptest! {
         let mut sink: [Vec<u8>; 2] = [vec![], vec![]];
         let mut fins = Vec::new();
         let mut closes = 0;
-        let mut step = |r: &mut Relay, op: &Op, src: &mut [Src; 2], sink: &mut [Vec<u8>; 2]| {
+        let step = |r: &mut Relay, op: &Op, src: &mut [Src; 2], sink: &mut [Vec<u8>; 2]| {
             match *op {
                 Op::Connect => r.handle_connected(t(1)),
                 Op::Read(d, n) => {
