@@ -319,7 +319,7 @@ fn bad_config_is_refused_by_name() {
 
 fn goodput_mbps(r: &traffic::TrafficReport) -> f64 {
     let f = &r.flows[0];
-    assert!(f.error.is_none() && f.byte_exact(), "{f:?}");
+    assert!(f.error.is_none() && f.byte_exact(), "{}: {:?}, {} of {} bytes", f.name, f.error, f.delivered_bytes, f.sent_bytes);
     let secs = (f.last_byte.unwrap() - f.start).as_secs_f64();
     f.delivered_bytes as f64 * 8e-6 / secs
 }
@@ -371,5 +371,51 @@ fn split_gains_4x_when_loss_is_near_the_pep() {
     );
     assert!(pep >= 4.0 * e2e, "{pep:.3} vs {e2e:.3}");
     daemon.shutdown().unwrap();
+    lab.down().unwrap();
+}
+
+/// GEO: server - 1 Gbit/s 5 ms - proxy - 20 Mbit/s 300 ms, 0.5 % loss -
+/// client, 20 s per run. End-to-end cubic and bbr, then the proxy with bbr
+/// and with cubic on the long leg (cubic on the short one). The proxy with
+/// bbr must reach 3x end-to-end cubic and 90 % of end-to-end bbr.
+#[test]
+fn geo_path_split_and_congestion_control() {
+    let Some(_g) = root_test("geo") else {
+        return;
+    };
+    let geo = DirParams::new(Rate::mbps(20), Duration::from_millis(300), 1200)
+        .with_loss(pep_lab::LossParams::Bernoulli { p: 0.005 });
+    let short = DirParams::new(Rate::mbps(1000), Duration::from_millis(5), 2000);
+    let lab = three_nodes("dmn-geo", geo, short);
+    let n = nodes(&lab);
+    let run = |name: &str, cc: &str| {
+        let mut f = FlowSpec::new(name, n.server.clone(), n.client.clone(), Amount::For(Duration::from_secs(20)));
+        f.cc = cc.into();
+        let opts = TrafficOptions { deadline: Duration::from_secs(90), ..TrafficOptions::default() };
+        goodput_mbps(&traffic::run(&[f], &opts).unwrap())
+    };
+    let e2e_cubic = run("e2e-cubic", "cubic");
+    let e2e_bbr = run("e2e-bbr", "bbr");
+    let mut pep = Vec::new();
+    for long_cc in ["bbr", "cubic"] {
+        let cfg = config(
+            &proxy_if(1),
+            &format!("{}/32", n.server.addr),
+            // The server node opens the connection, so the proxy's server
+            // leg is the one toward the client node: the satellite leg.
+            &format!("buffer = \"8MiB\"\n[server_leg]\ncc = \"{long_cc}\"\n[client_leg]\ncc = \"cubic\""),
+        );
+        let daemon = start_proxy(&n.proxy, &cfg).expect("daemon");
+        pep.push(run(&format!("pep-{long_cc}"), "cubic"));
+        assert_eq!(daemon.metrics().accepted.load(Relaxed), 1);
+        daemon.shutdown().unwrap();
+    }
+    println!(
+        "GEO goodput (Mbit/s, 20 s): e2e cubic {e2e_cubic:.3}, e2e bbr {e2e_bbr:.3}, \
+         proxy bbr-long {:.3}, proxy cubic-long {:.3}",
+        pep[0], pep[1]
+    );
+    assert!(pep[0] >= 3.0 * e2e_cubic, "{:.3} vs cubic {e2e_cubic:.3}", pep[0]);
+    assert!(pep[0] >= 0.9 * e2e_bbr, "{:.3} vs bbr {e2e_bbr:.3}", pep[0]);
     lab.down().unwrap();
 }
