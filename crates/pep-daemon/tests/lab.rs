@@ -319,7 +319,14 @@ fn bad_config_is_refused_by_name() {
 
 fn goodput_mbps(r: &traffic::TrafficReport) -> f64 {
     let f = &r.flows[0];
-    assert!(f.error.is_none() && f.byte_exact(), "{}: {:?}, {} of {} bytes", f.name, f.error, f.delivered_bytes, f.sent_bytes);
+    assert!(
+        f.error.is_none() && f.byte_exact(),
+        "{}: {:?}, {} of {} bytes",
+        f.name,
+        f.error,
+        f.delivered_bytes,
+        f.sent_bytes
+    );
     let secs = (f.last_byte.unwrap() - f.start).as_secs_f64();
     f.delivered_bytes as f64 * 8e-6 / secs
 }
@@ -389,9 +396,17 @@ fn geo_path_split_and_congestion_control() {
     let lab = three_nodes("dmn-geo", geo, short);
     let n = nodes(&lab);
     let run = |name: &str, cc: &str| {
-        let mut f = FlowSpec::new(name, n.server.clone(), n.client.clone(), Amount::For(Duration::from_secs(20)));
+        let mut f = FlowSpec::new(
+            name,
+            n.server.clone(),
+            n.client.clone(),
+            Amount::For(Duration::from_secs(20)),
+        );
         f.cc = cc.into();
-        let opts = TrafficOptions { deadline: Duration::from_secs(90), ..TrafficOptions::default() };
+        let opts = TrafficOptions {
+            deadline: Duration::from_secs(90),
+            ..TrafficOptions::default()
+        };
         goodput_mbps(&traffic::run(&[f], &opts).unwrap())
     };
     let e2e_cubic = run("e2e-cubic", "cubic");
@@ -403,7 +418,9 @@ fn geo_path_split_and_congestion_control() {
             &format!("{}/32", n.server.addr),
             // The server node opens the connection, so the proxy's server
             // leg is the one toward the client node: the satellite leg.
-            &format!("buffer = \"8MiB\"\n[server_leg]\ncc = \"{long_cc}\"\n[client_leg]\ncc = \"cubic\""),
+            &format!(
+                "buffer = \"8MiB\"\n[server_leg]\ncc = \"{long_cc}\"\n[client_leg]\ncc = \"cubic\""
+            ),
         );
         let daemon = start_proxy(&n.proxy, &cfg).expect("daemon");
         pep.push(run(&format!("pep-{long_cc}"), "cubic"));
@@ -415,7 +432,11 @@ fn geo_path_split_and_congestion_control() {
          proxy bbr-long {:.3}, proxy cubic-long {:.3}",
         pep[0], pep[1]
     );
-    assert!(pep[0] >= 3.0 * e2e_cubic, "{:.3} vs cubic {e2e_cubic:.3}", pep[0]);
+    assert!(
+        pep[0] >= 3.0 * e2e_cubic,
+        "{:.3} vs cubic {e2e_cubic:.3}",
+        pep[0]
+    );
     assert!(pep[0] >= 0.9 * e2e_bbr, "{:.3} vs bbr {e2e_bbr:.3}", pep[0]);
     lab.down().unwrap();
 }
