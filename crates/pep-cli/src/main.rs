@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 mod exp_cmd;
 mod lab_cmd;
+mod proxy_cmd;
 mod sim_cmd;
 
 #[derive(Parser)]
@@ -38,6 +39,9 @@ enum Command {
     /// Emulate scenarios with real Linux TCP in network namespaces (root).
     #[command(subcommand)]
     Lab(lab_cmd::LabCommand),
+    /// Run the transparent split-TCP PEP daemon (root), print its rules.
+    #[command(subcommand)]
+    Proxy(proxy_cmd::ProxyCommand),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +50,7 @@ fn main() -> ExitCode {
         Command::Sim(cmd) => sim_cmd::run(cmd),
         Command::Lab(cmd) => lab_cmd::run(cmd),
         Command::Reproduce(a) => exp_cmd::reproduce(a),
+        Command::Proxy(cmd) => proxy_cmd::run(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -30,11 +30,14 @@
 //! * [`rng`]: seeded, labelled random streams.
 //! * [`queue`], [`loss`], [`link`]: time-driven network models shared by the
 //!   simulator and the lab.
+//! * [`relay`]: the split-connection relay (two bounded byte streams,
+//!   backpressure, half-close, resets, idle timeout) that the daemon drives.
 
 pub mod cc;
 pub mod link;
 pub mod loss;
 pub mod queue;
+pub mod relay;
 pub mod rng;
 pub mod rtt;
 pub mod segment;

@@ -1,0 +1,158 @@
+//! `pep proxy`: the transparent split-TCP PEP daemon.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use pep_daemon::{config, proxy, rules, StartOptions};
+
+#[derive(Subcommand)]
+pub enum ProxyCommand {
+    /// Run the proxy in the foreground (root or CAP_NET_ADMIN). SIGTERM or
+    /// Ctrl-C drains and stops; SIGHUP reloads the config file.
+    Run {
+        #[command(flatten)]
+        cfg: ConfigArgs,
+        /// Apply the interception rules (nft/iptables and policy routing)
+        /// at start and remove them on exit.
+        #[arg(long)]
+        install_rules: bool,
+        /// error, warn, info, debug or trace.
+        #[arg(long, default_value = "info")]
+        log_level: String,
+    },
+    /// Print the interception rules and routes for the configuration.
+    Rules {
+        #[command(flatten)]
+        cfg: ConfigArgs,
+    },
+    /// Validate the configuration (and that the kernel has its congestion
+    /// controls) without running.
+    Check {
+        #[command(flatten)]
+        cfg: ConfigArgs,
+    },
+    /// Print an annotated example configuration.
+    DefaultConfig,
+}
+
+/// The config file and flags for its common fields (flags win).
+#[derive(Args)]
+pub struct ConfigArgs {
+    /// Configuration file (TOML); see `pep proxy default-config`.
+    #[arg(long, short)]
+    config: Option<PathBuf>,
+    /// TPROXY port (proxy.port).
+    #[arg(long)]
+    port: Option<u16>,
+    /// Interfaces clients arrive on (intercept.interfaces), repeatable.
+    #[arg(long = "interface")]
+    interfaces: Vec<String>,
+    /// Client subnets served (intercept.subnets), repeatable.
+    #[arg(long = "subnet")]
+    subnets: Vec<String>,
+    /// Congestion control toward clients (client_leg.cc).
+    #[arg(long)]
+    client_cc: Option<String>,
+    /// Congestion control toward servers (server_leg.cc).
+    #[arg(long)]
+    server_cc: Option<String>,
+    /// Buffer per direction per connection, e.g. 4MiB (proxy.buffer).
+    #[arg(long)]
+    buffer: Option<String>,
+    /// proxy.max_connections.
+    #[arg(long)]
+    max_connections: Option<u32>,
+    /// Prometheus endpoint address (proxy.metrics), e.g. 127.0.0.1:9187.
+    #[arg(long)]
+    metrics: Option<String>,
+}
+
+fn quoted(s: &str) -> String {
+    format!("{s:?}")
+}
+
+fn list(v: &[String]) -> String {
+    format!(
+        "[{}]",
+        v.iter().map(|s| quoted(s)).collect::<Vec<_>>().join(", ")
+    )
+}
+
+impl ConfigArgs {
+    fn load(&self) -> Result<config::Settings, String> {
+        let (text, file) = match &self.config {
+            Some(p) => (
+                std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
+                p.display().to_string(),
+            ),
+            None => (String::new(), "(flags)".to_string()),
+        };
+        let mut o: Vec<(String, String)> = Vec::new();
+        let mut add = |k: &str, v: String| o.push((k.to_string(), v));
+        if let Some(p) = self.port {
+            add("proxy.port", p.to_string());
+        }
+        if !self.interfaces.is_empty() {
+            add("intercept.interfaces", list(&self.interfaces));
+        }
+        if !self.subnets.is_empty() {
+            add("intercept.subnets", list(&self.subnets));
+        }
+        if let Some(c) = &self.client_cc {
+            add("client_leg.cc", quoted(c));
+        }
+        if let Some(c) = &self.server_cc {
+            add("server_leg.cc", quoted(c));
+        }
+        if let Some(b) = &self.buffer {
+            add("proxy.buffer", quoted(b));
+        }
+        if let Some(n) = self.max_connections {
+            add("proxy.max_connections", n.to_string());
+        }
+        if let Some(m) = &self.metrics {
+            add("proxy.metrics", quoted(m));
+        }
+        config::parse_with(&text, &file, &o).map_err(|e| e.to_string())
+    }
+}
+
+pub fn run(cmd: ProxyCommand) -> Result<(), String> {
+    match cmd {
+        ProxyCommand::DefaultConfig => {
+            print!("{}", config::EXAMPLE);
+            Ok(())
+        }
+        ProxyCommand::Rules { cfg } => {
+            print!("{}", rules::render(&cfg.load()?));
+            Ok(())
+        }
+        ProxyCommand::Check { cfg } => {
+            let s = cfg.load()?;
+            proxy::preflight(&s)?;
+            println!(
+                "ok: port {}, {} interface(s), {} subnet(s), {} route(s), buffer {} B per direction",
+                s.port,
+                s.interfaces.len(),
+                s.subnets.len(),
+                s.routes.len(),
+                s.buffer
+            );
+            Ok(())
+        }
+        ProxyCommand::Run {
+            cfg,
+            install_rules,
+            log_level,
+        } => {
+            pep_daemon::init_logging(&log_level)?;
+            let s = cfg.load()?;
+            let opts = StartOptions {
+                install_rules,
+                signals: true,
+                config_path: cfg.config.clone(),
+            };
+            proxy::run_foreground(s, opts)
+        }
+    }
+}

@@ -1,0 +1,567 @@
+//! `pep.toml`: what the operator writes, and its validation into
+//! [`Settings`]. Unknown fields and wrong types are errors from the TOML
+//! reader (with line and key); every value check names its field.
+
+use std::net::IpAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::net::Cidr;
+use crate::units::{parse_bytes, parse_duration, parse_rate};
+
+/// The annotated default configuration (`pep proxy default-config`).
+pub const EXAMPLE: &str = include_str!("../pep.example.toml");
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{file}: {msg}")]
+    Parse { file: String, msg: String },
+    #[error("{file}: {field}: {msg}")]
+    Field {
+        file: String,
+        field: String,
+        msg: String,
+    },
+    #[error("{file}: {msg}")]
+    Io { file: String, msg: String },
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    #[serde(default)]
+    proxy: RawProxy,
+    #[serde(default)]
+    intercept: RawIntercept,
+    #[serde(default)]
+    client_leg: RawLeg,
+    #[serde(default)]
+    server_leg: RawLeg,
+    #[serde(default)]
+    route: Vec<RawRoute>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProxy {
+    port: Option<i64>,
+    ipv6: Option<bool>,
+    max_connections: Option<i64>,
+    max_per_client: Option<i64>,
+    buffer: Option<String>,
+    idle_timeout: Option<String>,
+    connect_timeout: Option<String>,
+    drain_timeout: Option<String>,
+    keep_client_source: Option<bool>,
+    workers: Option<i64>,
+    metrics: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawIntercept {
+    interfaces: Option<Vec<String>>,
+    subnets: Option<Vec<String>>,
+    bypass: Option<Vec<String>>,
+    tproxy_mark: Option<i64>,
+    out_mark: Option<i64>,
+    table: Option<i64>,
+    backend: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLeg {
+    cc: Option<String>,
+    sndbuf: Option<String>,
+    rcvbuf: Option<String>,
+    max_pacing_rate: Option<String>,
+    nodelay: Option<bool>,
+    keepalive: Option<String>,
+    mss: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRoute {
+    dst: String,
+    #[serde(default)]
+    client_leg: RawLeg,
+    #[serde(default)]
+    server_leg: RawLeg,
+}
+
+/// Socket settings of one leg. `None` leaves the kernel's default.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LegOptions {
+    /// `TCP_CONGESTION`: any name the kernel offers.
+    pub cc: Option<String>,
+    pub sndbuf: Option<usize>,
+    pub rcvbuf: Option<usize>,
+    /// `SO_MAX_PACING_RATE`, bits per second (the kernel takes bytes).
+    pub max_pacing_rate: Option<u64>,
+    pub nodelay: Option<bool>,
+    /// `SO_KEEPALIVE` with this idle time.
+    pub keepalive: Option<Duration>,
+    /// `TCP_MAXSEG`: MSS clamp where this leg's path has a smaller MTU.
+    pub mss: Option<u32>,
+}
+
+impl LegOptions {
+    /// `over` wins field by field.
+    pub fn merged(&self, over: &LegOptions) -> LegOptions {
+        LegOptions {
+            cc: over.cc.clone().or_else(|| self.cc.clone()),
+            sndbuf: over.sndbuf.or(self.sndbuf),
+            rcvbuf: over.rcvbuf.or(self.rcvbuf),
+            max_pacing_rate: over.max_pacing_rate.or(self.max_pacing_rate),
+            nodelay: over.nodelay.or(self.nodelay),
+            keepalive: over.keepalive.or(self.keepalive),
+            mss: over.mss.or(self.mss),
+        }
+    }
+}
+
+/// Per-destination overrides.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Route {
+    pub dst: Cidr,
+    pub client_leg: LegOptions,
+    pub server_leg: LegOptions,
+}
+
+/// Which firewall tool `pep proxy rules` writes for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Nft,
+    Iptables,
+}
+
+/// A validated configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// The TPROXY target port, listened on `0.0.0.0` (and `[::]`).
+    pub port: u16,
+    pub ipv6: bool,
+    pub max_connections: usize,
+    pub max_per_client: usize,
+    /// Bytes buffered per direction per connection.
+    pub buffer: usize,
+    pub idle_timeout: Option<Duration>,
+    pub connect_timeout: Duration,
+    pub drain_timeout: Duration,
+    /// Open the server leg from the client's address (`IP_TRANSPARENT`
+    /// bind), so servers see the real client.
+    pub keep_client_source: bool,
+    pub workers: usize,
+    pub metrics: Option<std::net::SocketAddr>,
+    pub interfaces: Vec<String>,
+    /// Client source subnets that are intercepted; nothing else is relayed.
+    pub subnets: Vec<Cidr>,
+    /// Destinations never intercepted (fail-open: routed as without a PEP).
+    pub bypass: Vec<Cidr>,
+    pub tproxy_mark: u32,
+    /// `SO_MARK` of server legs, so they are never intercepted again.
+    pub out_mark: u32,
+    pub table: u32,
+    pub backend: Backend,
+    pub client_leg: LegOptions,
+    pub server_leg: LegOptions,
+    pub routes: Vec<Route>,
+}
+
+impl Settings {
+    /// Leg options for a destination: the defaults, overridden by the most
+    /// specific matching route.
+    pub fn legs_for(&self, dst: IpAddr) -> (LegOptions, LegOptions) {
+        match self
+            .routes
+            .iter()
+            .filter(|r| r.dst.contains(dst))
+            .max_by_key(|r| r.dst.prefix)
+        {
+            Some(r) => (
+                self.client_leg.merged(&r.client_leg),
+                self.server_leg.merged(&r.server_leg),
+            ),
+            None => (self.client_leg.clone(), self.server_leg.clone()),
+        }
+    }
+
+    pub fn intercepts_client(&self, src: IpAddr) -> bool {
+        self.subnets.iter().any(|c| c.contains(src))
+    }
+
+    /// Every congestion control name the configuration uses.
+    pub fn cc_names(&self) -> Vec<(String, String)> {
+        let mut v = Vec::new();
+        let mut add = |field: String, o: &LegOptions| {
+            if let Some(cc) = &o.cc {
+                v.push((field, cc.clone()));
+            }
+        };
+        add("client_leg.cc".into(), &self.client_leg);
+        add("server_leg.cc".into(), &self.server_leg);
+        for (i, r) in self.routes.iter().enumerate() {
+            add(format!("route[{i}].client_leg.cc"), &r.client_leg);
+            add(format!("route[{i}].server_leg.cc"), &r.server_leg);
+        }
+        v
+    }
+}
+
+/// Reads and validates a config file.
+pub fn load(path: &Path) -> Result<Settings, ConfigError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Io {
+        file: file.clone(),
+        msg: e.to_string(),
+    })?;
+    parse(&text, &file)
+}
+
+/// Parses and validates config text; `file` names it in errors.
+pub fn parse(text: &str, file: &str) -> Result<Settings, ConfigError> {
+    let raw: Raw = toml::from_str(text).map_err(|e| ConfigError::Parse {
+        file: file.into(),
+        msg: e.to_string().trim().to_string(),
+    })?;
+    validate(raw).map_err(|(field, msg)| ConfigError::Field {
+        file: file.into(),
+        field,
+        msg,
+    })
+}
+
+/// Parses config text with command-line overrides applied on top: each is
+/// a dotted key (`proxy.port`) and a TOML value (`7070`, `"bbr"`, `["eth1"]`).
+pub fn parse_with(
+    text: &str,
+    file: &str,
+    overrides: &[(String, String)],
+) -> Result<Settings, ConfigError> {
+    let perr = |msg: String| ConfigError::Parse {
+        file: file.into(),
+        msg,
+    };
+    let mut root: toml::Table =
+        toml::from_str(text).map_err(|e| perr(e.to_string().trim().to_string()))?;
+    for (key, value) in overrides {
+        let v: toml::Table = toml::from_str(&format!("v = {value}"))
+            .map_err(|e| perr(format!("--{key}: {value:?} is not a TOML value: {e}")))?;
+        let Some(v) = v.get("v").cloned() else {
+            continue;
+        };
+        let (section, name) = key.split_once('.').unwrap_or(("proxy", key));
+        let t = root
+            .entry(section.to_string())
+            .or_insert_with(|| toml::Value::Table(Default::default()));
+        match t {
+            toml::Value::Table(t) => {
+                t.insert(name.to_string(), v);
+            }
+            _ => return Err(perr(format!("{section} is not a table"))),
+        }
+    }
+    parse(
+        &toml::to_string(&root).map_err(|e| perr(e.to_string()))?,
+        file,
+    )
+}
+
+type FieldResult<T> = Result<T, (String, String)>;
+
+fn field<T>(name: &str, r: Result<T, String>) -> FieldResult<T> {
+    r.map_err(|m| (name.to_string(), m))
+}
+
+fn int_in(name: &str, v: Option<i64>, default: i64, lo: i64, hi: i64) -> FieldResult<i64> {
+    let v = v.unwrap_or(default);
+    if v < lo || v > hi {
+        return Err((name.into(), format!("{v} is not in {lo}..={hi}")));
+    }
+    Ok(v)
+}
+
+fn cidrs(name: &str, v: &Option<Vec<String>>) -> FieldResult<Vec<Cidr>> {
+    v.iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, s)| field(&format!("{name}[{i}]"), s.parse::<Cidr>()))
+        .collect()
+}
+
+fn leg(prefix: &str, r: &RawLeg) -> FieldResult<LegOptions> {
+    let f = |n: &str| format!("{prefix}.{n}");
+    let size = |n: &str, v: &Option<String>| -> FieldResult<Option<usize>> {
+        v.as_deref()
+            .map(|s| {
+                let b = field(&f(n), parse_bytes(s))?;
+                if !(1024..=1 << 30).contains(&b) {
+                    return Err((f(n), format!("{s:?}: must be between 1KiB and 1GiB")));
+                }
+                Ok(b as usize)
+            })
+            .transpose()
+    };
+    if let Some(cc) = &r.cc {
+        let ok = !cc.is_empty()
+            && cc.len() < 16
+            && cc.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        if !ok {
+            return Err((f("cc"), format!("{cc:?} is not a congestion control name")));
+        }
+    }
+    let mss = match r.mss {
+        None => None,
+        Some(m) => Some(int_in(&f("mss"), Some(m), 0, 536, 65_495)? as u32),
+    };
+    Ok(LegOptions {
+        cc: r.cc.clone(),
+        sndbuf: size("sndbuf", &r.sndbuf)?,
+        rcvbuf: size("rcvbuf", &r.rcvbuf)?,
+        max_pacing_rate: r
+            .max_pacing_rate
+            .as_deref()
+            .map(|s| field(&f("max_pacing_rate"), parse_rate(s)))
+            .transpose()?,
+        nodelay: r.nodelay,
+        keepalive: r
+            .keepalive
+            .as_deref()
+            .map(|s| field(&f("keepalive"), parse_duration(s)))
+            .transpose()?,
+        mss,
+    })
+}
+
+fn validate(raw: Raw) -> FieldResult<Settings> {
+    let p = &raw.proxy;
+    let dur = |n: &str, v: &Option<String>, d: &str| -> FieldResult<Duration> {
+        field(n, parse_duration(v.as_deref().unwrap_or(d)))
+    };
+    let max_connections = int_in(
+        "proxy.max_connections",
+        p.max_connections,
+        10_000,
+        1,
+        1 << 22,
+    )?;
+    let max_per_client = int_in(
+        "proxy.max_per_client",
+        p.max_per_client,
+        max_connections,
+        1,
+        max_connections,
+    )?;
+    let buffer = field(
+        "proxy.buffer",
+        parse_bytes(p.buffer.as_deref().unwrap_or("4MiB")),
+    )?;
+    if !(4096..=1 << 30).contains(&buffer) {
+        return Err((
+            "proxy.buffer".into(),
+            "must be between 4KiB and 1GiB".into(),
+        ));
+    }
+    let idle = dur("proxy.idle_timeout", &p.idle_timeout, "10min")?;
+    let connect_timeout = dur("proxy.connect_timeout", &p.connect_timeout, "10s")?;
+    if connect_timeout.is_zero() {
+        return Err(("proxy.connect_timeout".into(), "must be positive".into()));
+    }
+    let metrics = p
+        .metrics
+        .as_deref()
+        .map(|s| {
+            field(
+                "proxy.metrics",
+                s.parse().map_err(|e| format!("{s:?}: {e}")),
+            )
+        })
+        .transpose()?;
+    let i = &raw.intercept;
+    let interfaces = i.interfaces.clone().unwrap_or_default();
+    if interfaces.is_empty() {
+        return Err((
+            "intercept.interfaces".into(),
+            "name the interfaces clients arrive on (an empty list would intercept everything)"
+                .into(),
+        ));
+    }
+    for (k, n) in interfaces.iter().enumerate() {
+        let ok = !n.is_empty()
+            && n.len() < 16
+            && n.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_.@".contains(&b));
+        if !ok {
+            return Err((
+                format!("intercept.interfaces[{k}]"),
+                format!("{n:?} is not an interface name"),
+            ));
+        }
+    }
+    let subnets = cidrs("intercept.subnets", &i.subnets)?;
+    if subnets.is_empty() {
+        return Err((
+            "intercept.subnets".into(),
+            "name the client subnets to serve (the proxy never relays for anyone else)".into(),
+        ));
+    }
+    let tproxy_mark = int_in(
+        "intercept.tproxy_mark",
+        i.tproxy_mark,
+        0x1,
+        1,
+        u32::MAX as i64,
+    )? as u32;
+    let out_mark = int_in("intercept.out_mark", i.out_mark, 0x2, 1, u32::MAX as i64)? as u32;
+    if out_mark == tproxy_mark {
+        return Err((
+            "intercept.out_mark".into(),
+            "must differ from intercept.tproxy_mark".into(),
+        ));
+    }
+    let backend = match i.backend.as_deref().unwrap_or("nft") {
+        "nft" | "nftables" => Backend::Nft,
+        "iptables" => Backend::Iptables,
+        b => {
+            return Err((
+                "intercept.backend".into(),
+                format!("{b:?}: expected \"nft\" or \"iptables\""),
+            ))
+        }
+    };
+    let routes = raw
+        .route
+        .iter()
+        .enumerate()
+        .map(|(k, r)| {
+            Ok(Route {
+                dst: field(&format!("route[{k}].dst"), r.dst.parse())?,
+                client_leg: leg(&format!("route[{k}].client_leg"), &r.client_leg)?,
+                server_leg: leg(&format!("route[{k}].server_leg"), &r.server_leg)?,
+            })
+        })
+        .collect::<FieldResult<Vec<_>>>()?;
+    Ok(Settings {
+        port: int_in("proxy.port", p.port, 7_070, 1, 65_535)? as u16,
+        ipv6: p.ipv6.unwrap_or(true),
+        max_connections: max_connections as usize,
+        max_per_client: max_per_client as usize,
+        buffer: buffer as usize,
+        idle_timeout: (!idle.is_zero()).then_some(idle),
+        connect_timeout,
+        drain_timeout: dur("proxy.drain_timeout", &p.drain_timeout, "30s")?,
+        keep_client_source: p.keep_client_source.unwrap_or(false),
+        workers: int_in("proxy.workers", p.workers, 0, 0, 256)? as usize,
+        metrics,
+        interfaces,
+        subnets,
+        bypass: cidrs("intercept.bypass", &i.bypass)?,
+        tproxy_mark,
+        out_mark,
+        table: int_in("intercept.table", i.table, 100, 1, 0xffff_fff0)? as u32,
+        backend,
+        client_leg: leg("client_leg", &raw.client_leg)?,
+        server_leg: leg("server_leg", &raw.server_leg)?,
+        routes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIN: &str = "[intercept]\ninterfaces = [\"eth1\"]\nsubnets = [\"10.0.0.0/8\"]\n";
+
+    fn err(extra: &str) -> String {
+        parse(&format!("{MIN}{extra}"), "pep.toml")
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn example_parses() {
+        let s = parse(EXAMPLE, "example").unwrap();
+        assert_eq!(s.port, 7070);
+        assert!(!s.routes.is_empty());
+    }
+
+    #[test]
+    fn minimal_has_defaults() {
+        let s = parse(MIN, "pep.toml").unwrap();
+        assert_eq!((s.buffer, s.max_connections), (4 << 20, 10_000));
+        assert_eq!(s.out_mark, 2);
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        assert!(err("[proxy]\nbuffer = \"lots\"").contains("proxy.buffer"));
+        assert!(err("[proxy]\nmax_connections = 0").contains("proxy.max_connections: 0 is not in"));
+        assert!(err("[server_leg]\ncc = \"bb r\"").contains("server_leg.cc"));
+        assert!(err("[client_leg]\nmax_pacing_rate = \"9 furlongs\"")
+            .contains("client_leg.max_pacing_rate"));
+        assert!(err("[[route]]\ndst = \"10.0.0.0/33\"").contains("route[0].dst"));
+        assert!(
+            err("[proxy]\nbogus = 1").contains("bogus"),
+            "{}",
+            err("[proxy]\nbogus = 1")
+        );
+        assert!(err("[proxy]\nport = \"x\"").contains("port"));
+    }
+
+    #[test]
+    fn overrides_apply_and_are_validated() {
+        let o = |k: &str, v: &str| (k.to_string(), v.to_string());
+        let s = parse_with(
+            MIN,
+            "f",
+            &[o("proxy.port", "9000"), o("server_leg.cc", "\"bbr\"")],
+        )
+        .unwrap();
+        assert_eq!((s.port, s.server_leg.cc.as_deref()), (9000, Some("bbr")));
+        let e = parse_with(MIN, "f", &[o("proxy.buffer", "\"1B\"")]).unwrap_err();
+        assert!(e.to_string().contains("proxy.buffer"));
+        let s = parse_with(
+            "",
+            "flags",
+            &[
+                o("intercept.interfaces", "[\"eth1\"]"),
+                o("intercept.subnets", "[\"10.0.0.0/8\"]"),
+            ],
+        );
+        assert!(s.is_ok());
+    }
+
+    #[test]
+    fn refuses_to_be_an_open_relay() {
+        let e = parse("[intercept]\ninterfaces = [\"eth1\"]\n", "f").unwrap_err();
+        assert!(e.to_string().contains("intercept.subnets"));
+        let e = parse("[intercept]\nsubnets = [\"0.0.0.0/0\"]\n", "f").unwrap_err();
+        assert!(e.to_string().contains("intercept.interfaces"));
+    }
+
+    #[test]
+    fn routes_override_per_destination() {
+        let s = parse(
+            &format!(
+                "{MIN}[server_leg]\ncc = \"cubic\"\nnodelay = true\n\
+                 [[route]]\ndst = \"192.0.2.0/24\"\nserver_leg = {{ cc = \"bbr\" }}\n\
+                 [[route]]\ndst = \"192.0.2.128/25\"\nserver_leg = {{ cc = \"reno\" }}\n"
+            ),
+            "f",
+        )
+        .unwrap();
+        let leg = |a: &str| s.legs_for(a.parse().unwrap()).1;
+        assert_eq!(leg("198.51.100.1").cc.as_deref(), Some("cubic"));
+        assert_eq!(leg("192.0.2.1").cc.as_deref(), Some("bbr"));
+        assert_eq!(leg("192.0.2.200").cc.as_deref(), Some("reno"));
+        assert_eq!(
+            leg("192.0.2.1").nodelay,
+            Some(true),
+            "merged with the default"
+        );
+    }
+}

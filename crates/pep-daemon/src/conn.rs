@@ -1,0 +1,274 @@
+//! One relayed connection: the tokio driver of `pep_core::relay::Relay`.
+//!
+//! The task owns both sockets. Each turn it carries out the relay's
+//! actions, then waits for whichever of the four readiness events the
+//! relay wants (read client, read server, write client, write server), its
+//! idle deadline, a periodic `TCP_INFO` sample, or an abort. Reads land
+//! straight in the relay's buffer; a paused direction is simply not read,
+//! so the kernel's window closes toward that sender.
+
+use std::io::{self, ErrorKind};
+use std::net::{Shutdown, SocketAddr};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+
+use pep_core::relay::{Action, Dir, Leg, Relay, RelayConfig};
+use pep_core::Instant;
+use socket2::SockRef;
+use tokio::net::{TcpSocket, TcpStream};
+use tokio::sync::watch;
+use tracing::{debug, warn};
+
+use crate::config::Settings;
+use crate::metrics::Metrics;
+use crate::net;
+
+/// What every connection task shares.
+#[derive(Clone)]
+pub struct Shared {
+    pub metrics: Arc<Metrics>,
+    /// Becomes `true` when remaining connections must be reset (the drain
+    /// deadline passed).
+    pub abort: watch::Receiver<bool>,
+    pub epoch: std::time::Instant,
+    /// Sample `TCP_INFO` of both legs every second.
+    pub sample_legs: bool,
+}
+
+impl Shared {
+    fn now(&self) -> Instant {
+        Instant::from_nanos(self.epoch.elapsed().as_nanos() as u64)
+    }
+
+    fn to_tokio(&self, t: Instant) -> tokio::time::Instant {
+        tokio::time::Instant::from_std(self.epoch + std::time::Duration::from_nanos(t.as_nanos()))
+    }
+}
+
+/// Opens the server leg with a timeout; `None` if the drain ends first.
+async fn connect(
+    dst: SocketAddr,
+    peer: SocketAddr,
+    s: &Settings,
+    shared: &Shared,
+    opts: &crate::config::LegOptions,
+) -> Option<io::Result<TcpStream>> {
+    let source = s.keep_client_source.then_some(peer);
+    let attempt = async {
+        let sock = net::server_socket(dst, s.out_mark, source, opts)?;
+        let sock = TcpSocket::from_std_stream(std::net::TcpStream::from(sock));
+        match tokio::time::timeout(s.connect_timeout, sock.connect(dst)).await {
+            Ok(r) => r,
+            Err(_) => Err(io::Error::new(ErrorKind::TimedOut, "connect timed out")),
+        }
+    };
+    let mut abort = shared.abort.clone();
+    tokio::select! {
+        r = attempt => Some(r),
+        _ = abort.wait_for(|a| *a) => None,
+    }
+}
+
+/// Relays one accepted connection to its original destination `dst`.
+pub async fn relay_connection(
+    client: TcpStream,
+    peer: SocketAddr,
+    dst: SocketAddr,
+    settings: Arc<Settings>,
+    shared: Shared,
+) {
+    let m = shared.metrics.clone();
+    let (copts, sopts) = settings.legs_for(dst.ip());
+    let cfg = RelayConfig::new(settings.buffer, settings.idle_timeout.map(into_core));
+    let mut relay = Relay::new(cfg, shared.now());
+    if let Err(e) = net::apply_leg(&client, &copts) {
+        warn!(%peer, %dst, "client leg options: {e}");
+    }
+    let started = std::time::Instant::now();
+    let server = match connect(dst, peer, &settings, &shared, &sopts).await {
+        Some(Ok(s)) => {
+            m.setup_time(started.elapsed().as_secs_f64());
+            relay.handle_connected(shared.now());
+            Some(s)
+        }
+        Some(Err(e)) => {
+            debug!(%peer, %dst, "connect failed: {e}");
+            relay.handle_connect_failed(shared.now());
+            None
+        }
+        None => {
+            relay.handle_abort(shared.now());
+            None
+        }
+    };
+    let mut legs = Legs {
+        client,
+        server,
+        last: [(0, 0); 2],
+    };
+    let why = drive(&mut relay, &mut legs, &shared).await;
+    if let Err(e) = why {
+        // Not a leg error (those are resets): a bug or resource failure.
+        warn!(%peer, %dst, "relay ended with error: {e}");
+        m.ended_with_error();
+        net::set_reset_on_close(&legs.client);
+        if let Some(s) = &legs.server {
+            net::set_reset_on_close(s);
+        }
+    } else {
+        m.ended(relay.abort_reason());
+    }
+    if shared.sample_legs {
+        legs.sample(&m);
+    }
+    legs.account(&relay, &m, true);
+    debug!(%peer, %dst, up = relay.stats(Dir::Up).written, down = relay.stats(Dir::Down).written,
+           abort = ?relay.abort_reason(), "connection ended");
+}
+
+fn into_core(d: std::time::Duration) -> pep_core::Duration {
+    pep_core::Duration::from_nanos(d.as_nanos().min(u64::MAX as u128) as u64)
+}
+
+struct Legs {
+    client: TcpStream,
+    server: Option<TcpStream>,
+    /// (buffered, allocated) last reported to the global gauges, per dir.
+    last: [(usize, usize); 2],
+}
+
+impl Legs {
+    fn get(&self, leg: Leg) -> Option<&TcpStream> {
+        match leg {
+            Leg::Client => Some(&self.client),
+            Leg::Server => self.server.as_ref(),
+        }
+    }
+
+    fn sample(&self, m: &Metrics) {
+        for leg in [Leg::Client, Leg::Server] {
+            if let Some(i) = self.get(leg).and_then(net::tcp_info) {
+                m.leg_sample(leg, i);
+            }
+        }
+    }
+
+    /// Moves the global buffer gauges by this connection's change.
+    fn account(&mut self, r: &Relay, m: &Metrics, last: bool) {
+        for (k, d) in Dir::BOTH.into_iter().enumerate() {
+            let s = r.stats(d);
+            let now = if last {
+                (0, 0)
+            } else {
+                (s.buffered, s.allocated)
+            };
+            let (b, a) = self.last[k];
+            if now != (b, a) {
+                m.buffered.fetch_add(now.0 as i64 - b as i64, Relaxed);
+                m.allocated.fetch_add(now.1 as i64 - a as i64, Relaxed);
+                self.last[k] = now;
+            }
+        }
+    }
+}
+
+fn read(relay: &mut Relay, dir: Dir, s: &TcpStream, now: Instant, m: &Metrics) {
+    let slot = relay.read_slot(dir);
+    if slot.is_empty() {
+        return;
+    }
+    match s.try_read(slot) {
+        Ok(0) => relay.handle_eof(now, dir),
+        Ok(n) => {
+            relay.commit_read(now, dir, n);
+            let c = if dir == Dir::Up {
+                &m.bytes_up
+            } else {
+                &m.bytes_down
+            };
+            c.fetch_add(n as u64, Relaxed);
+        }
+        Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {}
+        Err(_) => relay.handle_reset(now, dir.src()),
+    }
+}
+
+fn write(relay: &mut Relay, dir: Dir, s: &TcpStream, now: Instant) {
+    let slot = relay.write_slot(dir);
+    if slot.is_empty() {
+        return;
+    }
+    match s.try_write(slot) {
+        Ok(n) => relay.commit_write(now, dir, n),
+        Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {}
+        Err(_) => relay.handle_reset(now, dir.dst()),
+    }
+}
+
+/// Runs the relay to its end. Errors are the driver's own failures.
+async fn drive(relay: &mut Relay, legs: &mut Legs, shared: &Shared) -> io::Result<()> {
+    let m = &shared.metrics;
+    let mut abort = shared.abort.clone();
+    let mut abort_live = true;
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+    let mut pauses = 0;
+    loop {
+        while let Some(a) = relay.poll_action() {
+            match a {
+                Action::ShutdownWrite(leg) => {
+                    if let Some(s) = legs.get(leg) {
+                        // ENOTCONN here means the peer is gone; the next
+                        // read reports it.
+                        let _ = SockRef::from(s).shutdown(Shutdown::Write);
+                    }
+                }
+                Action::Reset(leg) => {
+                    if let Some(s) = legs.get(leg) {
+                        net::set_reset_on_close(s);
+                    }
+                }
+                Action::Close => return Ok(()),
+                Action::PauseRead(_) | Action::ResumeRead(_) | Action::Write(_) => {}
+            }
+        }
+        let st = relay.stats(Dir::Up).pauses + relay.stats(Dir::Down).pauses;
+        if st != pauses {
+            m.pauses.fetch_add(st - pauses, Relaxed);
+            pauses = st;
+        }
+        legs.account(relay, m, false);
+        let Some(server) = legs.server.as_ref() else {
+            // The relay closes before this when the server leg is missing.
+            return Err(io::Error::other(
+                "no server leg and the relay is still open",
+            ));
+        };
+        let client = &legs.client;
+        let (ru, rd) = (relay.wants_read(Dir::Up), relay.wants_read(Dir::Down));
+        let (wu, wd) = (relay.wants_write(Dir::Up), relay.wants_write(Dir::Down));
+        let deadline = relay.poll_timeout().map(|t| shared.to_tokio(t));
+        let now_if = |r: io::Result<()>| r.map(|_| shared.now());
+        tokio::select! {
+            r = client.readable(), if ru => { let now = now_if(r)?; read(relay, Dir::Up, client, now, m) }
+            r = server.readable(), if rd => { let now = now_if(r)?; read(relay, Dir::Down, server, now, m) }
+            r = server.writable(), if wu => { let now = now_if(r)?; write(relay, Dir::Up, server, now) }
+            r = client.writable(), if wd => { let now = now_if(r)?; write(relay, Dir::Down, client, now) }
+            _ = sleep_opt(deadline) => relay.handle_timeout(shared.now()),
+            _ = tick.tick(), if shared.sample_legs => legs.sample(m),
+            r = abort.changed(), if abort_live => {
+                match r {
+                    Ok(()) if *abort.borrow() => relay.handle_abort(shared.now()),
+                    Ok(()) => {}
+                    Err(_) => abort_live = false,
+                }
+            }
+        }
+    }
+}
+
+async fn sleep_opt(t: Option<tokio::time::Instant>) {
+    match t {
+        Some(t) => tokio::time::sleep_until(t).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,397 @@
+//! Counters and the Prometheus text endpoint. A hand-rolled HTTP/1.0
+//! responder: one GET, one plain-text answer, close; no HTTP library is
+//! worth its dependencies for that.
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+
+use pep_core::relay::{AbortReason, Leg};
+use tokio::io::Interest;
+use tokio::net::TcpListener;
+
+use crate::net::LegInfo;
+
+/// Why a connection was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// `max_connections` reached.
+    Limit,
+    /// `max_per_client` reached.
+    ClientLimit,
+    /// Client source outside `intercept.subnets`.
+    NotServed,
+    /// Addressed to the proxy's own port: would loop.
+    Loop,
+    /// Out of file descriptors.
+    Descriptors,
+    /// Shutting down.
+    Draining,
+}
+
+const REFUSALS: [(Refusal, &str); 6] = [
+    (Refusal::Limit, "limit"),
+    (Refusal::ClientLimit, "client_limit"),
+    (Refusal::NotServed, "not_served"),
+    (Refusal::Loop, "loop"),
+    (Refusal::Descriptors, "descriptors"),
+    (Refusal::Draining, "draining"),
+];
+
+const ENDS: [&str; 7] = [
+    "clean",
+    "reset_by_client",
+    "reset_by_server",
+    "connect_failed",
+    "idle",
+    "aborted",
+    "error",
+];
+
+/// Upper bounds of the RTT histogram, seconds.
+const RTT_BUCKETS: [f64; 10] = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5];
+/// Upper bounds of the cwnd histogram, segments.
+const CWND_BUCKETS: [f64; 8] = [4.0, 10.0, 32.0, 100.0, 320.0, 1000.0, 3200.0, 10000.0];
+/// Upper bounds of the connect-time histogram, seconds.
+const SETUP_BUCKETS: [f64; 8] = [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0];
+
+struct Histogram<const N: usize> {
+    bounds: [f64; N],
+    counts: [AtomicU64; N],
+    count: AtomicU64,
+    sum_micro: AtomicU64,
+}
+
+impl<const N: usize> Histogram<N> {
+    fn new(bounds: [f64; N]) -> Self {
+        Histogram {
+            bounds,
+            counts: std::array::from_fn(|_| AtomicU64::new(0)),
+            count: AtomicU64::new(0),
+            sum_micro: AtomicU64::new(0),
+        }
+    }
+
+    fn observe(&self, v: f64) {
+        if let Some(i) = self.bounds.iter().position(|&b| v <= b) {
+            self.counts[i].fetch_add(1, Relaxed);
+        }
+        self.count.fetch_add(1, Relaxed);
+        self.sum_micro.fetch_add((v * 1e6) as u64, Relaxed);
+    }
+
+    fn render(&self, out: &mut String, name: &str, labels: &str) {
+        let sep = if labels.is_empty() { "" } else { "," };
+        let mut cum = 0;
+        for (b, c) in self.bounds.iter().zip(&self.counts) {
+            cum += c.load(Relaxed);
+            let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"{b}\"}} {cum}");
+        }
+        let n = self.count.load(Relaxed);
+        let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {n}");
+        let sum = self.sum_micro.load(Relaxed) as f64 / 1e6;
+        let _ = writeln!(out, "{name}_sum{{{labels}}} {sum}");
+        let _ = writeln!(out, "{name}_count{{{labels}}} {n}");
+    }
+}
+
+/// Everything the daemon counts. Shared by all tasks; relaxed atomics.
+pub struct Metrics {
+    pub accepted: AtomicU64,
+    pub active: AtomicI64,
+    refused: [AtomicU64; 6],
+    ended: [AtomicU64; 7],
+    /// Bytes read from the client leg (and written to the server leg).
+    pub bytes_up: AtomicU64,
+    /// Bytes read from the server leg.
+    pub bytes_down: AtomicU64,
+    /// Bytes held in relay buffers now, all connections.
+    pub buffered: AtomicI64,
+    /// Buffer memory held now, all connections.
+    pub allocated: AtomicI64,
+    pub pauses: AtomicU64,
+    pub accept_errors: AtomicU64,
+    pub reloads: AtomicU64,
+    pub reload_errors: AtomicU64,
+    rtt: [Histogram<10>; 2],
+    cwnd: [Histogram<8>; 2],
+    setup: Histogram<8>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics {
+            accepted: AtomicU64::new(0),
+            active: AtomicI64::new(0),
+            refused: Default::default(),
+            ended: Default::default(),
+            bytes_up: AtomicU64::new(0),
+            bytes_down: AtomicU64::new(0),
+            buffered: AtomicI64::new(0),
+            allocated: AtomicI64::new(0),
+            pauses: AtomicU64::new(0),
+            accept_errors: AtomicU64::new(0),
+            reloads: AtomicU64::new(0),
+            reload_errors: AtomicU64::new(0),
+            rtt: [Histogram::new(RTT_BUCKETS), Histogram::new(RTT_BUCKETS)],
+            cwnd: [Histogram::new(CWND_BUCKETS), Histogram::new(CWND_BUCKETS)],
+            setup: Histogram::new(SETUP_BUCKETS),
+        }
+    }
+}
+
+fn leg_index(l: Leg) -> usize {
+    match l {
+        Leg::Client => 0,
+        Leg::Server => 1,
+    }
+}
+
+impl Metrics {
+    pub fn refuse(&self, r: Refusal) {
+        if let Some(i) = REFUSALS.iter().position(|(x, _)| *x == r) {
+            self.refused[i].fetch_add(1, Relaxed);
+        }
+    }
+
+    pub fn refused(&self, r: Refusal) -> u64 {
+        REFUSALS
+            .iter()
+            .position(|(x, _)| *x == r)
+            .map_or(0, |i| self.refused[i].load(Relaxed))
+    }
+
+    /// Counts how a connection ended (`None`: both FINs, cleanly).
+    pub fn ended(&self, why: Option<AbortReason>) {
+        let i = match why {
+            None => 0,
+            Some(AbortReason::Reset(Leg::Client)) => 1,
+            Some(AbortReason::Reset(Leg::Server)) => 2,
+            Some(AbortReason::ConnectFailed) => 3,
+            Some(AbortReason::Idle) => 4,
+            Some(AbortReason::Aborted) => 5,
+        };
+        self.ended[i].fetch_add(1, Relaxed);
+    }
+
+    pub fn ended_with_error(&self) {
+        self.ended[6].fetch_add(1, Relaxed);
+    }
+
+    pub fn ended_count(&self, name: &str) -> u64 {
+        ENDS.iter()
+            .position(|n| *n == name)
+            .map_or(0, |i| self.ended[i].load(Relaxed))
+    }
+
+    pub fn leg_sample(&self, leg: Leg, i: LegInfo) {
+        self.rtt[leg_index(leg)].observe(i.rtt_us as f64 / 1e6);
+        self.cwnd[leg_index(leg)].observe(i.cwnd as f64);
+    }
+
+    pub fn setup_time(&self, secs: f64) {
+        self.setup.observe(secs);
+    }
+
+    /// The Prometheus text exposition.
+    pub fn render(&self) -> String {
+        let mut o = String::with_capacity(4096);
+        let mut gauge = |name: &str, kind: &str, help: &str, rows: &[(&str, i128)]| {
+            let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}");
+            for (labels, v) in rows {
+                let _ = writeln!(o, "{name}{labels} {v}");
+            }
+        };
+        let l = |v: &AtomicU64| v.load(Relaxed) as i128;
+        let g = |v: &AtomicI64| v.load(Relaxed) as i128;
+        gauge(
+            "pep_connections_accepted_total",
+            "counter",
+            "Connections accepted.",
+            &[("", l(&self.accepted))],
+        );
+        gauge(
+            "pep_connections_active",
+            "gauge",
+            "Connections being relayed.",
+            &[("", g(&self.active))],
+        );
+        let refused: Vec<(String, i128)> = REFUSALS
+            .iter()
+            .zip(&self.refused)
+            .map(|((_, n), c)| (format!("{{reason=\"{n}\"}}"), l(c)))
+            .collect();
+        let refused: Vec<(&str, i128)> = refused.iter().map(|(a, b)| (a.as_str(), *b)).collect();
+        gauge(
+            "pep_connections_refused_total",
+            "counter",
+            "Connections reset at once, by reason.",
+            &refused,
+        );
+        let ended: Vec<(String, i128)> = ENDS
+            .iter()
+            .zip(&self.ended)
+            .map(|(n, c)| (format!("{{how=\"{n}\"}}"), l(c)))
+            .collect();
+        let ended: Vec<(&str, i128)> = ended.iter().map(|(a, b)| (a.as_str(), *b)).collect();
+        gauge(
+            "pep_connections_ended_total",
+            "counter",
+            "Connections ended, by how.",
+            &ended,
+        );
+        gauge(
+            "pep_bytes_total",
+            "counter",
+            "Bytes relayed, by the leg they were read from.",
+            &[
+                ("{leg=\"client\"}", l(&self.bytes_up)),
+                ("{leg=\"server\"}", l(&self.bytes_down)),
+            ],
+        );
+        gauge(
+            "pep_buffer_bytes",
+            "gauge",
+            "Bytes held in relay buffers.",
+            &[("", g(&self.buffered))],
+        );
+        gauge(
+            "pep_buffer_allocated_bytes",
+            "gauge",
+            "Memory held by relay buffers.",
+            &[("", g(&self.allocated))],
+        );
+        gauge(
+            "pep_buffer_full_total",
+            "counter",
+            "Times a full buffer paused reading.",
+            &[("", l(&self.pauses))],
+        );
+        gauge(
+            "pep_accept_errors_total",
+            "counter",
+            "Errors from accept.",
+            &[("", l(&self.accept_errors))],
+        );
+        gauge(
+            "pep_reloads_total",
+            "counter",
+            "Configuration reloads (SIGHUP), by result.",
+            &[
+                ("{result=\"ok\"}", l(&self.reloads)),
+                ("{result=\"error\"}", l(&self.reload_errors)),
+            ],
+        );
+        for (name, help) in [
+            (
+                "pep_leg_rtt_seconds",
+                "Smoothed RTT per leg, sampled from TCP_INFO.",
+            ),
+            (
+                "pep_leg_cwnd_segments",
+                "Congestion window per leg, sampled from TCP_INFO.",
+            ),
+            ("pep_connect_seconds", "Time to open the server leg."),
+        ] {
+            let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} histogram");
+            match name {
+                "pep_leg_rtt_seconds" => {
+                    self.rtt[0].render(&mut o, name, "leg=\"client\"");
+                    self.rtt[1].render(&mut o, name, "leg=\"server\"");
+                }
+                "pep_leg_cwnd_segments" => {
+                    self.cwnd[0].render(&mut o, name, "leg=\"client\"");
+                    self.cwnd[1].render(&mut o, name, "leg=\"server\"");
+                }
+                _ => self.setup.render(&mut o, name, ""),
+            }
+        }
+        o
+    }
+}
+
+/// Serves `GET /metrics` until the task is dropped.
+pub async fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
+    loop {
+        let Ok((s, _)) = listener.accept().await else {
+            continue;
+        };
+        let m = metrics.clone();
+        tokio::spawn(async move {
+            let mut req = [0u8; 1024];
+            let mut n = 0;
+            // Read until the end of the request line; a slow or silent
+            // client is dropped after 5 s.
+            let read = async {
+                while n < req.len() && !req[..n].windows(2).any(|w| w == b"\r\n") {
+                    if s.ready(Interest::READABLE).await.is_err() {
+                        return;
+                    }
+                    match s.try_read(&mut req[n..]) {
+                        Ok(0) => return,
+                        Ok(k) => n += k,
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                        Err(_) => return,
+                    }
+                }
+            };
+            if tokio::time::timeout(std::time::Duration::from_secs(5), read)
+                .await
+                .is_err()
+            {
+                return;
+            }
+            let line = String::from_utf8_lossy(&req[..n]);
+            let (status, body) = if line.starts_with("GET /metrics ") || line.starts_with("GET / ")
+            {
+                ("200 OK", m.render())
+            } else {
+                ("404 Not Found", "try /metrics\n".to_string())
+            };
+            let resp = format!(
+                "HTTP/1.0 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let mut out = resp.as_bytes();
+            while !out.is_empty() {
+                if s.writable().await.is_err() {
+                    return;
+                }
+                match s.try_write(out) {
+                    Ok(k) => out = &out[k..],
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                    Err(_) => return,
+                }
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_prometheus_text() {
+        let m = Metrics::default();
+        m.accepted.fetch_add(3, Relaxed);
+        m.refuse(Refusal::Limit);
+        m.ended(Some(AbortReason::ConnectFailed));
+        m.leg_sample(
+            Leg::Server,
+            LegInfo {
+                rtt_us: 20_000,
+                cwnd: 40,
+                mss: 1448,
+                total_retrans: 0,
+            },
+        );
+        let t = m.render();
+        assert!(t.contains("pep_connections_accepted_total 3"));
+        assert!(t.contains("pep_connections_refused_total{reason=\"limit\"} 1"));
+        assert!(t.contains("pep_connections_ended_total{how=\"connect_failed\"} 1"));
+        assert!(t.contains("pep_leg_rtt_seconds_bucket{leg=\"server\",le=\"0.025\"} 1"));
+        assert!(t.contains("pep_leg_rtt_seconds_count{leg=\"client\"} 0"));
+        assert_eq!(m.refused(Refusal::Limit), 1);
+    }
+}

@@ -1,0 +1,306 @@
+//! Linux socket plumbing: subnets, transparent listeners, per-leg options,
+//! `TCP_INFO`, resets, and the descriptor limit.
+
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::os::fd::{AsFd, AsRawFd};
+use std::str::FromStr;
+
+use socket2::{Domain, Protocol, SockAddr, SockRef, Socket, TcpKeepalive, Type};
+
+use crate::config::LegOptions;
+
+/// An IPv4 or IPv6 subnet, `addr/prefix`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cidr {
+    pub addr: IpAddr,
+    pub prefix: u8,
+}
+
+impl Cidr {
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        let ip = match ip {
+            IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+            v4 => v4,
+        };
+        match (self.addr, ip) {
+            (IpAddr::V4(n), IpAddr::V4(a)) => {
+                let mask = u32::MAX.checked_shl(32 - self.prefix as u32).unwrap_or(0);
+                u32::from(n) & mask == u32::from(a) & mask
+            }
+            (IpAddr::V6(n), IpAddr::V6(a)) => {
+                let mask = u128::MAX.checked_shl(128 - self.prefix as u32).unwrap_or(0);
+                u128::from(n) & mask == u128::from(a) & mask
+            }
+            _ => false,
+        }
+    }
+
+    pub fn is_v4(&self) -> bool {
+        self.addr.is_ipv4()
+    }
+}
+
+impl FromStr for Cidr {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Cidr, String> {
+        let (a, p) = s.split_once('/').unwrap_or((s, ""));
+        let addr: IpAddr = a
+            .trim()
+            .parse()
+            .map_err(|_| format!("{s:?}: not an IP address"))?;
+        let max = if addr.is_ipv4() { 32 } else { 128 };
+        let prefix = if p.is_empty() {
+            max
+        } else {
+            p.parse::<u8>()
+                .ok()
+                .filter(|&p| p <= max)
+                .ok_or_else(|| format!("{s:?}: prefix must be 0..={max}"))?
+        };
+        Ok(Cidr { addr, prefix })
+    }
+}
+
+impl std::fmt::Display for Cidr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.addr, self.prefix)
+    }
+}
+
+fn setsockopt_int(fd: &impl AsFd, level: i32, name: i32, v: i32) -> io::Result<()> {
+    // SAFETY: a valid int of the size given.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd.as_fd().as_raw_fd(),
+            level,
+            name,
+            (&v as *const i32).cast(),
+            std::mem::size_of::<i32>() as libc::socklen_t,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+fn ctx(what: String) -> impl FnOnce(io::Error) -> io::Error {
+    move |e| io::Error::new(e.kind(), format!("{what}: {e}"))
+}
+
+/// Sets `IP_TRANSPARENT` or `IPV6_TRANSPARENT` (needs `CAP_NET_ADMIN`):
+/// a listener then accepts connections to any address that TPROXY sends it,
+/// and a client socket may bind a non-local (the client's) address.
+pub fn set_transparent(s: &Socket, v6: bool) -> io::Result<()> {
+    if v6 {
+        setsockopt_int(s, libc::SOL_IPV6, libc::IPV6_TRANSPARENT, 1)
+    } else {
+        s.set_ip_transparent(true)
+    }
+    .map_err(ctx("set IP_TRANSPARENT (needs CAP_NET_ADMIN)".into()))
+}
+
+/// A transparent listener on `addr`. `rcvbuf` is set before `listen` so
+/// accepted sockets inherit it and the window scale fits it.
+pub fn transparent_listener(
+    addr: SocketAddr,
+    backlog: i32,
+    rcvbuf: Option<usize>,
+) -> io::Result<std::net::TcpListener> {
+    let v6 = addr.is_ipv6();
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    s.set_reuse_address(true)?;
+    if v6 {
+        s.set_only_v6(true)?;
+    }
+    set_transparent(&s, v6)?;
+    if let Some(b) = rcvbuf {
+        s.set_recv_buffer_size(b)?;
+    }
+    s.bind(&addr.into()).map_err(ctx(format!("bind {addr}")))?;
+    s.listen(backlog)?;
+    s.set_nonblocking(true)?;
+    Ok(s.into())
+}
+
+/// Applies a leg's options. On the server leg this runs before `connect`;
+/// on the client leg after `accept` (its window scale was already fixed by
+/// the listener's buffer).
+pub fn apply_leg(fd: &impl AsFd, o: &LegOptions) -> io::Result<()> {
+    let s = SockRef::from(fd);
+    if let Some(cc) = &o.cc {
+        s.set_tcp_congestion(cc.as_bytes())
+            .map_err(ctx(format!("TCP_CONGESTION {cc:?}")))?;
+    }
+    if let Some(b) = o.sndbuf {
+        s.set_send_buffer_size(b)?;
+    }
+    if let Some(b) = o.rcvbuf {
+        s.set_recv_buffer_size(b)?;
+    }
+    if let Some(bps) = o.max_pacing_rate {
+        let bytes = (bps / 8).min(u32::MAX as u64) as u32;
+        setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_MAX_PACING_RATE, bytes as i32)
+            .map_err(ctx("SO_MAX_PACING_RATE".into()))?;
+    }
+    if let Some(n) = o.nodelay {
+        s.set_nodelay(n)?;
+    }
+    if let Some(k) = o.keepalive {
+        s.set_tcp_keepalive(&TcpKeepalive::new().with_time(k))?;
+    }
+    if let Some(m) = o.mss {
+        setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_MAXSEG, m as i32)
+            .map_err(ctx("TCP_MAXSEG".into()))?;
+    }
+    Ok(())
+}
+
+/// A socket for the server leg: marked so the rules never intercept it,
+/// bound to the client's address when the client's source is kept.
+pub fn server_socket(
+    dst: SocketAddr,
+    mark: u32,
+    source: Option<SocketAddr>,
+    o: &LegOptions,
+) -> io::Result<Socket> {
+    let s = Socket::new(Domain::for_address(dst), Type::STREAM, Some(Protocol::TCP))?;
+    s.set_mark(mark)
+        .map_err(ctx("SO_MARK (needs CAP_NET_ADMIN)".into()))?;
+    if let Some(src) = source {
+        set_transparent(&s, dst.is_ipv6())?;
+        s.bind(&SockAddr::from(src))
+            .map_err(ctx(format!("bind the client's address {src}")))?;
+    }
+    apply_leg(&s, o)?;
+    s.set_nonblocking(true)?;
+    Ok(s)
+}
+
+/// Makes the next close send a RST instead of a FIN.
+pub fn set_reset_on_close(fd: &impl AsFd) {
+    // Failing only means a FIN instead of a RST; nothing better to do.
+    let _ = SockRef::from(fd).set_linger(Some(std::time::Duration::ZERO));
+}
+
+/// Checks that the kernel has a congestion control (loading its module if
+/// allowed), the way the legs will set it.
+pub fn check_cc(name: &str) -> Result<(), String> {
+    let s = Socket::new(Domain::IPV4, Type::STREAM, None).map_err(|e| e.to_string())?;
+    s.set_tcp_congestion(name.as_bytes()).map_err(|e| {
+        let avail = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+            .unwrap_or_default();
+        format!(
+            "congestion control {name:?} is not available ({e}); this kernel offers: {} \
+             (try `modprobe tcp_{name}`)",
+            avail.trim()
+        )
+    })
+}
+
+/// What the metrics keep of `TCP_INFO`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LegInfo {
+    pub rtt_us: u32,
+    pub cwnd: u32,
+    pub mss: u32,
+    pub total_retrans: u32,
+}
+
+pub fn tcp_info(fd: &impl AsRawFd) -> Option<LegInfo> {
+    // SAFETY: tcp_info is plain data; the kernel fills at most `len` bytes.
+    let mut ti: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    let rc = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut ti as *mut libc::tcp_info).cast(),
+            &mut len,
+        )
+    };
+    (rc == 0).then_some(LegInfo {
+        rtt_us: ti.tcpi_rtt,
+        cwnd: ti.tcpi_snd_cwnd,
+        mss: ti.tcpi_snd_mss,
+        total_retrans: ti.tcpi_total_retrans,
+    })
+}
+
+/// Raises `RLIMIT_NOFILE` to `want` if it is lower (the hard limit too
+/// when privileged); returns the soft limit in force.
+pub fn raise_nofile(want: u64) -> u64 {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: plain getrlimit/setrlimit on a local struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) != 0 {
+            return 1024;
+        }
+        if r.rlim_cur >= want {
+            return r.rlim_cur;
+        }
+        let raised = libc::rlimit {
+            rlim_cur: want,
+            rlim_max: r.rlim_max.max(want),
+        };
+        if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+            return want;
+        }
+        let soft = libc::rlimit {
+            rlim_cur: r.rlim_max,
+            rlim_max: r.rlim_max,
+        };
+        if libc::setrlimit(libc::RLIMIT_NOFILE, &soft) == 0 {
+            return r.rlim_max;
+        }
+        r.rlim_cur
+    }
+}
+
+pub const UNSPECIFIED_V4: IpAddr = IpAddr::V4(Ipv4Addr::UNSPECIFIED);
+pub const UNSPECIFIED_V6: IpAddr = IpAddr::V6(Ipv6Addr::UNSPECIFIED);
+
+/// Treats `::ffff:a.b.c.d` as `a.b.c.d`.
+pub fn canonical(a: SocketAddr) -> SocketAddr {
+    match a {
+        SocketAddr::V6(v6) => match v6.ip().to_ipv4_mapped() {
+            Some(v4) => SocketAddr::new(IpAddr::V4(v4), v6.port()),
+            None => a,
+        },
+        v4 => v4,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cidr_parse_and_match() {
+        let c: Cidr = "10.1.0.0/16".parse().unwrap();
+        assert!(c.contains("10.1.200.3".parse().unwrap()));
+        assert!(c.contains("::ffff:10.1.0.1".parse().unwrap()));
+        assert!(!c.contains("10.2.0.1".parse().unwrap()));
+        assert!(!c.contains("fd00::1".parse().unwrap()));
+        let all: Cidr = "0.0.0.0/0".parse().unwrap();
+        assert!(all.contains("8.8.8.8".parse().unwrap()));
+        let v6: Cidr = "fd00::/8".parse().unwrap();
+        assert!(v6.contains("fd12::1".parse().unwrap()));
+        assert_eq!("192.0.2.1".parse::<Cidr>().unwrap().prefix, 32);
+        assert!("10.0.0.0/33".parse::<Cidr>().is_err());
+        assert!("nonsense/8".parse::<Cidr>().is_err());
+        assert_eq!(c.to_string(), "10.1.0.0/16");
+    }
+
+    #[test]
+    fn unknown_cc_is_a_clear_error() {
+        let e = check_cc("nosuchcc").unwrap_err();
+        assert!(e.contains("nosuchcc") && e.contains("offers"), "{e}");
+        check_cc("reno").unwrap();
+    }
+}

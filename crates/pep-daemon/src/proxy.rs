@@ -1,0 +1,480 @@
+//! The daemon: listeners, admission (subnets, limits, descriptors),
+//! connection tasks, reload and graceful shutdown.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, watch};
+use tracing::{debug, error, info, warn};
+
+use crate::config::{self, Settings};
+use crate::conn::{relay_connection, Shared};
+use crate::metrics::{Metrics, Refusal};
+use crate::{net, rules};
+
+/// How to run, beyond the configuration.
+#[derive(Clone, Debug, Default)]
+pub struct StartOptions {
+    /// Apply the interception rules at start and remove them at exit.
+    pub install_rules: bool,
+    /// Handle SIGTERM/SIGINT (drain and stop) and SIGHUP (reload).
+    pub signals: bool,
+    /// The file SIGHUP re-reads.
+    pub config_path: Option<PathBuf>,
+}
+
+enum Control {
+    Stop,
+    Reload(Box<Settings>),
+}
+
+/// A running proxy. Dropping it stops it without draining.
+pub struct Daemon {
+    ctl: mpsc::UnboundedSender<Control>,
+    metrics: Arc<Metrics>,
+    thread: Option<std::thread::JoinHandle<Result<(), String>>>,
+    local: Vec<SocketAddr>,
+    metrics_addr: Option<SocketAddr>,
+}
+
+/// Admission state shared by the accept loops.
+struct Admission {
+    settings: RwLock<Arc<Settings>>,
+    per_client: Mutex<HashMap<IpAddr, usize>>,
+    metrics: Arc<Metrics>,
+    /// A spare descriptor, closed to accept-and-reset a connection when
+    /// descriptors run out (otherwise it would wait in the backlog).
+    reserve: Mutex<Option<std::fs::File>>,
+}
+
+/// Holds a connection's place in the limits; released on drop.
+struct Slot {
+    adm: Arc<Admission>,
+    client: IpAddr,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.adm.metrics.active.fetch_sub(1, Relaxed);
+        let mut pc = self
+            .adm
+            .per_client
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = pc.get_mut(&self.client) {
+            *n -= 1;
+            if *n == 0 {
+                pc.remove(&self.client);
+            }
+        }
+    }
+}
+
+impl Admission {
+    fn settings(&self) -> Arc<Settings> {
+        self.settings
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn admit(
+        self: &Arc<Self>,
+        peer: SocketAddr,
+        dst: SocketAddr,
+        s: &Settings,
+    ) -> Result<Slot, Refusal> {
+        if !s.intercepts_client(peer.ip()) {
+            return Err(Refusal::NotServed);
+        }
+        // A connection to the proxy's own port was not redirected by TPROXY:
+        // relaying it would connect the proxy to itself.
+        if dst.port() == s.port {
+            return Err(Refusal::Loop);
+        }
+        let mut pc = self.per_client.lock().unwrap_or_else(|e| e.into_inner());
+        if self.metrics.active.load(Relaxed) >= s.max_connections as i64 {
+            return Err(Refusal::Limit);
+        }
+        let n = pc.entry(peer.ip()).or_insert(0);
+        if *n >= s.max_per_client {
+            return Err(Refusal::ClientLimit);
+        }
+        *n += 1;
+        self.metrics.active.fetch_add(1, Relaxed);
+        Ok(Slot {
+            adm: self.clone(),
+            client: peer.ip(),
+        })
+    }
+}
+
+fn refuse(s: TcpStream, why: Refusal, m: &Metrics, peer: SocketAddr, dst: SocketAddr) {
+    m.refuse(why);
+    debug!(%peer, %dst, ?why, "refused");
+    // A RST: the client learns at once, as from a closed port.
+    net::set_reset_on_close(&s);
+}
+
+async fn accept_loop(listener: TcpListener, adm: Arc<Admission>, shared: Shared) {
+    loop {
+        let (stream, peer) = match listener.accept().await {
+            Ok(x) => x,
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE)) => {
+                adm.metrics.accept_errors.fetch_add(1, Relaxed);
+                let spare = adm.reserve.lock().unwrap_or_else(|e| e.into_inner()).take();
+                drop(spare);
+                if let Ok((s, peer)) = listener.accept().await {
+                    let dst = s.local_addr().unwrap_or(peer);
+                    refuse(s, Refusal::Descriptors, &adm.metrics, peer, dst);
+                }
+                warn!("out of file descriptors: refusing connections");
+                *adm.reserve.lock().unwrap_or_else(|e| e.into_inner()) =
+                    std::fs::File::open("/dev/null").ok();
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+            Err(e) => {
+                adm.metrics.accept_errors.fetch_add(1, Relaxed);
+                warn!("accept: {e}");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let peer = net::canonical(peer);
+        let dst = match stream.local_addr() {
+            Ok(d) => net::canonical(d),
+            Err(_) => continue,
+        };
+        let s = adm.settings();
+        match adm.admit(peer, dst, &s) {
+            Ok(slot) => {
+                adm.metrics.accepted.fetch_add(1, Relaxed);
+                let shared = shared.clone();
+                tokio::spawn(async move {
+                    relay_connection(stream, peer, dst, s, shared).await;
+                    drop(slot);
+                });
+            }
+            Err(why) => refuse(stream, why, &adm.metrics, peer, dst),
+        }
+    }
+}
+
+/// Checks what the kernel must provide for `s` (congestion controls).
+pub fn preflight(s: &Settings) -> Result<(), String> {
+    for (field, cc) in s.cc_names() {
+        net::check_cc(&cc).map_err(|e| format!("{field}: {e}"))?;
+    }
+    Ok(())
+}
+
+impl Daemon {
+    /// Binds the listeners (and the metrics endpoint), applies the rules if
+    /// asked, and runs the proxy on its own thread, in the calling thread's
+    /// network namespace. Errors here are setup errors; nothing is left
+    /// behind.
+    pub fn start(settings: Settings, opts: StartOptions) -> Result<Daemon, String> {
+        preflight(&settings)?;
+        // Two descriptors per connection, plus listeners and slack.
+        let want = settings.max_connections as u64 * 2 + 64;
+        let got = net::raise_nofile(want);
+        if got < want {
+            warn!(want, got, "descriptor limit below what max_connections needs; excess connections will be refused");
+        }
+        let mut listeners = Vec::new();
+        let rcvbuf = settings.client_leg.rcvbuf;
+        listeners.push(
+            net::transparent_listener(
+                SocketAddr::new(net::UNSPECIFIED_V4, settings.port),
+                4096,
+                rcvbuf,
+            )
+            .map_err(|e| format!("listener: {e}"))?,
+        );
+        if settings.ipv6 {
+            match net::transparent_listener(
+                SocketAddr::new(net::UNSPECIFIED_V6, settings.port),
+                4096,
+                rcvbuf,
+            ) {
+                Ok(l) => listeners.push(l),
+                // A host without IPv6 still serves IPv4.
+                Err(e) => warn!("IPv6 listener: {e}"),
+            }
+        }
+        let metrics_listener = match settings.metrics {
+            Some(a) => {
+                let l = std::net::TcpListener::bind(a)
+                    .map_err(|e| format!("proxy.metrics: bind {a}: {e}"))?;
+                l.set_nonblocking(true).map_err(|e| e.to_string())?;
+                Some(l)
+            }
+            None => None,
+        };
+        let local: Vec<SocketAddr> = listeners
+            .iter()
+            .filter_map(|l| l.local_addr().ok())
+            .collect();
+        let metrics_addr = metrics_listener.as_ref().and_then(|l| l.local_addr().ok());
+        if opts.install_rules {
+            rules::install(&settings)?;
+        }
+        let workers = if settings.workers == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            settings.workers
+        };
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers)
+            .thread_name("pep-proxy")
+            .enable_all()
+            .build()
+            .map_err(|e| format!("runtime: {e}"));
+        let rt = match rt {
+            Ok(rt) => rt,
+            Err(e) => {
+                if opts.install_rules {
+                    let _ = rules::remove(&settings);
+                }
+                return Err(e);
+            }
+        };
+        let metrics = Arc::new(Metrics::default());
+        let (ctl, ctl_rx) = mpsc::unbounded_channel();
+        let m = metrics.clone();
+        let thread = std::thread::Builder::new()
+            .name("pep-proxy-main".into())
+            .spawn(move || {
+                let r = rt.block_on(main_task(
+                    settings.clone(),
+                    opts.clone(),
+                    listeners,
+                    metrics_listener,
+                    m,
+                    ctl_rx,
+                ));
+                // Whatever is still running is dropped with the runtime.
+                rt.shutdown_timeout(Duration::from_secs(1));
+                if opts.install_rules {
+                    if let Err(e) = rules::remove(&settings) {
+                        warn!("removing rules: {e}");
+                    }
+                }
+                r
+            })
+            .map_err(|e| format!("spawn: {e}"))?;
+        Ok(Daemon {
+            ctl,
+            metrics,
+            thread: Some(thread),
+            local,
+            metrics_addr,
+        })
+    }
+
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// The listening addresses (the TPROXY port).
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.local
+    }
+
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_addr
+    }
+
+    /// New connections use `s`; existing ones keep their settings.
+    pub fn reload(&self, s: Settings) {
+        let _ = self.ctl.send(Control::Reload(Box::new(s)));
+    }
+
+    /// Stops accepting, lets connections finish for `drain_timeout`, resets
+    /// the rest, removes the rules, and returns.
+    pub fn shutdown(mut self) -> Result<(), String> {
+        let _ = self.ctl.send(Control::Stop);
+        self.join()
+    }
+
+    /// Waits until the proxy stops by itself (signals).
+    pub fn wait(mut self) -> Result<(), String> {
+        self.join()
+    }
+
+    fn join(&mut self) -> Result<(), String> {
+        match self.thread.take() {
+            Some(t) => t
+                .join()
+                .unwrap_or_else(|_| Err("the proxy thread panicked".into())),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.ctl.send(Control::Stop);
+        let _ = self.join();
+    }
+}
+
+async fn main_task(
+    settings: Settings,
+    opts: StartOptions,
+    listeners: Vec<std::net::TcpListener>,
+    metrics_listener: Option<std::net::TcpListener>,
+    metrics: Arc<Metrics>,
+    mut ctl: mpsc::UnboundedReceiver<Control>,
+) -> Result<(), String> {
+    let (abort_tx, abort_rx) = watch::channel(false);
+    let shared = Shared {
+        metrics: metrics.clone(),
+        abort: abort_rx,
+        epoch: std::time::Instant::now(),
+        sample_legs: settings.metrics.is_some(),
+    };
+    let adm = Arc::new(Admission {
+        settings: RwLock::new(Arc::new(settings.clone())),
+        per_client: Mutex::new(HashMap::new()),
+        metrics: metrics.clone(),
+        reserve: Mutex::new(std::fs::File::open("/dev/null").ok()),
+    });
+    let mut accepts = Vec::new();
+    for l in listeners {
+        let l = TcpListener::from_std(l).map_err(|e| format!("listener: {e}"))?;
+        accepts.push(tokio::spawn(accept_loop(l, adm.clone(), shared.clone())));
+    }
+    let metrics_task = match metrics_listener {
+        Some(l) => {
+            let l = TcpListener::from_std(l).map_err(|e| format!("metrics: {e}"))?;
+            Some(tokio::spawn(crate::metrics::serve(l, metrics.clone())))
+        }
+        None => None,
+    };
+    info!(
+        port = settings.port,
+        max_connections = settings.max_connections,
+        "proxy running"
+    );
+    let mut sig = if opts.signals {
+        Some(Signals::new(opts.config_path.clone())?)
+    } else {
+        None
+    };
+    loop {
+        let ev = tokio::select! {
+            c = ctl.recv() => c.unwrap_or(Control::Stop),
+            e = async { match sig.as_mut() { Some(s) => s.next().await, None => std::future::pending().await } } => e,
+        };
+        match ev {
+            Control::Stop => break,
+            Control::Reload(new) => apply_reload(&adm, *new, &opts),
+        }
+    }
+    // Drain: no new connections (closing the listeners makes the kernel
+    // reset new SYNs), existing ones get drain_timeout to finish.
+    for a in &accepts {
+        a.abort();
+    }
+    let drain = adm.settings().drain_timeout;
+    let active = metrics.active.load(Relaxed);
+    info!(active, ?drain, "draining");
+    let t0 = tokio::time::Instant::now();
+    while metrics.active.load(Relaxed) > 0 && t0.elapsed() < drain {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let left = metrics.active.load(Relaxed);
+    if left > 0 {
+        warn!(left, "drain timeout: resetting remaining connections");
+        let _ = abort_tx.send(true);
+        let t1 = tokio::time::Instant::now();
+        while metrics.active.load(Relaxed) > 0 && t1.elapsed() < Duration::from_secs(2) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    if let Some(t) = metrics_task {
+        t.abort();
+    }
+    info!("stopped");
+    Ok(())
+}
+
+fn apply_reload(adm: &Arc<Admission>, new: Settings, opts: &StartOptions) {
+    let old = adm.settings();
+    if new.port != old.port || new.ipv6 != old.ipv6 || new.metrics != old.metrics {
+        warn!("reload: proxy.port, proxy.ipv6 and proxy.metrics need a restart; keeping the old values");
+    }
+    let new = Settings {
+        port: old.port,
+        ipv6: old.ipv6,
+        metrics: old.metrics,
+        ..new
+    };
+    if let Err(e) = preflight(&new) {
+        adm.metrics.reload_errors.fetch_add(1, Relaxed);
+        error!("reload refused: {e}");
+        return;
+    }
+    if opts.install_rules && rules::nft_script(&new) != rules::nft_script(&old) {
+        if let Err(e) = rules::install(&new) {
+            adm.metrics.reload_errors.fetch_add(1, Relaxed);
+            error!("reload: rules: {e}; restoring the old rules");
+            let _ = rules::install(&old);
+            return;
+        }
+    }
+    *adm.settings.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
+    adm.metrics.reloads.fetch_add(1, Relaxed);
+    info!("configuration reloaded");
+}
+
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+    path: Option<PathBuf>,
+}
+
+impl Signals {
+    fn new(path: Option<PathBuf>) -> Result<Signals, String> {
+        use tokio::signal::unix::{signal, SignalKind};
+        let s = |k| signal(k).map_err(|e| format!("signal handler: {e}"));
+        Ok(Signals {
+            term: s(SignalKind::terminate())?,
+            int: s(SignalKind::interrupt())?,
+            hup: s(SignalKind::hangup())?,
+            path,
+        })
+    }
+
+    async fn next(&mut self) -> Control {
+        loop {
+            tokio::select! {
+                _ = self.term.recv() => return Control::Stop,
+                _ = self.int.recv() => return Control::Stop,
+                _ = self.hup.recv() => {
+                    let Some(p) = self.path.clone() else {
+                        warn!("SIGHUP: no config file to reload");
+                        continue;
+                    };
+                    match config::load(&p) {
+                        Ok(s) => return Control::Reload(Box::new(s)),
+                        Err(e) => error!("reload refused: {e}"),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Runs in the foreground until SIGTERM/SIGINT, reloading `path` on SIGHUP.
+pub fn run_foreground(settings: Settings, opts: StartOptions) -> Result<(), String> {
+    Daemon::start(settings, opts)?.wait()
+}

@@ -1,0 +1,297 @@
+//! The interception rules: TPROXY in the mangle prerouting hook for the
+//! configured interfaces and client subnets only, and the policy route
+//! that delivers marked packets to the local stack.
+//!
+//! Two kinds of packets are diverted:
+//! * packets of sockets the proxy already owns transparently (`socket
+//!   transparent`), which is how replies reach server legs that kept the
+//!   client's address;
+//! * new TCP connections from `subnets` arriving on `interfaces`, except to
+//!   `bypass` destinations, sent to the proxy's port with `tproxy_mark`.
+//!
+//! Packets carrying `out_mark` (the proxy's own server legs) are returned
+//! first, so a server leg is never intercepted again even where it loops
+//! back through this host.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use crate::config::{Backend, Settings};
+use crate::net::Cidr;
+
+const TABLE: &str = "pepkit";
+
+fn set(name: &str, ty: &str, cidrs: &[&Cidr]) -> String {
+    let elems: Vec<String> = cidrs.iter().map(|c| c.to_string()).collect();
+    format!(
+        "  set {name} {{ type {ty}; flags interval; elements = {{ {} }} }}\n",
+        elems.join(", ")
+    )
+}
+
+/// The nftables script (`nft -f`).
+pub fn nft_script(s: &Settings) -> String {
+    let (c4, c6): (Vec<&Cidr>, Vec<&Cidr>) = s.subnets.iter().partition(|c| c.is_v4());
+    let (b4, b6): (Vec<&Cidr>, Vec<&Cidr>) = s.bypass.iter().partition(|c| c.is_v4());
+    let ifaces: Vec<String> = s.interfaces.iter().map(|i| format!("\"{i}\"")).collect();
+    let mut o = format!("table inet {TABLE} {{\n");
+    for (name, ty, v) in [
+        ("clients4", "ipv4_addr", &c4),
+        ("clients6", "ipv6_addr", &c6),
+        ("bypass4", "ipv4_addr", &b4),
+        ("bypass6", "ipv6_addr", &b6),
+    ] {
+        if !v.is_empty() {
+            o += &set(name, ty, v);
+        }
+    }
+    let (tm, om, port) = (s.tproxy_mark, s.out_mark, s.port);
+    o += "  chain prerouting {\n    type filter hook prerouting priority mangle; policy accept;\n";
+    o += &format!("    meta mark {om:#x} return\n");
+    o += &format!("    meta l4proto tcp socket transparent 1 meta mark set {tm:#x} accept\n");
+    o += &format!("    iifname != {{ {} }} return\n", ifaces.join(", "));
+    if !b4.is_empty() {
+        o += "    ip daddr @bypass4 return\n";
+    }
+    if !b6.is_empty() {
+        o += "    ip6 daddr @bypass6 return\n";
+    }
+    if !c4.is_empty() {
+        o += &format!("    ip saddr @clients4 meta l4proto tcp tproxy ip to :{port} meta mark set {tm:#x} accept\n");
+    }
+    if !c6.is_empty() && s.ipv6 {
+        o += &format!("    ip6 saddr @clients6 meta l4proto tcp tproxy ip6 to :{port} meta mark set {tm:#x} accept\n");
+    }
+    o += "  }\n}\n";
+    o
+}
+
+/// `ip rule` and `ip route` commands (as argument lists) that route
+/// `tproxy_mark` to the local stack, per family in use.
+pub fn route_commands(s: &Settings, add: bool) -> Vec<Vec<String>> {
+    let mark = format!("{:#x}", s.tproxy_mark);
+    let table = s.table.to_string();
+    let verb = if add { "add" } else { "del" };
+    let mut v = Vec::new();
+    let families: &[(&str, &str)] = if s.ipv6 && s.subnets.iter().any(|c| !c.is_v4()) {
+        &[("-4", "0.0.0.0/0"), ("-6", "::/0")]
+    } else {
+        &[("-4", "0.0.0.0/0")]
+    };
+    for (fam, all) in families {
+        let a = |x: &[&str]| x.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        v.push(a(&[fam, "rule", verb, "fwmark", &mark, "lookup", &table]));
+        v.push(a(&[
+            fam, "route", verb, "local", all, "dev", "lo", "table", &table,
+        ]));
+    }
+    v
+}
+
+/// iptables/ip6tables commands (for hosts without nftables).
+pub fn iptables_commands(s: &Settings) -> Vec<String> {
+    let (tm, om, port) = (s.tproxy_mark, s.out_mark, s.port);
+    let mut v = Vec::new();
+    for (tool, v4) in [("iptables", true), ("ip6tables", false)] {
+        let clients: Vec<&Cidr> = s.subnets.iter().filter(|c| c.is_v4() == v4).collect();
+        if clients.is_empty() || (!v4 && !s.ipv6) {
+            continue;
+        }
+        let t = format!("{tool} -t mangle");
+        v.push(format!("{t} -N PEPKIT"));
+        v.push(format!(
+            "{t} -A PREROUTING -m mark --mark {om:#x} -j RETURN"
+        ));
+        v.push(format!(
+            "{t} -A PREROUTING -p tcp -m socket --transparent -j MARK --set-mark {tm:#x}"
+        ));
+        v.push(format!(
+            "{t} -A PREROUTING -m mark --mark {tm:#x} -j ACCEPT"
+        ));
+        for i in &s.interfaces {
+            v.push(format!("{t} -A PREROUTING -i {i} -p tcp -j PEPKIT"));
+        }
+        for b in s.bypass.iter().filter(|c| c.is_v4() == v4) {
+            v.push(format!("{t} -A PEPKIT -d {b} -j RETURN"));
+        }
+        for c in clients {
+            v.push(format!(
+                "{t} -A PEPKIT -s {c} -p tcp -j TPROXY --on-port {port} --tproxy-mark {tm:#x}/{tm:#x}"
+            ));
+        }
+    }
+    v
+}
+
+/// Everything `pep proxy rules` prints: a shell script.
+pub fn render(s: &Settings) -> String {
+    let mut o =
+        String::from("#!/bin/sh\n# Interception rules for pep proxy (generated).\nset -e\n");
+    match s.backend {
+        Backend::Nft => {
+            o += &format!("nft -f - <<'EOF'\n{}EOF\n", nft_script(s));
+        }
+        Backend::Iptables => {
+            for c in iptables_commands(s) {
+                o += &c;
+                o.push('\n');
+            }
+        }
+    }
+    for c in route_commands(s, true) {
+        o += &format!("ip {}\n", c.join(" "));
+    }
+    o += "# Remove with: ";
+    o += &match s.backend {
+        Backend::Nft => format!("nft delete table inet {TABLE}"),
+        Backend::Iptables => {
+            "iptables -t mangle -F PREROUTING; iptables -t mangle -X PEPKIT (and ip6tables)".into()
+        }
+    };
+    for c in route_commands(s, false) {
+        o += &format!("; ip {}", c.join(" "));
+    }
+    o.push('\n');
+    o
+}
+
+fn run(cmd: &str, args: &[String], stdin: Option<&str>) -> Result<(), String> {
+    let shown = format!("{cmd} {}", args.join(" "));
+    let mut child = Command::new(cmd)
+        .args(args)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{shown}: cannot run {cmd}: {e}"))?;
+    if let (Some(text), Some(mut w)) = (stdin, child.stdin.take()) {
+        let _ = w.write_all(text.as_bytes());
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("{shown}: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{shown}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// Applies the rules (replacing any earlier pepkit table). Needs root.
+pub fn install(s: &Settings) -> Result<(), String> {
+    let _ = remove(s);
+    match s.backend {
+        Backend::Nft => run("nft", &["-f".into(), "-".into()], Some(&nft_script(s)))?,
+        Backend::Iptables => {
+            for c in iptables_commands(s) {
+                let mut w = c.split_whitespace().map(String::from);
+                let tool = w.next().unwrap_or_default();
+                run(&tool, &w.collect::<Vec<_>>(), None)?;
+            }
+        }
+    }
+    for c in route_commands(s, true) {
+        run("ip", &c, None)?;
+    }
+    Ok(())
+}
+
+/// Removes what [`install`] added; missing pieces are not errors.
+pub fn remove(s: &Settings) -> Result<(), String> {
+    let mut first_err = None;
+    match s.backend {
+        Backend::Nft => {
+            let args: Vec<String> = ["delete", "table", "inet", TABLE].map(String::from).into();
+            let _ = run("nft", &args, None);
+        }
+        Backend::Iptables => {
+            for tool in ["iptables", "ip6tables"] {
+                for c in iptables_commands(s)
+                    .iter()
+                    .filter(|c| c.starts_with(&format!("{tool} ")))
+                {
+                    let del = c.replacen(" -A ", " -D ", 1);
+                    if del != *c {
+                        let w: Vec<String> =
+                            del.split_whitespace().skip(1).map(String::from).collect();
+                        let _ = run(tool, &w, None);
+                    }
+                }
+                let _ = run(
+                    tool,
+                    &["-t", "mangle", "-X", "PEPKIT"].map(String::from),
+                    None,
+                );
+            }
+        }
+    }
+    for c in route_commands(s, false) {
+        if let Err(e) = run("ip", &c, None) {
+            first_err.get_or_insert(e);
+        }
+    }
+    first_err.map_or(Ok(()), Err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::parse;
+
+    fn settings(extra: &str) -> Settings {
+        parse(
+            &format!(
+                "[intercept]\ninterfaces = [\"eth1\", \"wlan0\"]\nsubnets = [\"10.0.0.0/8\", \"fd00::/8\"]\n\
+                 bypass = [\"10.9.0.0/16\"]\n{extra}"
+            ),
+            "t",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn nft_only_for_configured_interfaces_and_subnets() {
+        let t = nft_script(&settings(""));
+        assert!(t.contains("iifname != { \"eth1\", \"wlan0\" } return"));
+        assert!(t.contains("elements = { 10.0.0.0/8 }"));
+        assert!(t.contains(
+            "ip saddr @clients4 meta l4proto tcp tproxy ip to :7070 meta mark set 0x1 accept"
+        ));
+        assert!(t.contains("ip6 saddr @clients6 meta l4proto tcp tproxy ip6 to :7070"));
+        assert!(t.contains("ip daddr @bypass4 return"));
+        assert!(t.contains("meta mark 0x2 return"));
+        // The bypass and own-mark returns come before any tproxy.
+        assert!(t.find("@bypass4 return").unwrap() < t.find("tproxy").unwrap());
+    }
+
+    #[test]
+    fn routes_for_both_families() {
+        let r = route_commands(&settings(""), true);
+        assert_eq!(r[0].join(" "), "-4 rule add fwmark 0x1 lookup 100");
+        assert_eq!(
+            r[1].join(" "),
+            "-4 route add local 0.0.0.0/0 dev lo table 100"
+        );
+        assert_eq!(r[3].join(" "), "-6 route add local ::/0 dev lo table 100");
+        let s = render(&settings("[proxy]\nipv6 = false\n"));
+        assert!(!s.contains("-6 rule") && !s.contains("tproxy ip6"));
+    }
+
+    #[test]
+    fn iptables_variant() {
+        let v = iptables_commands(&settings(""))
+            .into_iter()
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(v.contains("iptables -t mangle -A PREROUTING -i wlan0 -p tcp -j PEPKIT"));
+        assert!(v.contains("-s 10.0.0.0/8 -p tcp -j TPROXY --on-port 7070 --tproxy-mark 0x1/0x1"));
+        assert!(v.contains("ip6tables -t mangle -A PEPKIT -s fd00::/8"));
+    }
+}

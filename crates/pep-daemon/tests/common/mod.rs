@@ -1,0 +1,154 @@
+//! Lab harness for the daemon's root tests: client - proxy - server, the
+//! daemon running in the proxy's namespace with its TPROXY rules installed
+//! there, sockets opened inside node namespaces.
+#![allow(dead_code)]
+
+use std::io::{self, Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration as StdDuration;
+
+use pep_daemon::{config, Daemon, StartOptions};
+use pep_lab::netns;
+use pep_lab::{DirParams, Endpoint, Lab, LabOptions, LabTopology, Role};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// The lock, or `None` (skip) when not root.
+pub fn root_test(name: &str) -> Option<MutexGuard<'static, ()>> {
+    if pep_lab::error::require_root().is_err() {
+        eprintln!("{name}: skipped (needs root)");
+        return None;
+    }
+    Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// Link 0: client - proxy (`client_side` both ways); link 1: proxy - server.
+pub fn three_nodes(name: &str, client_side: DirParams, server_side: DirParams) -> Lab {
+    let mut t = LabTopology::new(name, 7);
+    t.node("client", Role::Host);
+    t.node("proxy", Role::Router);
+    t.node("server", Role::Host);
+    t.link("client", "proxy", client_side, client_side);
+    t.link("proxy", "server", server_side, server_side);
+    Lab::up(&t, &LabOptions::default()).expect("lab up")
+}
+
+pub struct Nodes {
+    pub client: Endpoint,
+    pub proxy: Endpoint,
+    pub server: Endpoint,
+}
+
+pub fn nodes(lab: &Lab) -> Nodes {
+    Nodes {
+        client: lab.endpoint("client").unwrap(),
+        proxy: lab.endpoint("proxy").unwrap(),
+        server: lab.endpoint("server").unwrap(),
+    }
+}
+
+/// Interface of the proxy on link `i` (0: client side, 1: server side).
+pub fn proxy_if(i: usize) -> String {
+    pep_lab::topology::node_ifname(i)
+}
+
+/// A config intercepting connections from `subnet` arriving on `iface`.
+pub fn config(iface: &str, subnet: &str, extra: &str) -> String {
+    format!(
+        "[proxy]\nipv6 = false\nconnect_timeout = \"2s\"\ndrain_timeout = \"2s\"\n{extra}\n\
+         [intercept]\ninterfaces = [\"{iface}\"]\nsubnets = [\"{subnet}\"]\n"
+    )
+}
+
+/// Starts the daemon inside the proxy's namespace, rules installed there.
+pub fn start_proxy(proxy: &Endpoint, toml: &str) -> Result<Daemon, String> {
+    let s = config::parse(toml, "test.toml").map_err(|e| e.to_string())?;
+    let ns = proxy.netns.clone();
+    std::thread::scope(|sc| {
+        sc.spawn(|| {
+            netns::enter(&ns).map_err(|e| e.to_string())?;
+            Daemon::start(
+                s,
+                StartOptions {
+                    install_rules: true,
+                    ..StartOptions::default()
+                },
+            )
+        })
+        .join()
+        .unwrap_or_else(|_| Err("start panicked".into()))
+    })
+}
+
+pub fn listen(node: &Endpoint, port: u16) -> TcpListener {
+    let addr = SocketAddr::from((node.addr, port));
+    netns::in_netns(&node.netns, || {
+        TcpListener::bind(addr).map_err(|e| pep_lab::LabError::Traffic(e.to_string()))
+    })
+    .expect("listen")
+}
+
+pub fn connect(node: &Endpoint, to: Ipv4Addr, port: u16) -> io::Result<TcpStream> {
+    let addr = SocketAddr::from((to, port));
+    netns::in_netns(&node.netns, || {
+        TcpStream::connect_timeout(&addr, StdDuration::from_secs(5))
+            .map_err(|e| pep_lab::LabError::Traffic(e.to_string()))
+    })
+    .map_err(|e| io::Error::other(e.to_string()))
+    .and_then(|s| {
+        s.set_read_timeout(Some(StdDuration::from_secs(20)))?;
+        s.set_write_timeout(Some(StdDuration::from_secs(20)))?;
+        Ok(s)
+    })
+}
+
+pub fn accept(l: &TcpListener) -> TcpStream {
+    let (s, _) = l.accept().expect("accept");
+    s.set_read_timeout(Some(StdDuration::from_secs(20)))
+        .unwrap();
+    s.set_write_timeout(Some(StdDuration::from_secs(20)))
+        .unwrap();
+    s
+}
+
+/// Reads to the end of the stream.
+pub fn read_all(s: &mut TcpStream) -> io::Result<Vec<u8>> {
+    let mut v = Vec::new();
+    s.read_to_end(&mut v)?;
+    Ok(v)
+}
+
+pub fn write_all(s: &mut TcpStream, data: &[u8]) -> io::Result<()> {
+    s.write_all(data)
+}
+
+/// Closes with a RST.
+pub fn reset(s: TcpStream) {
+    socket2::SockRef::from(&s)
+        .set_linger(Some(StdDuration::ZERO))
+        .unwrap();
+    drop(s);
+}
+
+/// Resident memory of this process, bytes.
+pub fn rss() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|k| k.parse::<u64>().ok())
+        .map_or(0, |k| k * 1024)
+}
+
+/// Waits until `f` holds, up to `secs`.
+pub fn wait_for(secs: u64, mut f: impl FnMut() -> bool) -> bool {
+    let t0 = std::time::Instant::now();
+    while t0.elapsed() < StdDuration::from_secs(secs) {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(StdDuration::from_millis(20));
+    }
+    f()
+}

@@ -1,0 +1,457 @@
+//! Root tests of the daemon in the lab: client - proxy - server namespaces,
+//! emulated links, the daemon in the proxy's namespace with TPROXY rules.
+//! As another user they print "skipped" and pass. One at a time (a global
+//! lock); each lab is removed on success and failure (`Lab`'s `Drop`), the
+//! daemon (declared after the lab) stops first.
+//!
+//! `cargo test -p pep-daemon --test lab -- --nocapture` prints the numbers.
+
+mod common;
+
+use std::io::{ErrorKind, Read, Write};
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration as StdDuration;
+
+use common::*;
+use pep_core::{Duration, Rate};
+use pep_daemon::metrics::Refusal;
+use pep_lab::traffic::{self, Amount, FlowSpec, TrafficOptions};
+use pep_lab::DirParams;
+
+fn fast() -> DirParams {
+    DirParams::new(Rate::mbps(100), Duration::from_millis(1), 1000)
+}
+
+/// Half-close both ways, resets both ways, refused and unreachable
+/// destinations: each reaches the other side as it should.
+#[test]
+fn half_close_resets_and_unreachable_destinations() {
+    let Some(_g) = root_test("half_close_resets") else {
+        return;
+    };
+    let lab = three_nodes("dmn-sem", fast(), fast());
+    let n = nodes(&lab);
+    let cfg = config(&proxy_if(0), &format!("{}/32", n.client.addr), "");
+    let daemon = start_proxy(&n.proxy, &cfg).expect("daemon");
+    let m = daemon.metrics().clone();
+    let l = listen(&n.server, 7000);
+
+    // Client half-closes first; the server answers after seeing the EOF.
+    let mut c = connect(&n.client, n.server.addr, 7000).unwrap();
+    let mut s = accept(&l);
+    c.write_all(b"request").unwrap();
+    c.shutdown(std::net::Shutdown::Write).unwrap();
+    assert_eq!(
+        read_all(&mut s).unwrap(),
+        b"request",
+        "FIN reached the server"
+    );
+    let reply = vec![42u8; 3 << 20];
+    s.write_all(&reply).unwrap();
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    assert_eq!(read_all(&mut c).unwrap(), reply, "reply after half-close");
+    drop((c, s));
+
+    // Server half-closes first; the client keeps sending.
+    let mut c = connect(&n.client, n.server.addr, 7000).unwrap();
+    let mut s = accept(&l);
+    s.write_all(b"banner").unwrap();
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    assert_eq!(read_all(&mut c).unwrap(), b"banner");
+    c.write_all(b"still talking").unwrap();
+    c.shutdown(std::net::Shutdown::Write).unwrap();
+    assert_eq!(read_all(&mut s).unwrap(), b"still talking");
+    drop((c, s));
+
+    // A reset by either side reaches the other as a reset, not an EOF.
+    for client_resets in [true, false] {
+        let mut c = connect(&n.client, n.server.addr, 7000).unwrap();
+        let mut s = accept(&l);
+        c.write_all(b"x").unwrap();
+        let mut b = [0u8; 1];
+        s.read_exact(&mut b).unwrap();
+        let (gone, mut other) = if client_resets { (c, s) } else { (s, c) };
+        reset(gone);
+        let e = other.read(&mut [0u8; 16]);
+        assert!(
+            matches!(&e, Err(e) if e.kind() == ErrorKind::ConnectionReset),
+            "client_resets={client_resets}: {e:?}"
+        );
+    }
+
+    // The client routes the silent address through the proxy.
+    let via = lab.state().nodes[1].addrs[0].to_string();
+    pep_lab::netns::ip(&[
+        "-n",
+        &n.client.netns,
+        "route",
+        "add",
+        "198.18.1.77/32",
+        "via",
+        &via,
+    ])
+    .unwrap();
+    // Closed port, and an address nobody answers for: the client's
+    // connection was accepted by the proxy, and must end in a RST.
+    for (addr, port, what) in [
+        (n.server.addr, 7999, "refused"),
+        (std::net::Ipv4Addr::new(198, 18, 1, 77), 80, "unreachable"),
+    ] {
+        let t0 = std::time::Instant::now();
+        let mut c = connect(&n.client, addr, port).unwrap();
+        let e = c.read(&mut [0u8; 16]);
+        println!("{what}: {e:?} after {:?}", t0.elapsed());
+        assert!(
+            matches!(&e, Err(e) if e.kind() == ErrorKind::ConnectionReset),
+            "{what}: {e:?}"
+        );
+    }
+    assert!(wait_for(5, || m.active.load(Relaxed) == 0));
+    assert_eq!(m.ended_count("connect_failed"), 2);
+    assert_eq!(m.ended_count("reset_by_client"), 1);
+    assert_eq!(m.ended_count("reset_by_server"), 1);
+    assert_eq!(m.ended_count("clean"), 2);
+    daemon.shutdown().unwrap();
+    lab.down().unwrap();
+}
+
+/// 50 parallel transfers of random sizes (1 B to 50 MB, log-uniform, both
+/// ends included) arrive byte-identical through the proxy.
+#[test]
+fn fifty_parallel_transfers_are_byte_exact() {
+    let Some(_g) = root_test("fifty_parallel") else {
+        return;
+    };
+    let lab = three_nodes("dmn-exact", fast(), fast());
+    let n = nodes(&lab);
+    let cfg = config(
+        &proxy_if(0),
+        &format!("{}/32", n.client.addr),
+        "buffer = \"256KiB\"",
+    );
+    let daemon = start_proxy(&n.proxy, &cfg).expect("daemon");
+    let mut rng = 0x9e3779b97f4a7c15u64;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        (rng >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let max = 50_000_000f64;
+    let flows: Vec<FlowSpec> = (0..50)
+        .map(|i| {
+            let bytes = match i {
+                0 => 1,
+                1 => max as u64,
+                _ => max.powf(next()).round() as u64,
+            };
+            let mut f = FlowSpec::new(
+                &format!("f{i}"),
+                n.client.clone(),
+                n.server.clone(),
+                Amount::Bytes(bytes),
+            );
+            f.port = 6000 + i as u16;
+            f.seed = i as u64 + 1;
+            f
+        })
+        .collect();
+    let total: u64 = flows
+        .iter()
+        .map(|f| match f.amount {
+            Amount::Bytes(b) => b,
+            _ => 0,
+        })
+        .sum();
+    let opts = TrafficOptions {
+        deadline: Duration::from_secs(90),
+        ..TrafficOptions::default()
+    };
+    let t0 = std::time::Instant::now();
+    let r = traffic::run(&flows, &opts).unwrap();
+    println!("50 transfers, {total} bytes in {:?}", t0.elapsed());
+    for (f, spec) in r.flows.iter().zip(&flows) {
+        assert!(f.error.is_none(), "{}: {:?}", f.name, f.error);
+        assert!(f.byte_exact(), "{}: {f:?}", f.name);
+        assert_eq!(Amount::Bytes(f.delivered_bytes), spec.amount, "{}", f.name);
+    }
+    let m = daemon.metrics().clone();
+    assert!(wait_for(5, || m.active.load(Relaxed) == 0));
+    assert_eq!(m.accepted.load(Relaxed), 50);
+    assert_eq!(m.ended_count("clean"), 50);
+    assert_eq!(m.bytes_up.load(Relaxed), total);
+    daemon.shutdown().unwrap();
+    lab.down().unwrap();
+}
+
+/// Past the connection limit new connections are reset at once and the
+/// others carry on; a receiver that stops reading costs the proxy at most
+/// its buffer bound; a client vanishing mid-transfer disturbs no one.
+#[test]
+fn limits_memory_bound_and_vanishing_clients() {
+    let Some(_g) = root_test("limits") else {
+        return;
+    };
+    let lab = three_nodes("dmn-limits", fast(), fast());
+    let n = nodes(&lab);
+    let cfg = config(
+        &proxy_if(0),
+        &format!("{}/32", n.client.addr),
+        "max_connections = 4\nbuffer = \"1MiB\"",
+    );
+    let daemon = start_proxy(&n.proxy, &cfg).expect("daemon");
+    let m = daemon.metrics().clone();
+    let l = listen(&n.server, 7000);
+    let mut held: Vec<_> = (0..4)
+        .map(|_| {
+            let c = connect(&n.client, n.server.addr, 7000).unwrap();
+            (c, accept(&l))
+        })
+        .collect();
+    let mut extra = connect(&n.client, n.server.addr, 7000).unwrap();
+    let e = extra.read(&mut [0u8; 4]);
+    assert!(
+        matches!(&e, Err(e) if e.kind() == ErrorKind::ConnectionReset),
+        "{e:?}"
+    );
+    assert_eq!(m.refused(Refusal::Limit), 1);
+    for (c, s) in &mut held {
+        c.write_all(b"ping").unwrap();
+        let mut b = [0u8; 4];
+        s.read_exact(&mut b).unwrap();
+        assert_eq!(&b, b"ping", "held connections unaffected");
+    }
+
+    // A receiver that stops reading: the server pushes 200 MB, the client
+    // reads nothing. The proxy's buffers stay within 1 MiB per direction.
+    let rss0 = rss();
+    let (c, mut s) = held.pop().unwrap();
+    let pusher = std::thread::spawn(move || {
+        let chunk = vec![7u8; 1 << 20];
+        let mut sent = 0u64;
+        s.set_write_timeout(Some(StdDuration::from_secs(3)))
+            .unwrap();
+        while sent < 200 << 20 {
+            match s.write(&chunk) {
+                Ok(k) => sent += k as u64,
+                Err(_) => break, // blocked: the window closed
+            }
+        }
+        (sent, s)
+    });
+    let (sent, mut s) = pusher.join().unwrap();
+    let (alloc, buffered, rss1) = (m.allocated.load(Relaxed), m.buffered.load(Relaxed), rss());
+    println!(
+        "stalled receiver: server wrote {sent} B before blocking; proxy buffered {buffered} B, \
+         allocated {alloc} B; test process RSS {} -> {} KiB",
+        rss0 / 1024,
+        rss1 / 1024
+    );
+    assert!(sent < 100 << 20, "backpressure must stop the sender");
+    // The stalled direction holds its 1 MiB bound; the 4 connections'
+    // ping directions hold their first 16 KiB allocation each.
+    assert!(buffered <= (1 << 20) + 16, "{buffered}");
+    assert!(alloc <= (1 << 20) + 4 * (16 << 10), "{alloc}");
+    assert!(
+        rss1 < rss0 + (8 << 20),
+        "RSS grew {} KiB",
+        (rss1 - rss0) / 1024
+    );
+
+    // That client vanishes (RST) with data in flight; the others carry on.
+    reset(c);
+    assert!(wait_for(5, || m.ended_count("reset_by_client") == 1));
+    let _ = s.write(b"more");
+    for (c, s) in &mut held {
+        s.write_all(b"pong").unwrap();
+        let mut b = [0u8; 4];
+        c.read_exact(&mut b).unwrap();
+        assert_eq!(&b, b"pong");
+    }
+    // The reset connection's megabyte is freed; three small ones remain.
+    assert!(
+        wait_for(5, || m.allocated.load(Relaxed) <= 6 * (16 << 10)),
+        "buffers freed"
+    );
+    drop(held);
+    daemon.shutdown().unwrap();
+    lab.down().unwrap();
+}
+
+/// Malformed config fields and unknown congestion controls are refused
+/// with errors naming the field; nothing is left installed.
+#[test]
+fn bad_config_is_refused_by_name() {
+    let Some(_g) = root_test("bad_config") else {
+        return;
+    };
+    let lab = three_nodes("dmn-bad", fast(), fast());
+    let n = nodes(&lab);
+    let base = config(&proxy_if(0), "198.18.0.0/24", "");
+    let e = start_proxy(&n.proxy, &format!("{base}[server_leg]\ncc = \"warp9\"\n"))
+        .err()
+        .unwrap();
+    println!("unknown cc: {e}");
+    assert!(e.contains("server_leg.cc") && e.contains("warp9"), "{e}");
+    let e = start_proxy(
+        &n.proxy,
+        &config(&proxy_if(0), "198.18.0.0/24", "buffer = \"-3MiB\""),
+    )
+    .err()
+    .unwrap();
+    println!("bad buffer: {e}");
+    assert!(e.contains("proxy.buffer"), "{e}");
+    let e = start_proxy(
+        &n.proxy,
+        &format!("{base}[[route]]\ndst = \"10.0.0.0/99\"\n"),
+    )
+    .err()
+    .unwrap();
+    assert!(e.contains("route[0].dst"), "{e}");
+    // Nothing installed by the failed starts.
+    let out = std::process::Command::new("ip")
+        .args(["netns", "exec", &n.proxy.netns, "nft", "list", "tables"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("pepkit"));
+    lab.down().unwrap();
+}
+
+fn goodput_mbps(r: &traffic::TrafficReport) -> f64 {
+    let f = &r.flows[0];
+    assert!(
+        f.error.is_none() && f.byte_exact(),
+        "{}: {:?}, {} of {} bytes",
+        f.name,
+        f.error,
+        f.delivered_bytes,
+        f.sent_bytes
+    );
+    let secs = (f.last_byte.unwrap() - f.start).as_secs_f64();
+    f.delivered_bytes as f64 * 8e-6 / secs
+}
+
+/// server - 20 Mbit/s 100 ms - proxy - 10 Mbit/s 10 ms, 1 % loss - client.
+/// With the proxy (cubic on both legs) the loss is recovered over a 20 ms
+/// loop instead of a 220 ms one: at least 4x end-to-end cubic. 15 s per run
+/// instead of 30 s (the margin stays large; both numbers are printed).
+/// The server opens the connection (the lab's traffic tool connects from
+/// the sender), so the proxy intercepts on its server-side interface.
+#[test]
+fn split_gains_4x_when_loss_is_near_the_pep() {
+    let Some(_g) = root_test("gain") else {
+        return;
+    };
+    let lossy = DirParams::new(Rate::mbps(10), Duration::from_millis(10), 100)
+        .with_loss(pep_lab::LossParams::Bernoulli { p: 0.01 });
+    let long = DirParams::new(Rate::mbps(20), Duration::from_millis(100), 400);
+    let lab = three_nodes("dmn-gain", lossy, long);
+    let n = nodes(&lab);
+    let run = |name: &str| {
+        let mut f = FlowSpec::new(
+            name,
+            n.server.clone(),
+            n.client.clone(),
+            Amount::For(Duration::from_secs(15)),
+        );
+        f.cc = "cubic".into();
+        let opts = TrafficOptions {
+            deadline: Duration::from_secs(60),
+            ..TrafficOptions::default()
+        };
+        goodput_mbps(&traffic::run(&[f], &opts).unwrap())
+    };
+    let e2e = run("e2e-cubic");
+    let cfg = config(
+        &proxy_if(1),
+        &format!("{}/32", n.server.addr),
+        "[client_leg]\ncc = \"cubic\"\n[server_leg]\ncc = \"cubic\"",
+    );
+    let daemon = start_proxy(&n.proxy, &cfg).expect("daemon");
+    let pep = run("pep-cubic");
+    let m = daemon.metrics().clone();
+    println!("loss near the PEP: end-to-end cubic {e2e:.3} Mbit/s, split cubic/cubic {pep:.3} Mbit/s, x{:.1}", pep / e2e);
+    assert_eq!(
+        m.accepted.load(Relaxed),
+        1,
+        "the flow went through the proxy"
+    );
+    assert!(pep >= 4.0 * e2e, "{pep:.3} vs {e2e:.3}");
+    daemon.shutdown().unwrap();
+    lab.down().unwrap();
+}
+
+/// GEO: server - 1 Gbit/s 5 ms - proxy - 20 Mbit/s 300 ms, 0.5 % loss -
+/// client, 20 s per run. End-to-end cubic and bbr, then the proxy with bbr
+/// and with cubic on the long leg (cubic on the short one). The proxy with
+/// bbr must reach 3x end-to-end cubic and 90 % of end-to-end bbr.
+#[test]
+fn geo_path_split_and_congestion_control() {
+    let Some(_g) = root_test("geo") else {
+        return;
+    };
+    let geo = DirParams::new(Rate::mbps(20), Duration::from_millis(300), 1200)
+        .with_loss(pep_lab::LossParams::Bernoulli { p: 0.005 });
+    let short = DirParams::new(Rate::mbps(1000), Duration::from_millis(5), 2000);
+    let lab = three_nodes("dmn-geo", geo, short);
+    let n = nodes(&lab);
+    // Goodput = bytes delivered to the client in the first 20 s / 20 s.
+    // Through the proxy the sender finishes early (1 Gbit/s leg) and the
+    // proxy's buffers drain over the satellite leg afterwards; with cubic
+    // the tail is long, so the proxy's buffer is 2 MiB (above the 1.5 MB
+    // BDP) and the fast leg's receive buffer 1 MiB, and only the first
+    // 20 s of delivery (checked byte for byte) are counted.
+    let run = |name: &str, cc: &str| {
+        let mut f = FlowSpec::new(
+            name,
+            n.server.clone(),
+            n.client.clone(),
+            Amount::For(Duration::from_secs(20)),
+        );
+        f.cc = cc.into();
+        let opts = TrafficOptions {
+            deadline: Duration::from_secs(100),
+            ..TrafficOptions::default()
+        };
+        let r = traffic::run(&[f], &opts).unwrap();
+        let f = &r.flows[0];
+        assert!(
+            f.error.is_none() && f.byte_exact(),
+            "{}: {:?}",
+            f.name,
+            f.error
+        );
+        let bins = (20_000 / r.interval.as_millis_f64() as usize).min(f.goodput.len());
+        f.goodput[..bins].iter().sum::<u64>() as f64 * 8e-6 / 20.0
+    };
+    let e2e_cubic = run("e2e-cubic", "cubic");
+    let e2e_bbr = run("e2e-bbr", "bbr");
+    let mut pep = Vec::new();
+    for long_cc in ["bbr", "cubic"] {
+        let cfg = config(
+            &proxy_if(1),
+            &format!("{}/32", n.server.addr),
+            // The server node opens the connection, so the proxy's server
+            // leg is the one toward the client node: the satellite leg.
+            &format!(
+                "buffer = \"2MiB\"\n[server_leg]\ncc = \"{long_cc}\"\n[client_leg]\ncc = \"cubic\"\nrcvbuf = \"1MiB\""
+            ),
+        );
+        let daemon = start_proxy(&n.proxy, &cfg).expect("daemon");
+        pep.push(run(&format!("pep-{long_cc}"), "cubic"));
+        assert_eq!(daemon.metrics().accepted.load(Relaxed), 1);
+        daemon.shutdown().unwrap();
+    }
+    println!(
+        "GEO goodput (Mbit/s, 20 s): e2e cubic {e2e_cubic:.3}, e2e bbr {e2e_bbr:.3}, \
+         proxy bbr-long {:.3}, proxy cubic-long {:.3}",
+        pep[0], pep[1]
+    );
+    assert!(
+        pep[0] >= 3.0 * e2e_cubic,
+        "{:.3} vs cubic {e2e_cubic:.3}",
+        pep[0]
+    );
+    assert!(pep[0] >= 0.9 * e2e_bbr, "{:.3} vs bbr {e2e_bbr:.3}", pep[0]);
+    lab.down().unwrap();
+}
