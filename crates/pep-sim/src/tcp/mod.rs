@@ -44,6 +44,7 @@
 //! the reverse data direction and connection teardown beyond the one FIN.
 
 mod config;
+pub mod pacing;
 mod sender;
 mod sink;
 
@@ -55,6 +56,7 @@ mod sender_tests;
 mod sink_tests;
 
 pub use config::{AckPolicy, AppSource, SinkConfig, TcpConfig};
+pub use pacing::PacingConfig;
 pub use pep_core::cc::{Growth, Recovery};
 pub(crate) use sender::SENDER_RWND;
 pub use sender::{SenderStats, TcpSender, TxKind};
