@@ -165,6 +165,7 @@ impl Simulation {
             links: out.series.contains(&Series::Links),
             queues: out.series.contains(&Series::Queues),
             cwnd: out.series.contains(&Series::Cwnd),
+            tseq: out.series.contains(&Series::Tseq),
         };
         if series.goodput || series.links {
             queue.schedule(Instant::ZERO + out.interval, Event::Bin);

@@ -197,3 +197,69 @@ fn a_one_megabyte_window_is_honoured_on_a_long_fat_path() {
     );
     assert!(sim.sender(0).unwrap().rwnd() > 65_535);
 }
+
+#[test]
+fn tseq_csv_records_sends_retransmissions_and_acks_only_when_asked() {
+    let drop = "loss = { kind = \"drop\", flow = \"f\", segments = [20] }";
+    let text = |series: &str| {
+        format!(
+            r#"
+[scenario]
+name = "tseq"
+duration = "2s"
+[defaults.tcp]
+mss = "1000B"
+[[node]]
+name = "a"
+[[node]]
+name = "b"
+[[link]]
+between = ["a", "b"]
+rate = "10Mbps"
+delay = "10ms"
+{drop}
+[[flow]]
+name = "f"
+from = "a"
+to = "b"
+sink = {{ sack = true }}
+tcp = {{ cc = "sack" }}
+source = {{ kind = "finite", size = "100KB" }}
+[output]
+series = [{series}]
+"#
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let sc = Scenario::from_toml_str(&text("\"tseq\""), "t").unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = Simulation::new(&sc);
+    sim.run();
+    let files = sim.write_outputs(dir.path()).unwrap();
+    assert!(files.contains(&"tseq.csv".to_string()));
+    let body = std::fs::read_to_string(dir.path().join("tseq.csv")).unwrap();
+    let mut lines = body.lines();
+    assert_eq!(lines.next(), Some("time_s,flow,event,seq,ack,len,wnd,sack"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let count = |e: &str| rows.iter().filter(|r| r[2] == e).count();
+    let st = *sim.sender(0).unwrap().stats();
+    assert_eq!(
+        count("new") as u64 + count("fin") as u64,
+        st.segments_sent - st.retransmitted_segments
+    );
+    assert_eq!(count("retransmit") as u64, st.retransmitted_segments);
+    assert_eq!(count("ack") as u64, st.acks_received);
+    // The retransmission is of segment 20 (offset 19000), and the ACKs
+    // during recovery SACK the data above it.
+    assert!(rows.iter().any(|r| r[2] == "retransmit" && r[3] == "19000"));
+    assert!(rows
+        .iter()
+        .any(|r| r[2] == "ack" && r[4] == "19000" && r[7].starts_with("20000-")));
+
+    let dir2 = tempfile::tempdir().unwrap();
+    let sc = Scenario::from_toml_str(&text("\"goodput\""), "t").unwrap();
+    let mut sim = Simulation::new(&sc);
+    sim.run();
+    let files = sim.write_outputs(dir2.path()).unwrap();
+    assert!(!files.contains(&"tseq.csv".to_string()));
+    assert!(sim.metrics().tseq.is_empty());
+}

@@ -304,6 +304,9 @@ pub enum Series {
     Queues,
     /// Congestion window per flow per `sample`.
     Cwnd,
+    /// Every segment each sender sends and receives (`tseq.csv`). Large,
+    /// so not in [`Series::ALL`], the default.
+    Tseq,
 }
 
 impl Series {
