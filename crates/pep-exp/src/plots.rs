@@ -423,6 +423,18 @@ pub fn run_charts(dir: &Path, kinds: &[String]) -> Result<Vec<Named>, String> {
             );
         }
     }
+    let csv = dir.join("tseq.csv");
+    if want("tseq") && csv.is_file() {
+        let flows: Vec<_> = crate::tseq::from_csv(&csv)?.into_iter().take(4).collect();
+        if !flows.is_empty() {
+            push(
+                "tseq",
+                Chart::time_sequence(flows)
+                    .title("Time-sequence graph (tseq.csv)")
+                    .y_label("sequence number (bytes, relative)"),
+            );
+        }
+    }
     if want("tseq") {
         let mut pcaps: Vec<PathBuf> = std::fs::read_dir(dir)
             .map_err(|e| format!("{}: {e}", dir.display()))?
@@ -451,7 +463,7 @@ pub fn run_charts(dir: &Path, kinds: &[String]) -> Result<Vec<Named>, String> {
     }
     if out.is_empty() {
         return Err(format!(
-            "{}: nothing to plot (no goodput.csv, links.csv, queues.csv, cwnd.csv or *.pcap)",
+            "{}: nothing to plot (no goodput.csv, links.csv, queues.csv, cwnd.csv, tseq.csv or *.pcap)",
             dir.display()
         ));
     }

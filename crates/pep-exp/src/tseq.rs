@@ -126,3 +126,34 @@ pub fn from_pcap(path: &Path) -> Result<Vec<FlowTrace>, String> {
 fn name(src: Endpoint, dst: Endpoint) -> String {
     format!("{}:{} → {}:{}", src.0, src.1, dst.0, dst.1)
 }
+
+/// One trace per flow from a simulator run's `tseq.csv` (columns
+/// `time_s,flow,event,seq,ack,len,wnd,sack`), in order of first row.
+pub fn from_csv(path: &Path) -> Result<Vec<FlowTrace>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out: Vec<FlowTrace> = Vec::new();
+    for (i, line) in text.lines().enumerate().skip(1) {
+        let c: Vec<&str> = line.split(',').collect();
+        let bad = || format!("{}:{}: not a tseq.csv row", path.display(), i + 1);
+        if c.len() < 8 {
+            return Err(bad());
+        }
+        let num = |s: &str| s.parse::<f64>().map_err(|_| bad());
+        let t = num(c[0])?;
+        let k = match out.iter().position(|f| f.name == c[1]) {
+            Some(k) => k,
+            None => {
+                out.push(FlowTrace::new(c[1]));
+                out.len() - 1
+            }
+        };
+        let f = &mut out[k];
+        match c[2] {
+            "new" => f.sent.push((t, num(c[3])?)),
+            "retransmit" => f.retransmitted.push((t, num(c[3])?)),
+            "ack" => f.acks.push(AckSample::new(t, num(c[4])?, num(c[6])?)),
+            _ => {}
+        }
+    }
+    Ok(out)
+}

@@ -13,7 +13,9 @@ use crate::scenario::{
     SourceSpec,
 };
 use crate::sim::{Flow, Port, RunInfo, Simulation, NO_ROUTE};
-use crate::tcp::{AckPolicy, AppSource, Growth, Recovery, SinkConfig, TcpConfig, TcpSink};
+use crate::tcp::{
+    AckPolicy, AppSource, Growth, PacingConfig, Recovery, SinkConfig, TcpConfig, TcpSink,
+};
 use crate::traffic::OnOff;
 
 /// The port (link direction) index of `link` in direction `d`.
@@ -50,6 +52,11 @@ pub fn tcp_config(t: &crate::scenario::TcpSpec, sink: &crate::scenario::SinkSpec
         clock_granularity: t.clock_granularity,
         handshake: t.handshake,
         max_burst: t.max_burst,
+        pacing: t.pacing.then(|| PacingConfig {
+            max_rate: t.max_pacing_rate,
+            ..PacingConfig::default()
+        }),
+        sndbuf: t.sndbuf.unwrap_or(u64::MAX),
         ..TcpConfig::default()
     }
 }
@@ -158,6 +165,7 @@ impl Simulation {
             links: out.series.contains(&Series::Links),
             queues: out.series.contains(&Series::Queues),
             cwnd: out.series.contains(&Series::Cwnd),
+            tseq: out.series.contains(&Series::Tseq),
         };
         if series.goodput || series.links {
             queue.schedule(Instant::ZERO + out.interval, Event::Bin);

@@ -28,6 +28,7 @@ pub mod sim;
 pub mod tcp;
 pub mod trace;
 pub mod traffic;
+pub mod tseq;
 pub mod units;
 
 pub use packet::Packet;

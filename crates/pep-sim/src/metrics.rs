@@ -14,6 +14,8 @@ pub struct SeriesSet {
     pub links: bool,
     pub queues: bool,
     pub cwnd: bool,
+    /// The per-packet time-sequence trace (`tseq.csv`); never in `ALL`.
+    pub tseq: bool,
 }
 
 impl SeriesSet {
@@ -22,12 +24,14 @@ impl SeriesSet {
         links: true,
         queues: true,
         cwnd: true,
+        tseq: false,
     };
     pub const NONE: SeriesSet = SeriesSet {
         goodput: false,
         links: false,
         queues: false,
         cwnd: false,
+        tseq: false,
     };
 }
 
@@ -80,6 +84,7 @@ pub struct Metrics {
     pub links: Vec<LinkRow>,
     pub queues: Vec<QueueRow>,
     pub cwnd: Vec<CwndRow>,
+    pub tseq: Vec<crate::tseq::TseqRow>,
     last_bin: Instant,
     last_delivered: Vec<u64>,
     last_bytes: Vec<u64>,
@@ -102,6 +107,7 @@ impl Metrics {
             links: Vec::new(),
             queues: Vec::new(),
             cwnd: Vec::new(),
+            tseq: Vec::new(),
             last_bin: Instant::ZERO,
             last_delivered: vec![0; flows],
             last_bytes: vec![0; ports],

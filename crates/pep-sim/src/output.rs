@@ -225,6 +225,11 @@ impl Simulation {
             }
             put("cwnd.csv", s)?;
         }
+        if m.series.tseq {
+            let starts: Vec<_> = self.flows.iter().map(|f| f.data_start).collect();
+            let names: Vec<_> = self.flows.iter().map(|f| f.name.clone()).collect();
+            put("tseq.csv", crate::tseq::csv(&m.tseq, &starts, &names))?;
+        }
         let json = serde_json::to_string_pretty(&self.summary()).map_err(io::Error::other)?;
         put("summary.json", json + "\n")?;
         Ok(written)

@@ -14,6 +14,7 @@ use crate::metrics::Metrics;
 use crate::packet::{NodeIndex, Packet};
 use crate::tcp::{AppSource, TcpConfig, TcpSender, TcpSink, TxKind};
 use crate::traffic::OnOff;
+use crate::tseq::{TseqEvent, TseqRow};
 
 /// No route from a node to a destination.
 pub(crate) const NO_ROUTE: u32 = u32::MAX;
@@ -197,6 +198,9 @@ impl Simulation {
             self.flows[fi].sink.handle_segment(now, &p.seg);
             self.drain_sink(fi);
         } else if let Some(s) = self.flows[fi].sender.as_mut() {
+            if self.metrics.series.tseq {
+                self.metrics.tseq.push(ack_row(now, &p.seg));
+            }
             s.handle_segment(now, &p.seg);
             self.drain_sender(fi);
         }
@@ -316,6 +320,9 @@ impl Simulation {
                 dst: f.dst,
             };
             let src = f.src;
+            if self.metrics.series.tseq {
+                self.metrics.tseq.push(sent_row(now, &seg, kind));
+            }
             self.send(src, p);
         }
         let f = &mut self.flows[fi];
@@ -405,6 +412,26 @@ impl Simulation {
     /// Duration of the scenario.
     pub fn duration(&self) -> Duration {
         self.end - Instant::ZERO
+    }
+}
+
+#[cold]
+fn ack_row(t: Instant, seg: &pep_core::Segment) -> TseqRow {
+    TseqRow {
+        t,
+        flow: seg.flow.0,
+        event: TseqEvent::Ack,
+        seg: *seg,
+    }
+}
+
+#[cold]
+fn sent_row(t: Instant, seg: &pep_core::Segment, kind: TxKind) -> TseqRow {
+    TseqRow {
+        t,
+        flow: seg.flow.0,
+        event: TseqEvent::Sent(kind),
+        seg: *seg,
     }
 }
 

@@ -223,6 +223,12 @@ pub struct TcpSpec {
     /// Most segments sent back to back in response to one ACK; `None` is
     /// unlimited (ns-2's `maxburst_ = 0`).
     pub max_burst: Option<u32>,
+    /// Pace segments at Linux's cwnd/srtt-derived rate.
+    pub pacing: bool,
+    /// Cap on the pacing rate (`SO_MAX_PACING_RATE`); needs `pacing`.
+    pub max_pacing_rate: Option<Rate>,
+    /// Send buffer in bytes (`SO_SNDBUF`); `None`: unlimited.
+    pub sndbuf: Option<u64>,
 }
 
 impl TcpSpec {
@@ -298,6 +304,9 @@ pub enum Series {
     Queues,
     /// Congestion window per flow per `sample`.
     Cwnd,
+    /// Every segment each sender sends and receives (`tseq.csv`). Large,
+    /// so not in [`Series::ALL`], the default.
+    Tseq,
 }
 
 impl Series {

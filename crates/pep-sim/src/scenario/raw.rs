@@ -118,6 +118,9 @@ pub(crate) struct Tcp {
     pub clock_granularity: Option<S<Dur>>,
     pub handshake: Option<S<bool>>,
     pub max_burst: Option<S<u32>>,
+    pub pacing: Option<S<bool>>,
+    pub max_pacing_rate: Option<S<RateV>>,
+    pub sndbuf: Option<S<Size>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

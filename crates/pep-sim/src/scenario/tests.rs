@@ -108,6 +108,9 @@ fn base_loads_with_builtin_defaults() {
             clock_granularity: Duration::from_millis(1),
             handshake: false,
             max_burst: None,
+            pacing: false,
+            max_pacing_rate: None,
+            sndbuf: None,
         }
     );
     assert_eq!(

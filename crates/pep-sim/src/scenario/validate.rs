@@ -213,6 +213,9 @@ fn builtin() -> Base {
             clock_granularity: Duration::from_millis(1),
             handshake: false,
             max_burst: None,
+            pacing: false,
+            max_pacing_rate: None,
+            sndbuf: None,
         },
         sink: SinkSpec {
             rwnd: 1 << 20,
@@ -341,6 +344,28 @@ fn apply(
         if let Some(v) = take(ctx, set, at, "tcp.max_burst", &r.max_burst, burst) {
             t.max_burst = v;
         }
+        if let Some(v) = take(ctx, set, at, "tcp.pacing", &r.pacing, |b| Ok(*b)) {
+            t.pacing = v;
+        }
+        let pos_rate =
+            |r: &raw::RateV| crate::units::positive_rate(r.0).map_err(|e| e.message().to_string());
+        if let Some(v) = take(
+            ctx,
+            set,
+            at,
+            "tcp.max_pacing_rate",
+            &r.max_pacing_rate,
+            pos_rate,
+        ) {
+            t.max_pacing_rate = Some(v);
+        }
+        let buf = |v: &raw::Size| match v.0 {
+            0 => Err("must be at least 1B".to_string()),
+            n => Ok(n),
+        };
+        if let Some(v) = take(ctx, set, at, "tcp.sndbuf", &r.sndbuf, buf) {
+            t.sndbuf = Some(v);
+        }
     }
     let Some(r) = sink else { return };
     let s = &mut base.sink;
@@ -387,6 +412,11 @@ fn cross_check(ctx: &mut Ctx, b: &Base, layer: Layer) {
                 "initial_rto ({}) must lie within min_rto ({}) and max_rto ({})",
                 t.initial_rto, t.min_rto, t.max_rto
             ),
+        ),
+        (
+            t.max_pacing_rate.is_some() && !t.pacing,
+            &["tcp.max_pacing_rate", "tcp.pacing"],
+            "max_pacing_rate caps pacing: set tcp.pacing = true as well".to_string(),
         ),
     ];
     for (bad, keys, msg) in checks {

@@ -4,6 +4,8 @@ use pep_core::cc::{CcConfig, Growth, Recovery};
 use pep_core::rtt::RttConfig;
 use pep_core::{Duration, Seq};
 
+use super::pacing::PacingConfig;
+
 /// Sender parameters. Defaults follow the RFCs; ns-2 reproductions override
 /// them (ns-2: `packetSize_` 1000, `windowInit_` 2, `minrto_` 200 ms,
 /// initial RTO 3 s, `tcpTick_` 10 ms, `syn_` true, `window_` 20 packets).
@@ -54,6 +56,13 @@ pub struct TcpConfig {
     /// arrives (the SYN-ACK, or the first ACK when there is no handshake).
     /// Set it to the sink's `rwnd`. Default 65535.
     pub initial_rwnd: u32,
+    /// Pace segments at a rate derived from cwnd/srtt, as Linux with the
+    /// `fq` qdisc ([`super::pacing`]). `None`: unpaced (default).
+    pub pacing: Option<PacingConfig>,
+    /// The application's send buffer (`SO_SNDBUF`): bytes unacknowledged or
+    /// written but unsent at once. A bulk source keeps it full, so it caps
+    /// in-flight data like a third window. Default `u64::MAX` (unlimited).
+    pub sndbuf: u64,
 }
 
 impl Default for TcpConfig {
@@ -76,6 +85,8 @@ impl Default for TcpConfig {
             handshake: false,
             max_burst: None,
             initial_rwnd: 65_535,
+            pacing: None,
+            sndbuf: u64::MAX,
         }
     }
 }

@@ -33,7 +33,8 @@
 //! Modelled: optional SYN handshake, slow start and congestion avoidance
 //! (Reno, CUBIC, Westwood+), Tahoe/Reno/NewReno/SACK (RFC 6675) loss
 //! recovery, RFC 6298 timer with Karn's algorithm and backoff, receiver
-//! window, zero-window probing, `max_burst`, FIN; delayed ACKs with count
+//! window, zero-window probing, `max_burst`, Linux-style pacing
+//! ([`pacing`]), a send-buffer cap (`sndbuf`), FIN; delayed ACKs with count
 //! and timer, immediate ACKs on out-of-order data and hole fills, SACK
 //! block generation. Not modelled (yet): limited transmit (RFC 3042),
 //! HyStart++ (RFC 9406), PRR (RFC 6937), RACK (RFC 8985), timestamps
@@ -44,6 +45,7 @@
 //! the reverse data direction and connection teardown beyond the one FIN.
 
 mod config;
+pub mod pacing;
 mod sender;
 mod sink;
 
@@ -55,6 +57,7 @@ mod sender_tests;
 mod sink_tests;
 
 pub use config::{AckPolicy, AppSource, SinkConfig, TcpConfig};
+pub use pacing::PacingConfig;
 pub use pep_core::cc::{Growth, Recovery};
 pub(crate) use sender::SENDER_RWND;
 pub use sender::{SenderStats, TcpSender, TxKind};

@@ -43,6 +43,7 @@ use pep_core::rtt::RttEstimator;
 use pep_core::{Duration, Flags, FlowId, Instant, SackBlocks, Segment, Seq};
 
 use super::config::{AppSource, TcpConfig};
+use super::pacing::{Pacer, RateInputs};
 
 /// The window the sender's own (empty) receive side advertises.
 pub(crate) const SENDER_RWND: u32 = 1 << 30;
@@ -185,6 +186,12 @@ pub struct TcpSender {
     completion: Option<Instant>,
     /// The FIN has been acknowledged: nothing more to do.
     closed: bool,
+    /// Pacing, if enabled, and the release instant that held back the last
+    /// `poll_transmit` (reported by `poll_timeout`).
+    pacer: Option<Pacer>,
+    paced: Option<Instant>,
+    /// `SO_SNDBUF`: a cap on in-flight bytes.
+    sndbuf: u64,
     stats: SenderStats,
 }
 
@@ -231,6 +238,9 @@ impl TcpSender {
             burst_left: cfg.max_burst,
             completion,
             closed: false,
+            pacer: cfg.pacing.map(Pacer::new),
+            paced: None,
+            sndbuf: cfg.sndbuf,
             stats: SenderStats::default(),
         }
     }
@@ -286,6 +296,13 @@ impl TcpSender {
         if self.closed {
             return None;
         }
+        self.paced = None;
+        if let Some(at) = self.pacer.as_ref().and_then(|p| p.release(now)) {
+            if self.phase == Phase::Established && self.wants_to_send() {
+                self.paced = Some(at);
+                return None;
+            }
+        }
         if self.phase == Phase::SynSent {
             let kind = self.pending.take()?;
             let seg = self.segment(self.isn, 0, Flags::SYN);
@@ -309,8 +326,7 @@ impl TcpSender {
             self.on_sent(now, &seg, kind);
             return Some((seg, kind));
         }
-        let wnd = self.cc.window().min(self.rwnd as u64);
-        if let Some((seg, kind)) = self.next_in_window(wnd) {
+        if let Some((seg, kind)) = self.next_in_window(self.send_window()) {
             self.on_sent(now, &seg, kind);
             return Some((seg, kind));
         }
@@ -320,7 +336,11 @@ impl TcpSender {
 
     /// When `handle_timeout` is next wanted.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.timer.map(|(at, _)| at)
+        let timer = self.timer.map(|(at, _)| at);
+        match (timer, self.paced) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     // ---- getters ------------------------------------------------------------
@@ -598,7 +618,7 @@ impl TcpSender {
     fn next_sack_segment(&self) -> Option<(Segment, TxKind)> {
         // New data is offered to NextSeg() if the receiver's window (alone:
         // pipe stands in for cwnd) and max_burst allow a segment.
-        let new = self.next_in_window(self.rwnd as u64);
+        let new = self.next_in_window((self.rwnd as u64).min(self.sndbuf));
         let next = self
             .cc
             .next_seg(self.snd_una, self.snd_max, new.is_some())?;
@@ -667,6 +687,9 @@ impl TcpSender {
             self.stats.window_probes += 1;
             return;
         }
+        if self.pacer.is_some() {
+            self.pace(now, seg);
+        }
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += seg.len as u64;
         let end = seg.end_seq();
@@ -700,6 +723,38 @@ impl TcpSender {
         // it running so that it will expire after RTO seconds".
         if !matches!(self.timer, Some((_, Timer::Retransmit))) {
             self.timer = Some((now + self.rtt.rto(), Timer::Retransmit));
+        }
+    }
+
+    /// `min(cwnd + inflation, rwnd, sndbuf)`: what may be outstanding.
+    #[inline]
+    fn send_window(&self) -> u64 {
+        self.cc.window().min(self.rwnd as u64).min(self.sndbuf)
+    }
+
+    /// Whether `poll_transmit` would send something now (pacing aside).
+    fn wants_to_send(&self) -> bool {
+        self.pending.is_some()
+            || if self.cc.in_sack_recovery() {
+                self.next_sack_segment().is_some()
+            } else {
+                self.next_in_window(self.send_window()).is_some()
+            }
+    }
+
+    #[cold]
+    fn pace(&mut self, now: Instant, seg: &Segment) {
+        let end = seg.end_seq().max(self.snd_nxt);
+        // The usable window, not cwnd alone: here cwnd keeps growing while
+        // rwnd or sndbuf limit the flow (Linux's does not: tcp_is_cwnd_limited).
+        let r = RateInputs {
+            cwnd: self.cc.cwnd().min(self.rwnd as u64).min(self.sndbuf),
+            ssthresh: self.cc.ssthresh(),
+            flight: end.bytes_since(self.snd_una) as u64,
+            srtt: self.rtt.srtt(),
+        };
+        if let Some(p) = self.pacer.as_mut() {
+            p.on_sent(now, seg.wire_len(), r);
         }
     }
 
