@@ -29,11 +29,17 @@
 //! * [`segment`]: the segment model mechanisms act on.
 //! * [`rng`]: seeded, labelled random streams.
 //! * [`queue`], [`loss`], [`link`]: time-driven network models shared by the
-//!   simulator and the lab.
+//!   simulator and the lab: queue disciplines (DropTail, RED, priority,
+//!   weighted two-class sharing), loss models (Bernoulli, Gilbert-Elliott,
+//!   scripted, per packet kind), link directions.
+//! * [`medium`]: a half-duplex medium shared by a link's two directions.
+//! * [`host`]: per-packet processing cost at an end host.
 
 pub mod cc;
+pub mod host;
 pub mod link;
 pub mod loss;
+pub mod medium;
 pub mod queue;
 pub mod rng;
 pub mod rtt;
@@ -41,6 +47,6 @@ pub mod segment;
 pub mod seq;
 pub mod time;
 
-pub use segment::{Flags, FlowId, SackBlocks, Segment, Timestamps};
+pub use segment::{Flags, FlowId, KindFilter, SackBlocks, Segment, Timestamps};
 pub use seq::Seq;
 pub use time::{Duration, Instant, Rate};

@@ -15,6 +15,16 @@
 //! That halves the events a packet costs per hop. The catch-up happens before
 //! any admission decision, so at equal instants a transmission that ends
 //! frees the transmitter before a new arrival is admitted.
+//!
+//! The catch-up asks the queue for the next packet at the exact instant each
+//! transmission ends, after every arrival up to then has been offered (each
+//! `enqueue` catches up first). Disciplines that choose at dequeue (priority,
+//! weighted sharing) and RED's idle clock therefore behave exactly as in an
+//! eager simulator: laziness only defers *when the code runs*, never what
+//! the discipline sees.
+//!
+//! A direction may instead share its transmitter with the opposite one (a
+//! half-duplex medium); [`crate::medium::HalfDuplex`] then drives both.
 
 use std::collections::VecDeque;
 
@@ -62,6 +72,9 @@ pub struct LinkDir<T> {
     tx: Option<(Instant, T)>,
     /// Packets propagating, with their arrival times (non-decreasing).
     pipe: VecDeque<(Instant, T)>,
+    /// The transmitter is shared with the opposite direction: a
+    /// [`crate::medium::HalfDuplex`] starts transmissions, not this link.
+    shared: bool,
 }
 
 impl<T: LinkItem> LinkDir<T> {
@@ -74,6 +87,7 @@ impl<T: LinkItem> LinkDir<T> {
             stats: LinkStats::default(),
             tx: None,
             pipe: VecDeque::new(),
+            shared: false,
         }
     }
 
@@ -89,6 +103,7 @@ impl<T: LinkItem> LinkDir<T> {
 
     /// Offers a packet for transmission at `now`.
     pub fn enqueue(&mut self, now: Instant, item: T) -> Result<(), (T, DropReason)> {
+        debug_assert!(!self.shared, "a half-duplex direction is fed by its medium");
         self.advance(now);
         self.queue.enqueue(now, item)?;
         if self.tx.is_none() {
@@ -106,11 +121,53 @@ impl<T: LinkItem> LinkDir<T> {
         }
     }
 
+    /// Starts the next queued packet at `at + gap` (a medium's contention
+    /// backoff); the packet is chosen at `at`.
+    pub(crate) fn start_after(&mut self, at: Instant, gap: Duration) {
+        self.start_next(at);
+        if let Some((done, _)) = &mut self.tx {
+            *done += gap;
+        }
+    }
+
+    /// When the current transmission ends, if one is under way.
+    pub(crate) fn tx_end(&self) -> Option<Instant> {
+        self.tx.as_ref().map(|(t, _)| *t)
+    }
+
+    pub(crate) fn set_shared(&mut self) {
+        self.shared = true;
+    }
+
+    /// Completes the current transmission: counters, loss, delay line.
+    pub(crate) fn finish_tx(&mut self) {
+        let Some((done, item)) = self.tx.take() else {
+            return;
+        };
+        self.stats.tx_packets += 1;
+        self.stats.tx_bytes += item.wire_len() as u64;
+        if self.loss.lose(done, item.segment()) {
+            self.stats.lost_packets += 1;
+        } else {
+            self.pipe.push_back((done + self.delay, item));
+        }
+    }
+
     /// When the driver must call [`Self::handle_timeout`] next: when the
     /// next packet reaches the far end. With nothing propagating, that is the
     /// end of the current transmission plus the delay (an early wake-up if
     /// the packet turns out to be lost: the link then asks again).
+    ///
+    /// A half-duplex direction also wakes when its transmission ends, so the
+    /// medium passes to the other direction on time.
     pub fn poll_timeout(&self) -> Option<Instant> {
+        if self.shared {
+            let ends = self.tx_end();
+            return match self.pipe.front() {
+                Some((t, _)) => Some(ends.map_or(*t, |e| e.min(*t))),
+                None => ends,
+            };
+        }
         match (self.pipe.front(), &self.tx) {
             (Some((t, _)), _) => Some(*t),
             (None, Some((done, _))) => Some(*done + self.delay),
@@ -118,7 +175,8 @@ impl<T: LinkItem> LinkDir<T> {
         }
     }
 
-    /// Catches up to `now` and readies the arrivals due by then.
+    /// Catches up to `now` and readies the arrivals due by then. (A
+    /// half-duplex direction is caught up by its medium instead.)
     pub fn handle_timeout(&mut self, now: Instant) {
         self.advance(now);
     }
@@ -127,18 +185,15 @@ impl<T: LinkItem> LinkDir<T> {
     /// the instant the previous one ended (so rounding never accumulates).
     /// Call it before reading the queue or the counters at `now`.
     pub fn advance(&mut self, now: Instant) {
+        debug_assert!(
+            !self.shared,
+            "a half-duplex direction advances with its medium"
+        );
         while let Some((done, _)) = self.tx {
             if done > now {
                 break;
             }
-            let (done, item) = self.tx.take().expect("checked above");
-            self.stats.tx_packets += 1;
-            self.stats.tx_bytes += item.wire_len() as u64;
-            if self.loss.lose(done, item.segment()) {
-                self.stats.lost_packets += 1;
-            } else {
-                self.pipe.push_back((done + self.delay, item));
-            }
+            self.finish_tx();
             self.start_next(done);
         }
     }
