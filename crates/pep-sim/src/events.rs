@@ -19,6 +19,8 @@ pub enum Event {
     Sink(u32),
     /// A flow starts sending.
     FlowStart(u32),
+    /// A host's packet processor finishes a packet.
+    Host(u32),
     /// Periodic measurement: sample queues and windows.
     Sample,
     /// End of a goodput/utilisation bin.
@@ -34,6 +36,7 @@ impl Event {
             Event::FlowStart(i) => (3, i),
             Event::Sample => (4, 0),
             Event::Bin => (5, 0),
+            Event::Host(i) => (6, i),
         };
         k << 32 | i as u64
     }
@@ -45,7 +48,8 @@ impl Event {
             2 => Event::Sink(i),
             3 => Event::FlowStart(i),
             4 => Event::Sample,
-            _ => Event::Bin,
+            5 => Event::Bin,
+            _ => Event::Host(i),
         }
     }
 }
@@ -161,6 +165,7 @@ mod tests {
             Event::FlowStart(9),
             Event::Sample,
             Event::Bin,
+            Event::Host(7),
         ] {
             assert_eq!(Event::unpack(ev.pack()), ev);
         }

@@ -36,8 +36,9 @@ use std::path::Path;
 
 pub use error::{Diagnostic, Pos, ScenarioError};
 pub use model::{
-    AckSpec, CcKind, Dir, FlowSpec, LinkDirSpec, LinkSpec, LossSpec, NodeKind, NodeSpec,
-    OutputSpec, QueueSpec, Scenario, Series, SinkSpec, SourceSpec, TcpSpec,
+    AckSpec, CcKind, ClassifySpec, Dir, FlowSpec, LinkDirSpec, LinkSpec, LossSpec, MediumSpec,
+    NodeKind, NodeSpec, OutputSpec, QueueSpec, RedSpec, Scenario, Series, SinkSpec, SourceSpec,
+    TcpSpec,
 };
 pub use overrides::{apply_override, parse_override};
 pub use routes::{Routes, MAX_NODES};
