@@ -102,6 +102,7 @@ impl<T: LinkItem> LinkDir<T> {
     }
 
     /// Offers a packet for transmission at `now`.
+    #[inline]
     pub fn enqueue(&mut self, now: Instant, item: T) -> Result<(), (T, DropReason)> {
         debug_assert!(!self.shared, "a half-duplex direction is fed by its medium");
         self.advance(now);
@@ -112,6 +113,7 @@ impl<T: LinkItem> LinkDir<T> {
         Ok(())
     }
 
+    #[inline]
     fn start_next(&mut self, at: Instant) {
         debug_assert!(self.tx.is_none());
         if let Some(item) = self.queue.dequeue(at) {
@@ -140,6 +142,7 @@ impl<T: LinkItem> LinkDir<T> {
     }
 
     /// Completes the current transmission: counters, loss, delay line.
+    #[inline]
     pub(crate) fn finish_tx(&mut self) {
         let Some((done, item)) = self.tx.take() else {
             return;
@@ -160,6 +163,7 @@ impl<T: LinkItem> LinkDir<T> {
     ///
     /// A half-duplex direction also wakes when its transmission ends, so the
     /// medium passes to the other direction on time.
+    #[inline]
     pub fn poll_timeout(&self) -> Option<Instant> {
         if self.shared {
             let ends = self.tx_end();
@@ -199,6 +203,7 @@ impl<T: LinkItem> LinkDir<T> {
     }
 
     /// The next packet that has reached the far end by `now`.
+    #[inline]
     pub fn poll_deliver(&mut self, now: Instant) -> Option<T> {
         match self.pipe.front() {
             Some((t, _)) if *t <= now => {

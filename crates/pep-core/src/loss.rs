@@ -145,7 +145,17 @@ impl GilbertElliott {
 
 impl LossModel {
     /// Decides whether `seg` is lost at `now`.
-    pub fn lose(&mut self, _now: Instant, seg: &Segment) -> bool {
+    #[inline]
+    pub fn lose(&mut self, now: Instant, seg: &Segment) -> bool {
+        match self {
+            LossModel::None => false,
+            _ => self.lose_model(now, seg),
+        }
+    }
+
+    /// The models other than `None`, out of line (`Only` recurses).
+    #[inline(never)]
+    fn lose_model(&mut self, _now: Instant, seg: &Segment) -> bool {
         match self {
             LossModel::None => false,
             LossModel::Bernoulli { p, rng } => rng.bernoulli(*p),
@@ -165,7 +175,7 @@ impl LossModel {
                 }
             }
             LossModel::GilbertElliott(ge) => ge.lose(),
-            LossModel::Only { only, inner } => only.matches(seg) && inner.lose(_now, seg),
+            LossModel::Only { only, inner } => only.matches(seg) && inner.lose_model(_now, seg),
         }
     }
 }

@@ -98,6 +98,7 @@ impl<T: Queued> DropTail<T> {
             limit,
         }
     }
+    #[inline]
     fn has_room(&self, len: u32) -> bool {
         match self.limit {
             QueueLimit::Packets(n) => (self.buf.len() as u64) < n as u64,
@@ -105,6 +106,7 @@ impl<T: Queued> DropTail<T> {
         }
     }
     /// Appends `item` if it fits.
+    #[inline]
     fn push(&mut self, item: T) -> Result<(), (T, DropReason)> {
         let len = item.wire_len();
         if self.has_room(len) {
@@ -115,6 +117,7 @@ impl<T: Queued> DropTail<T> {
             Err((item, DropReason::Overflow))
         }
     }
+    #[inline]
     fn pop(&mut self) -> Option<T> {
         let it = self.buf.pop_front()?;
         self.bytes -= it.wire_len() as u64;
@@ -139,6 +142,40 @@ pub enum Qdisc<T> {
     DropTail(DropTail<T>),
     Red(Box<Red<T>>),
     Classful(Box<Classful<T>>),
+}
+
+impl<T: LinkItem> Qdisc<T> {
+    /// The disciplines other than DropTail, kept out of line.
+    #[inline(never)]
+    fn enqueue_boxed(&mut self, now: Instant, item: T) -> Result<(), (T, DropReason)> {
+        match self {
+            Qdisc::DropTail(q) => q.push(item),
+            Qdisc::Red(q) => q.enqueue(now, item),
+            Qdisc::Classful(q) => q.enqueue(item),
+        }
+    }
+
+    #[inline(never)]
+    fn dequeue_boxed(&mut self, now: Instant) -> Option<T> {
+        match self {
+            Qdisc::DropTail(q) => q.pop(),
+            Qdisc::Red(q) => q.dequeue(now),
+            Qdisc::Classful(q) => q.dequeue(),
+        }
+    }
+}
+
+impl QueueStats {
+    #[cold]
+    fn count_drop(&mut self, why: DropReason, len: u64) {
+        self.dropped += 1;
+        self.dropped_bytes += len;
+        match why {
+            DropReason::Overflow => self.dropped_overflow += 1,
+            DropReason::Early => self.dropped_early += 1,
+            DropReason::Forced => self.dropped_forced += 1,
+        }
+    }
 }
 
 /// A discipline together with its counters.
@@ -172,28 +209,20 @@ impl<T: LinkItem> Queue<T> {
 
     /// Offers a packet at `now`. A refused packet is handed back with the
     /// reason.
+    #[inline]
     pub fn enqueue(&mut self, now: Instant, item: T) -> Result<(), (T, DropReason)> {
         let len = item.wire_len() as u64;
+        // DropTail inline: the per-packet path of most links.
         let res = match &mut self.disc {
             Qdisc::DropTail(q) => q.push(item),
-            Qdisc::Red(q) => q.enqueue(now, item),
-            Qdisc::Classful(q) => q.enqueue(item),
+            other => other.enqueue_boxed(now, item),
         };
-        let s = &mut self.stats;
         match &res {
             Ok(()) => {
-                s.enqueued += 1;
-                s.enqueued_bytes += len;
+                self.stats.enqueued += 1;
+                self.stats.enqueued_bytes += len;
             }
-            Err((_, why)) => {
-                s.dropped += 1;
-                s.dropped_bytes += len;
-                match why {
-                    DropReason::Overflow => s.dropped_overflow += 1,
-                    DropReason::Early => s.dropped_early += 1,
-                    DropReason::Forced => s.dropped_forced += 1,
-                }
-            }
+            Err((_, why)) => self.stats.count_drop(*why, len),
         }
         res
     }
@@ -201,16 +230,17 @@ impl<T: LinkItem> Queue<T> {
     /// Takes the next packet to transmit. `now` is the instant the
     /// transmitter frees: RED records it as the start of an idle period
     /// when there is nothing to send.
+    #[inline]
     pub fn dequeue(&mut self, now: Instant) -> Option<T> {
         let item = match &mut self.disc {
             Qdisc::DropTail(q) => q.pop(),
-            Qdisc::Red(q) => q.dequeue(now),
-            Qdisc::Classful(q) => q.dequeue(),
+            other => other.dequeue_boxed(now),
         }?;
         self.stats.dequeued += 1;
         Some(item)
     }
 
+    #[inline]
     pub fn len_packets(&self) -> usize {
         match &self.disc {
             Qdisc::DropTail(q) => q.len_packets(),

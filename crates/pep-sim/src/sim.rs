@@ -225,6 +225,7 @@ impl Simulation {
 
     /// A packet reaches `node`: hand it to the flow's endpoint (through the
     /// node's processor, if it has one) or forward it.
+    #[inline]
     fn arrive(&mut self, node: NodeIndex, p: Packet) {
         if p.dst != node {
             self.send(node, p);
@@ -234,12 +235,13 @@ impl Simulation {
         let cpu = if node == f.dst { f.dst_cpu } else { f.src_cpu };
         if cpu != NONE {
             self.process(cpu as usize, p, true);
-            return;
+        } else {
+            self.deliver(node, p);
         }
-        self.deliver(node, p);
     }
 
     /// Hands a packet addressed to `node` to the flow's endpoint there.
+    #[inline]
     fn deliver(&mut self, node: NodeIndex, p: Packet) {
         let fi = p.seg.flow.0 as usize;
         let now = self.now;
@@ -261,29 +263,42 @@ impl Simulation {
         }
         let port = port as usize;
         let now = self.now;
-        let ok = if self.ports[port].medium == NONE {
-            self.ports[port].link.enqueue(now, p).is_ok()
-        } else {
-            let (m, a, b) = self.medium_pair(port);
-            m.enqueue(a, b, port & 1, now, p).is_ok()
-        };
         let pt = &mut self.ports[port];
-        if ok {
+        if pt.medium != NONE {
+            self.send_shared(node, port, p);
+            return;
+        }
+        if pt.link.enqueue(now, p).is_ok() {
             pt.max_queue = pt.max_queue.max(pt.link.queue.len_packets());
         } else if p.src == node {
             // Refused by the sending host's own interface queue.
             let fi = p.seg.flow.0 as usize;
             self.flows[fi].local_drops += 1;
         }
-        let shared = pt.medium != NONE;
         self.rearm_port(port);
-        if shared {
-            self.rearm_port(port ^ 1);
+    }
+
+    /// [`Self::send`] on a half-duplex link: through its medium, and both
+    /// directions re-armed (the channel may have changed hands).
+    #[inline(never)]
+    fn send_shared(&mut self, node: NodeIndex, port: usize, p: Packet) {
+        let now = self.now;
+        let (m, a, b) = self.medium_pair(port);
+        let ok = m.enqueue(a, b, port & 1, now, p).is_ok();
+        let pt = &mut self.ports[port];
+        if ok {
+            pt.max_queue = pt.max_queue.max(pt.link.queue.len_packets());
+        } else if p.src == node {
+            let fi = p.seg.flow.0 as usize;
+            self.flows[fi].local_drops += 1;
         }
+        self.rearm_port(port);
+        self.rearm_port(port ^ 1);
     }
 
     /// A packet the flow's endpoint at `node` sends: through the node's
     /// processor (`cpu`, if any) to its interface.
+    #[inline]
     fn emit(&mut self, node: NodeIndex, cpu: u32, p: Packet) {
         if cpu == NONE {
             self.send(node, p);
@@ -324,6 +339,7 @@ impl Simulation {
         }
     }
 
+    #[inline]
     fn rearm_port(&mut self, i: usize) {
         let pt = &mut self.ports[i];
         if let Some(t) = pt.link.poll_timeout() {
