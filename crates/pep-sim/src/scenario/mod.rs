@@ -30,6 +30,8 @@ mod validate;
 #[cfg(test)]
 mod fuzz_tests;
 #[cfg(test)]
+mod netmodel_tests;
+#[cfg(test)]
 mod tests;
 
 use std::path::Path;

@@ -37,18 +37,18 @@ from = "a"
 to = "b"
 "#;
 
-fn load(text: &str) -> Result<Scenario, ScenarioError> {
+pub(super) fn load(text: &str) -> Result<Scenario, ScenarioError> {
     Scenario::from_toml_str(text, "t.toml")
 }
 
 /// `BASE` with `from` replaced by `to` (which must occur).
-fn base_with(from: &str, to: &str) -> String {
+pub(super) fn base_with(from: &str, to: &str) -> String {
     assert!(BASE.contains(from), "BASE has no {from:?}");
     BASE.replacen(from, to, 1)
 }
 
 /// `BASE` with `extra` appended.
-fn base_plus(extra: &str) -> String {
+pub(super) fn base_plus(extra: &str) -> String {
     format!("{BASE}{extra}")
 }
 
@@ -69,7 +69,7 @@ fn diags(text: &str) -> Vec<Diagnostic> {
 /// The one diagnostic for `field`, checking it sits on the line of `needle`
 /// and that its message contains `says`.
 #[track_caller]
-fn expect(text: &str, field: &str, needle: &str, says: &str) -> Diagnostic {
+pub(super) fn expect(text: &str, field: &str, needle: &str, says: &str) -> Diagnostic {
     let all = diags(text);
     let d = all
         .iter()
