@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod lab_cmd;
 mod sim_cmd;
 
 #[derive(Parser)]
@@ -23,17 +24,23 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once per process: the size of its largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Run, check and benchmark simulations.
     #[command(subcommand)]
     Sim(sim_cmd::SimCommand),
+    /// Emulate scenarios with real Linux TCP in network namespaces (root).
+    #[command(subcommand)]
+    Lab(lab_cmd::LabCommand),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Sim(cmd) => sim_cmd::run(cmd),
+        Command::Lab(cmd) => lab_cmd::run(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -18,6 +18,7 @@ use crate::scenario::{
 };
 use crate::sim::{Cpu, Flow, Port, RunInfo, Simulation, NONE, NO_ROUTE};
 use crate::tcp::{AckPolicy, AppSource, Recovery, SinkConfig, TcpConfig, TcpSink};
+use crate::traffic::OnOff;
 
 /// The port (link direction) index of `link` in direction `d`.
 fn port_index(link: usize, d: Dir) -> usize {
@@ -57,7 +58,11 @@ pub fn sink_config(s: &crate::scenario::SinkSpec, header: u32) -> SinkConfig {
         hdr_len: header as u16,
         ack: match s.ack {
             AckSpec::Every => AckPolicy::Every,
-            AckSpec::Delayed { count, timeout } => AckPolicy::Delayed { count, timeout },
+            AckSpec::Delayed { count, timeout, .. } => AckPolicy::Delayed { count, timeout },
+        },
+        delack_tick: match s.ack {
+            AckSpec::Delayed { tick, .. } => tick,
+            AckSpec::Every => None,
         },
         sack: s.sack,
         ..SinkConfig::default()
@@ -152,7 +157,17 @@ impl Simulation {
                     app: match f.source {
                         SourceSpec::Bulk => AppSource::Bulk,
                         SourceSpec::Finite { bytes } => AppSource::Finite(bytes),
+                        SourceSpec::Pareto(_) => AppSource::Open(0),
                     },
+                    generator: match &f.source {
+                        SourceSpec::Pareto(cfg) => Some(OnOff::new(
+                            cfg,
+                            start,
+                            Stream::derive(sc.seed, &format!("flow/{}/app", f.name)),
+                        )),
+                        _ => None,
+                    },
+                    generator_armed: Armed::default(),
                     cfg,
                     sender: None,
                     sender_armed: Armed::default(),

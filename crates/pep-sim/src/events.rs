@@ -19,6 +19,8 @@ pub enum Event {
     Sink(u32),
     /// A flow starts sending.
     FlowStart(u32),
+    /// A flow's application generator writes its next packet.
+    App(u32),
     /// A host's packet processor finishes a packet.
     Host(u32),
     /// Periodic measurement: sample queues and windows.
@@ -36,7 +38,8 @@ impl Event {
             Event::FlowStart(i) => (3, i),
             Event::Sample => (4, 0),
             Event::Bin => (5, 0),
-            Event::Host(i) => (6, i),
+            Event::App(i) => (6, i),
+            Event::Host(i) => (7, i),
         };
         k << 32 | i as u64
     }
@@ -49,6 +52,7 @@ impl Event {
             3 => Event::FlowStart(i),
             4 => Event::Sample,
             5 => Event::Bin,
+            6 => Event::App(i),
             _ => Event::Host(i),
         }
     }
@@ -165,6 +169,7 @@ mod tests {
             Event::FlowStart(9),
             Event::Sample,
             Event::Bin,
+            Event::App(4),
             Event::Host(7),
         ] {
             assert_eq!(Event::unpack(ev.pack()), ev);

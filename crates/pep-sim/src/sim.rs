@@ -15,6 +15,7 @@ use crate::events::{Armed, Event, EventQueue};
 use crate::metrics::Metrics;
 use crate::packet::{HostJob, NodeIndex, Packet};
 use crate::tcp::{AppSource, TcpConfig, TcpSender, TcpSink, TxKind};
+use crate::traffic::OnOff;
 
 /// No route from a node to a destination.
 pub(crate) const NO_ROUTE: u32 = u32::MAX;
@@ -72,6 +73,9 @@ pub(crate) struct Flow {
     /// The processors of the sending and receiving nodes, or [`NONE`].
     pub src_cpu: u32,
     pub dst_cpu: u32,
+    /// The application writing into an [`AppSource::Open`] sender.
+    pub generator: Option<OnOff>,
+    pub generator_armed: Armed,
 }
 
 /// Counters about the run itself.
@@ -156,6 +160,7 @@ impl Simulation {
             Event::Sink(i) => self.on_sink_timer(i as usize),
             Event::FlowStart(i) => self.on_flow_start(i as usize),
             Event::Host(i) => self.on_host(i as usize),
+            Event::App(i) => self.on_app(i as usize),
             Event::Sample => {
                 self.advance_ports();
                 self.metrics.sample(self.now, &self.ports, &self.flows);
@@ -358,7 +363,36 @@ impl Simulation {
             f.app,
             now,
         ));
+        if f.generator.is_some() {
+            f.generator_armed = Armed::default();
+            self.on_app_due(fi);
+        }
         self.drain_sender(fi);
+    }
+
+    fn on_app(&mut self, fi: usize) {
+        if !self.flows[fi].generator_armed.fire(self.now) {
+            return;
+        }
+        self.on_app_due(fi);
+        self.drain_sender(fi);
+    }
+
+    /// Hands the sender what the application wrote by now; re-arms it.
+    fn on_app_due(&mut self, fi: usize) {
+        let now = self.now;
+        let f = &mut self.flows[fi];
+        let Some(g) = f.generator.as_mut() else {
+            return;
+        };
+        let bytes = g.handle_timeout(now);
+        let next = g.poll_timeout();
+        if let Some(s) = f.sender.as_mut() {
+            s.write(bytes);
+        }
+        if f.generator_armed.arm(Some(next)) {
+            self.queue.schedule(next, Event::App(fi as u32));
+        }
     }
 
     fn on_sender_timer(&mut self, fi: usize) {

@@ -205,7 +205,7 @@ pub enum LossSpec {
     },
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FlowSpec {
     pub name: String,
     /// Sending node.
@@ -220,12 +220,15 @@ pub struct FlowSpec {
 }
 
 /// What the application gives the sender.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum SourceSpec {
     /// Always has data (FTP in ns-2).
     Bulk,
     /// Sends `bytes` of payload, then closes.
     Finite { bytes: u64 },
+    /// A Pareto on/off application writing over time (ns-2's
+    /// `Application/Traffic/Pareto`); the connection stays open.
+    Pareto(crate::traffic::OnOffConfig),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -248,8 +251,9 @@ pub struct TcpSpec {
     pub min_rto: Duration,
     pub initial_rto: Duration,
     pub max_rto: Duration,
-    /// Timer tick the RTT estimator and RTO are quantised to (ns-2's
-    /// `tcpTick_`); zero means exact.
+    /// RFC 6298's clock granularity G: the floor under the variance term,
+    /// RTO = SRTT + max(G, 4 x RTTVAR). (Quantising samples to ns-2's
+    /// `tcpTick_` is a separate setting of the TCP model.)
     pub clock_granularity: Duration,
     /// Open with a SYN exchange before sending data.
     pub handshake: bool,
@@ -278,7 +282,14 @@ pub enum AckSpec {
     /// One ACK per `count` in-order segments, or when `timeout` has passed
     /// since the first unacknowledged one; out-of-order data is acknowledged
     /// at once.
-    Delayed { count: u32, timeout: Duration },
+    /// With `tick`, the timer fires at the first multiple of `tick` at or
+    /// after `timeout` has passed (BSD: a 200 ms tick, timeout 0, so 0 to
+    /// 200 ms after deferral).
+    Delayed {
+        count: u32,
+        timeout: Duration,
+        tick: Option<Duration>,
+    },
 }
 
 /// What to measure and write.

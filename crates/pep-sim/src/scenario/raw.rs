@@ -236,6 +236,17 @@ pub(crate) struct ScriptedDrop {
 pub(crate) struct DelayedAck {
     pub count: Option<u32>,
     pub timeout: Option<Dur>,
+    pub tick: Option<Dur>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Pareto {
+    pub rate: Option<RateV>,
+    pub packet: Option<Size>,
+    pub burst_time: Option<Dur>,
+    pub idle_time: Option<Dur>,
+    pub shape: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]

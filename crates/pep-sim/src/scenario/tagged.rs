@@ -499,15 +499,29 @@ pub(crate) fn ack(
             let d: raw::DelayedAck = fields(ctx, rest, field, &span)?;
             let count = d.count.unwrap_or(DELAYED_COUNT);
             let timeout = d.timeout.map_or(DELAYED_TIMEOUT, |t| t.0);
+            let tick = d.tick.map(|t| t.0);
             if count == 0 {
                 let msg = "must be at least 1 (1 acknowledges every segment)";
                 ctx.err(span, join(field, "count"), msg);
                 None
-            } else if timeout == Duration::ZERO {
-                ctx.err(span, join(field, "timeout"), "must be positive");
+            } else if tick == Some(Duration::ZERO) {
+                ctx.err(
+                    span,
+                    join(field, "tick"),
+                    "must be positive (omit it for an exact timer)",
+                );
+                None
+            } else if timeout == Duration::ZERO && tick.is_none() {
+                let msg =
+                    "must be positive (zero is allowed only with a `tick`, as BSD's 200 ms timer)";
+                ctx.err(span, join(field, "timeout"), msg);
                 None
             } else {
-                Some(AckSpec::Delayed { count, timeout })
+                Some(AckSpec::Delayed {
+                    count,
+                    timeout,
+                    tick,
+                })
             }
         }
         _ => None,
@@ -520,7 +534,7 @@ pub(crate) fn source(
     field: &str,
     span: Option<Range<usize>>,
 ) -> Option<SourceSpec> {
-    let (kind, rest) = take_kind(ctx, t, field, &span, &["bulk", "finite"])?;
+    let (kind, rest) = take_kind(ctx, t, field, &span, &["bulk", "finite", "pareto"])?;
     match kind.as_str() {
         "bulk" => fields::<raw::NoFields>(ctx, rest, field, &span).map(|_| SourceSpec::Bulk),
         "finite" => {
@@ -530,6 +544,36 @@ pub(crate) fn source(
                 return None;
             }
             Some(SourceSpec::Finite { bytes: f.size.0 })
+        }
+        "pareto" => {
+            let p: raw::Pareto = fields(ctx, rest, field, &span)?;
+            let d = crate::traffic::OnOffConfig::default();
+            let cfg = crate::traffic::OnOffConfig {
+                rate: p.rate.map_or(d.rate, |r| r.0),
+                packet: p
+                    .packet
+                    .map_or(Ok(d.packet), |s| u32::try_from(s.0))
+                    .unwrap_or(0),
+                burst_time: p.burst_time.map_or(d.burst_time, |t| t.0),
+                idle_time: p.idle_time.map_or(d.idle_time, |t| t.0),
+                shape: p.shape.unwrap_or(d.shape),
+            };
+            if cfg.rate.as_bps() == 0 {
+                ctx.err(span, join(field, "rate"), "must be positive");
+                None
+            } else if cfg.packet == 0 {
+                ctx.err(span, join(field, "packet"), "must be between 1B and 4GiB");
+                None
+            } else if cfg.burst_time == Duration::ZERO {
+                ctx.err(span, join(field, "burst_time"), "must be positive");
+                None
+            } else if !(cfg.shape > 1.0 && cfg.shape.is_finite()) {
+                let msg = "must be a number above 1 (the mean is infinite at 1 or below)";
+                ctx.err(span, join(field, "shape"), msg);
+                None
+            } else {
+                Some(SourceSpec::Pareto(cfg))
+            }
         }
         _ => None,
     }

@@ -289,6 +289,7 @@ stagger = "500ms"
     let ack = AckSpec::Delayed {
         count: 3,
         timeout: Duration::from_millis(40),
+        tick: None,
     };
     assert_eq!(f.sink.ack, ack);
 }
@@ -303,6 +304,7 @@ fn shorthand_and_kind_replacement() {
     let ack = AckSpec::Delayed {
         count: 2,
         timeout: Duration::from_millis(100),
+        tick: None,
     };
     assert_eq!(s.flows[0].sink.ack, ack);
     // A different kind replaces the table below instead of refining it.
@@ -569,6 +571,23 @@ fn rwnd_below_mss() {
     expect(&text, "flow \"f1\".tcp.mss", "mss", "smaller than the MSS");
     let text = base_plus("sink = { rwnd = \"4GiB\" }\n");
     expect(&text, "flow \"f1\".sink.rwnd", "rwnd", "32 bits");
+}
+
+#[test]
+fn delayed_ack_tick_and_zero_timeout() {
+    let text =
+        base_plus("sink = { ack = { kind = \"delayed\", timeout = \"0ms\", tick = \"200ms\" } }\n");
+    let s = load(&text).unwrap();
+    let ack = AckSpec::Delayed {
+        count: 2,
+        timeout: Duration::ZERO,
+        tick: Some(Duration::from_millis(200)),
+    };
+    assert_eq!(s.flows[0].sink.ack, ack);
+    // Without a tick, a zero timeout would ACK at once: refused, named.
+    let text = base_plus("sink = { ack = { kind = \"delayed\", timeout = \"0ms\" } }\n");
+    let e = load(&text).unwrap_err().to_string();
+    assert!(e.contains("sink.ack.timeout"), "{e}");
 }
 
 #[test]

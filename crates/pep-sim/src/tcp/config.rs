@@ -113,6 +113,10 @@ pub enum AppSource {
     /// Send this many bytes, then a FIN. The transfer completes when all the
     /// data is acknowledged (the FIN's own ACK is not waited for).
     Finite(u64),
+    /// An application that writes over time ([`super::TcpSender::write`]):
+    /// the bytes written so far. The connection stays open (no FIN); the
+    /// sender idles when it has sent everything written.
+    Open(u64),
 }
 
 /// When the receiver acknowledges in-order data.
@@ -159,6 +163,13 @@ pub struct SinkConfig {
     pub ack: AckPolicy,
     /// Generate SACK blocks (RFC 2018), up to 3 per ACK. Default false.
     pub sack: bool,
+    /// Granularity of the delayed-ACK timer. `None` (default): the timer
+    /// fires exactly `timeout` after the first unacknowledged segment, as
+    /// ns-2's DelAck sink. `Some(tick)`: it fires at the first multiple of
+    /// `tick` (counted from time zero) at or after that instant, as BSD's
+    /// 200 ms fast timer does, so with `timeout` near zero a deferred ACK
+    /// leaves 0 to 200 ms later.
+    pub delack_tick: Option<Duration>,
     /// The sink's own initial sequence number (its SYN-ACK's; its ACKs
     /// carry `isn + 1`). Default 0.
     pub isn: Seq,
@@ -175,6 +186,7 @@ impl Default for SinkConfig {
             hdr_len: 40,
             ack: AckPolicy::Every,
             sack: false,
+            delack_tick: None,
             isn: Seq(0),
             peer_isn: Seq(0),
         }

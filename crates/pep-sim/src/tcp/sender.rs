@@ -348,8 +348,16 @@ impl TcpSender {
     /// Data bytes acknowledged so far.
     pub fn bytes_acked(&self) -> u64 {
         match self.app {
-            AppSource::Finite(n) => self.una_off.min(n),
+            AppSource::Finite(n) | AppSource::Open(n) => self.una_off.min(n),
             AppSource::Bulk => self.una_off,
+        }
+    }
+
+    /// The application writes `bytes` more (an [`AppSource::Open`] stream;
+    /// ignored for the other sources, whose data is fixed at the start).
+    pub fn write(&mut self, bytes: u64) {
+        if let AppSource::Open(n) = &mut self.app {
+            *n += bytes;
         }
     }
     /// A finite transfer whose data is all acknowledged.
@@ -516,7 +524,7 @@ impl TcpSender {
     fn data_len(&self) -> u64 {
         match self.app {
             AppSource::Bulk => u64::MAX,
-            AppSource::Finite(n) => n,
+            AppSource::Finite(n) | AppSource::Open(n) => n,
         }
     }
 
@@ -555,6 +563,9 @@ impl TcpSender {
             return None; // the FIN has been sent
         }
         let fin = off == total;
+        if fin && matches!(self.app, AppSource::Open(_)) {
+            return None; // everything written is sent; the stream stays open
+        }
         let flight = seq.bytes_since(self.snd_una) as u64;
         let wnd = self.cc.window().min(self.rwnd as u64);
         let full = if fin {

@@ -22,7 +22,7 @@
 //! An immediate ACK also acknowledges any data the delayed-ACK logic was
 //! holding, and cancels its timer.
 
-use pep_core::{Flags, FlowId, Instant, SackBlocks, Segment, Seq};
+use pep_core::{Duration, Flags, FlowId, Instant, SackBlocks, Segment, Seq};
 
 use super::config::{AckPolicy, SinkConfig};
 
@@ -192,7 +192,8 @@ impl TcpSink {
                     self.stats.acks_by_count += 1;
                     self.queue_ack();
                 } else if self.delack_deadline.is_none() {
-                    self.delack_deadline = Some(now + timeout);
+                    self.delack_deadline =
+                        Some(delack_deadline(now, timeout, self.cfg.delack_tick));
                 }
             }
         }
@@ -396,5 +397,21 @@ impl TcpSink {
             below = r.stamp;
         }
         blocks
+    }
+}
+
+/// When a delayed ACK deferred at `now` is due: `timeout` later, rounded up
+/// to the timer's tick if it has one (and always strictly after `now`, since
+/// a tick that has already fired cannot send it).
+fn delack_deadline(now: Instant, timeout: Duration, tick: Option<Duration>) -> Instant {
+    let at = now + timeout;
+    match tick {
+        Some(t) if t > Duration::ZERO => {
+            let t = t.as_nanos();
+            let up = at.as_nanos().div_ceil(t).saturating_mul(t);
+            let up = if up <= now.as_nanos() { up + t } else { up };
+            Instant::from_nanos(up)
+        }
+        _ => at,
     }
 }

@@ -186,6 +186,50 @@ fn delayed_ack_timer_fires_for_a_lone_segment_at_exactly_the_timeout() {
 }
 
 #[test]
+fn bsd_tick_fires_at_the_next_tick_after_deferral() {
+    // BSD's fast timer: a 200 ms tick and no extra timeout, so a deferred
+    // ACK leaves at the next multiple of 200 ms: 0 to 200 ms later.
+    let cfg = SinkConfig {
+        ack: AckPolicy::Delayed {
+            count: 2,
+            timeout: Duration::ZERO,
+        },
+        delack_tick: Some(ms(200)),
+        ..SinkConfig::default()
+    };
+    let mut s = Script::new(cfg);
+    for (deferred, due) in [(250, 400), (399, 400), (400, 600), (1, 200)] {
+        s.at(ms(deferred));
+        let off = s.rx.delivered_bytes() as u32;
+        assert_eq!(s.data(off), []);
+        assert_eq!(
+            s.rx.poll_timeout(),
+            Some(Instant::ZERO + ms(due)),
+            "deferred at {deferred} ms"
+        );
+        assert_eq!(s.fire().len(), 1);
+    }
+    s.check_identities();
+}
+
+#[test]
+fn tick_rounds_a_timeout_up_to_the_tick() {
+    let cfg = SinkConfig {
+        ack: AckPolicy::Delayed {
+            count: 2,
+            timeout: ms(100),
+        },
+        delack_tick: Some(ms(200)),
+        ..SinkConfig::default()
+    };
+    let mut s = Script::new(cfg);
+    s.at(ms(150));
+    assert_eq!(s.data(0), []);
+    // 150 + 100 = 250 ms, rounded up to the 400 ms tick.
+    assert_eq!(s.rx.poll_timeout(), Some(Instant::ZERO + ms(400)));
+}
+
+#[test]
 fn later_segments_do_not_restart_the_delayed_ack_timer() {
     let mut s = Script::new(delayed(3));
     assert_eq!(s.data(0), []);

@@ -1,0 +1,659 @@
+//! `pep lab ...`: build a scenario's network as Linux namespaces with
+//! emulated links, run real TCP over it, and take it down again.
+//!
+//! The scenario file is the simulator's (`pep_sim::scenario`); it becomes a
+//! `pep_lab::LabTopology` here, so the lab itself depends only on the core.
+
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+use pep_core::{Duration, KindFilter};
+use pep_lab::emu::EmuOptions;
+use pep_lab::report;
+use pep_lab::signals::TerminationSignals;
+use pep_lab::state::{self, LabState};
+use pep_lab::topology::{id_from, DirParams, LabTopology, LossParams, Role};
+use pep_lab::traffic::{self, Amount, FlowSpec, TrafficOptions, TrafficReport};
+use pep_lab::{Endpoint, Lab, LabOptions};
+use pep_sim::scenario::{
+    LinkDirSpec, LossSpec, MediumSpec, NodeKind, QueueSpec, Scenario, SourceSpec,
+};
+use pep_sim::units;
+
+#[derive(Subcommand)]
+pub enum LabCommand {
+    /// Build a scenario's topology and keep it up until Ctrl-C or `pep lab down`.
+    ///
+    /// Every node becomes a network namespace (`pepl-<id>.<node>`), every link
+    /// a user-space emulator of the scenario's rate, delay, queue and loss in
+    /// its own namespace (`pepl-<id>+l<n>`). Run programs in a node with
+    /// `ip netns exec pepl-<id>.<node> <command>`. Needs root.
+    Up {
+        /// Scenario file (TOML). Omit for the built-in default scenario.
+        scenario: Option<PathBuf>,
+        #[command(flatten)]
+        lab: LabArgs,
+    },
+    /// Remove a lab, or every lab: stop its process, delete its namespaces
+    /// and state. Also cleans up after a lab whose process was killed.
+    Down {
+        /// The lab's id [default: every lab].
+        id: Option<String>,
+    },
+    /// List the labs on this machine.
+    List,
+    /// Ping from one node of a running lab to another (ICMP echo).
+    Ping {
+        /// Sending node.
+        from: String,
+        /// Receiving node, or an IPv4 address.
+        to: String,
+        /// The lab [default: the only running one].
+        #[arg(long)]
+        lab: Option<String>,
+        /// Echo requests to send.
+        #[arg(short = 'c', long, default_value_t = 10)]
+        count: u32,
+        /// Time between requests.
+        #[arg(short = 'i', long, default_value = "200ms")]
+        interval: String,
+        /// Payload bytes per request.
+        #[arg(short = 's', long, default_value_t = 56)]
+        size: usize,
+    },
+    /// Run one TCP transfer between two nodes of a running lab, checked byte
+    /// for byte; print goodput and TCP_INFO, optionally write results.
+    Traffic(TrafficArgs),
+    /// Build a scenario, run its flows with real Linux TCP, write the results
+    /// (goodput.csv, cwnd.csv, tcpinfo.csv, summary.json), take it down.
+    Run {
+        /// Scenario file (TOML). Omit for the built-in default scenario.
+        scenario: Option<PathBuf>,
+        /// Directory for the results [default: out/<scenario name>-lab].
+        #[arg(long, short)]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        run: RunArgs,
+        #[command(flatten)]
+        lab: LabArgs,
+    },
+    /// Run a scenario in the simulator and in the lab; print both side by side
+    /// and write each one's results (<out>/sim, <out>/lab).
+    Compare {
+        /// Scenario file (TOML). Omit for the built-in default scenario.
+        scenario: Option<PathBuf>,
+        /// Directory for the results [default: out/<scenario name>-compare].
+        #[arg(long, short)]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        run: RunArgs,
+        #[command(flatten)]
+        lab: LabArgs,
+    },
+}
+
+/// How to build the lab.
+#[derive(Args)]
+pub struct LabArgs {
+    /// Lab id (a-z, 0-9, '-'; at most 24) [default: from the scenario name].
+    #[arg(long)]
+    id: Option<String>,
+    /// Busy-poll this many microseconds before each emulator deadline, for
+    /// sub-10 us timing at the cost of CPU.
+    #[arg(long, default_value_t = 0)]
+    spin_us: u64,
+    /// Do not run the emulator threads under SCHED_FIFO.
+    #[arg(long)]
+    no_realtime: bool,
+}
+
+/// Overrides for running a scenario's flows.
+#[derive(Args)]
+pub struct RunArgs {
+    /// Override the scenario's master seed (loss streams, byte streams).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Linux congestion control for every flow [default: the scenario's,
+    /// with NewReno and Reno as Linux's "reno"].
+    #[arg(long)]
+    cc: Option<String>,
+    /// Override the scenario's duration (wall-clock time in the lab).
+    #[arg(long)]
+    duration: Option<String>,
+}
+
+#[derive(Args)]
+pub struct TrafficArgs {
+    /// Sending node.
+    #[arg(long)]
+    from: String,
+    /// Receiving node.
+    #[arg(long)]
+    to: String,
+    /// The lab [default: the only running one].
+    #[arg(long)]
+    lab: Option<String>,
+    /// Congestion control (TCP_CONGESTION): cubic, reno, bbr, ...
+    #[arg(long, default_value = "cubic")]
+    cc: String,
+    /// Send exactly this much, e.g. "10MB" (instead of --duration).
+    #[arg(long, conflicts_with = "duration")]
+    bytes: Option<String>,
+    /// Send for this long [default: 10s].
+    #[arg(long)]
+    duration: Option<String>,
+    /// Seed of the byte stream.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Receiver port.
+    #[arg(long, default_value_t = 5001)]
+    port: u16,
+    /// Receiver SO_RCVBUF, e.g. "64KiB" (the kernel doubles it).
+    #[arg(long)]
+    rcvbuf: Option<String>,
+    /// Receiver TCP_WINDOW_CLAMP, e.g. "256KiB".
+    #[arg(long)]
+    window_clamp: Option<String>,
+    /// Sender TCP_MAXSEG, e.g. "1000B".
+    #[arg(long)]
+    mss: Option<String>,
+    /// Goodput bin and TCP_INFO sampling period.
+    #[arg(long, default_value = "100ms")]
+    interval: String,
+    /// Write goodput.csv, cwnd.csv, tcpinfo.csv and summary.json here.
+    #[arg(long, short)]
+    out: Option<PathBuf>,
+}
+
+pub fn run(cmd: LabCommand) -> Result<(), String> {
+    match cmd {
+        LabCommand::Up { scenario, lab } => up(scenario.as_deref(), &lab),
+        LabCommand::Down { id } => down(id.as_deref()),
+        LabCommand::List => list(),
+        LabCommand::Ping {
+            from,
+            to,
+            lab,
+            count,
+            interval,
+            size,
+        } => ping(lab.as_deref(), &from, &to, count, &interval, size),
+        LabCommand::Traffic(args) => traffic_cmd(&args),
+        LabCommand::Run {
+            scenario,
+            out,
+            run,
+            lab,
+        } => {
+            let sc = load(scenario.as_deref(), &run)?;
+            let out = out.unwrap_or_else(|| PathBuf::from("out").join(format!("{}-lab", sc.name)));
+            let s = run_in_lab(&sc, &run, &lab, &out)?;
+            print_lab_summary(&s);
+            println!("\nresults in {}", out.display());
+            Ok(())
+        }
+        LabCommand::Compare {
+            scenario,
+            out,
+            run,
+            lab,
+        } => compare(scenario.as_deref(), out, &run, &lab),
+    }
+}
+
+fn load(path: Option<&Path>, run: &RunArgs) -> Result<Scenario, String> {
+    let mut sc = match path {
+        Some(p) => Scenario::load(p).map_err(|e| e.to_string())?,
+        None => Scenario::builtin_default(),
+    };
+    if let Some(s) = run.seed {
+        sc = sc.with_seed(s);
+    }
+    if let Some(d) = &run.duration {
+        sc.duration = parse_duration(d)?;
+    }
+    Ok(sc)
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    units::parse_duration(s).map_err(|e| e.to_string())
+}
+
+fn parse_size(s: &str) -> Result<u32, String> {
+    let b = units::parse_bytes(s).map_err(|e| e.to_string())?;
+    u32::try_from(b).map_err(|_| format!("{s}: too large"))
+}
+
+/// The lab topology of a scenario: same nodes, links, rates, delays,
+/// queues and random loss. Scripted drops name segments of the simulator's
+/// TCP and have no meaning for the kernel's, so they are refused; so are,
+/// for now, the models the lab's link parameters do not carry yet (RED,
+/// priority and two-class queues, Gilbert-Elliott or per-kind loss,
+/// half-duplex media, host processing cost), rather than silently
+/// emulating something else.
+pub fn topology_from_scenario(sc: &Scenario) -> Result<LabTopology, String> {
+    let mut t = LabTopology::new(&sc.name, sc.seed);
+    let sim_only = |what: String| format!("{what} is simulator-only for now (not in the lab yet)");
+    for n in &sc.nodes {
+        if n.processing.is_some() {
+            return Err(sim_only(format!("node {}: a processing cost", n.name)));
+        }
+        let role = match n.kind {
+            NodeKind::Host => Role::Host,
+            NodeKind::Router => Role::Router,
+        };
+        t.node(&n.name, role);
+    }
+    let dir = |link: &str, d: &LinkDirSpec| -> Result<DirParams, String> {
+        let QueueSpec::DropTail { limit } = d.queue else {
+            return Err(sim_only(format!(
+                "link {link}: a queue other than DropTail"
+            )));
+        };
+        let loss = match &d.loss {
+            LossSpec::None => LossParams::None,
+            LossSpec::Bernoulli {
+                p,
+                applies_to: KindFilter::All,
+            } => LossParams::Bernoulli { p: *p },
+            LossSpec::Bernoulli { .. } => {
+                return Err(sim_only(format!("link {link}: loss on one packet kind")))
+            }
+            LossSpec::GilbertElliott { .. } => {
+                return Err(sim_only(format!("link {link}: Gilbert-Elliott loss")))
+            }
+            LossSpec::Drop { .. } => {
+                return Err(format!(
+                    "link {link}: scripted drops are simulator-only (they name segments of \
+                     the simulator's TCP, not the kernel's)"
+                ))
+            }
+        };
+        Ok(DirParams {
+            rate: d.rate,
+            delay: d.delay,
+            queue: limit,
+            loss,
+        })
+    };
+    for l in &sc.links {
+        if l.medium != MediumSpec::FullDuplex {
+            return Err(sim_only(format!("link {}: a half-duplex medium", l.name)));
+        }
+        let (a, b) = (&sc.nodes[l.a].name, &sc.nodes[l.b].name);
+        let i = t.link(a, b, dir(&l.name, &l.forward)?, dir(&l.name, &l.reverse)?);
+        t.links[i].name = l.name.clone();
+    }
+    t.validate().map_err(|e| e.to_string())?;
+    Ok(t)
+}
+
+fn lab_options(args: &LabArgs, default_id: &str) -> LabOptions {
+    LabOptions {
+        id: Some(args.id.clone().unwrap_or_else(|| id_from(default_id))),
+        emu: EmuOptions {
+            spin: Duration::from_micros(args.spin_us),
+            realtime: !args.no_realtime,
+            ..EmuOptions::default()
+        },
+    }
+}
+
+fn up(path: Option<&Path>, args: &LabArgs) -> Result<(), String> {
+    let sc = match path {
+        Some(p) => Scenario::load(p).map_err(|e| e.to_string())?,
+        None => Scenario::builtin_default(),
+    };
+    let topo = topology_from_scenario(&sc)?;
+    // Blocked before the emulator threads exist, so they inherit the mask.
+    let signals = TerminationSignals::block().map_err(|e| e.to_string())?;
+    let lab = Lab::up(&topo, &lab_options(args, &sc.name)).map_err(|e| e.to_string())?;
+    print_lab(lab.state());
+    println!(
+        "\nlab {} is up (pid {}). Ctrl-C here or `pep lab down {}` takes it down.",
+        lab.id(),
+        std::process::id(),
+        lab.id()
+    );
+    let sig = signals.wait();
+    let reports = lab.down().map_err(|e| e.to_string())?;
+    println!("\nsignal {sig}: lab down. Link counters:");
+    let links: Vec<_> = reports.iter().map(report::link_summary).collect();
+    print_links(&links);
+    Ok(())
+}
+
+fn print_lab(st: &LabState) {
+    println!("{:<12} {:<7} {:<28} addresses", "node", "role", "namespace");
+    for n in &st.nodes {
+        let addrs: Vec<String> = n.addrs.iter().map(Ipv4Addr::to_string).collect();
+        let role = format!("{:?}", n.role).to_lowercase();
+        println!(
+            "{:<12} {:<7} {:<28} {}",
+            n.endpoint.node,
+            role,
+            n.endpoint.netns,
+            addrs.join(" ")
+        );
+    }
+    for l in &st.links {
+        println!(
+            "link {:<20} {} <-> {}  emulator in {}",
+            l.name, l.a, l.b, l.netns
+        );
+    }
+}
+
+fn down(id: Option<&str>) -> Result<(), String> {
+    let r = state::down(id).map_err(|e| e.to_string())?;
+    if r.labs.is_empty() {
+        println!("no labs");
+    }
+    for pid in &r.stopped {
+        println!("stopped lab process {pid}");
+    }
+    for lab in &r.labs {
+        println!("removed lab {lab}");
+    }
+    println!("deleted {} namespaces", r.namespaces.len());
+    Ok(())
+}
+
+fn list() -> Result<(), String> {
+    let ids = state::all_ids().map_err(|e| e.to_string())?;
+    if ids.is_empty() {
+        println!("no labs");
+    }
+    for id in ids {
+        let ns = state::namespaces_of(&id).map_err(|e| e.to_string())?;
+        match LabState::read(&id).map_err(|e| e.to_string())? {
+            Some(st) => {
+                let alive = if st.owner_alive() { "running" } else { "dead" };
+                println!(
+                    "{id}: scenario {}, process {} ({alive}), {} nodes, {} links, {} namespaces",
+                    st.scenario,
+                    st.pid,
+                    st.nodes.len(),
+                    st.links.len(),
+                    ns.len()
+                );
+            }
+            None => println!("{id}: no state file, {} namespaces left", ns.len()),
+        }
+    }
+    Ok(())
+}
+
+/// The running lab `id`, or the only running one.
+fn running_lab(id: Option<&str>) -> Result<LabState, String> {
+    let st = match id {
+        Some(id) => LabState::read(id)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("no lab {id} (see `pep lab list`)"))?,
+        None => {
+            let mut live: Vec<LabState> = LabState::list()
+                .into_iter()
+                .filter(LabState::owner_alive)
+                .collect();
+            match live.len() {
+                1 => live.remove(0),
+                0 => return Err("no running lab: start one with `pep lab up`".into()),
+                _ => return Err("several labs are running: choose one with --lab".into()),
+            }
+        }
+    };
+    if !st.owner_alive() {
+        return Err(format!(
+            "lab {}'s process is gone, so its links are not emulated: `pep lab down {}`, then \
+             `pep lab up` again",
+            st.id, st.id
+        ));
+    }
+    Ok(st)
+}
+
+fn endpoint(st: &LabState, node: &str) -> Result<Endpoint, String> {
+    st.endpoint(node)
+        .cloned()
+        .ok_or_else(|| format!("lab {} has no node {node:?}", st.id))
+}
+
+fn ping(
+    lab: Option<&str>,
+    from: &str,
+    to: &str,
+    count: u32,
+    interval: &str,
+    size: usize,
+) -> Result<(), String> {
+    let st = running_lab(lab)?;
+    let src = endpoint(&st, from)?;
+    let dst = match to.parse::<Ipv4Addr>() {
+        Ok(a) => a,
+        Err(_) => endpoint(&st, to)?.addr,
+    };
+    let interval = parse_duration(interval)?;
+    let timeout = Duration::from_secs(3);
+    let r = pep_lab::probe::ping(&src, dst, count, interval, size, timeout)
+        .map_err(|e| e.to_string())?;
+    let ms = |d: Duration| d.as_millis_f64();
+    println!(
+        "{from} -> {to} ({dst}): {}/{} replies, rtt min/median/mean/max = {:.3}/{:.3}/{:.3}/{:.3} ms",
+        r.received(),
+        r.sent,
+        ms(r.min()),
+        ms(r.median()),
+        ms(r.mean()),
+        ms(r.max())
+    );
+    Ok(())
+}
+
+fn traffic_cmd(a: &TrafficArgs) -> Result<(), String> {
+    let st = running_lab(a.lab.as_deref())?;
+    let amount = match (&a.bytes, &a.duration) {
+        (Some(b), _) => Amount::Bytes(units::parse_bytes(b).map_err(|e| e.to_string())?),
+        (None, Some(d)) => Amount::For(parse_duration(d)?),
+        (None, None) => Amount::For(Duration::from_secs(10)),
+    };
+    let mut f = FlowSpec::new(
+        "flow",
+        endpoint(&st, &a.from)?,
+        endpoint(&st, &a.to)?,
+        amount,
+    );
+    f.name = format!("{}-{}", a.from, a.to);
+    f.cc = a.cc.clone();
+    f.seed = a.seed;
+    f.port = a.port;
+    f.rcvbuf = a.rcvbuf.as_deref().map(parse_size).transpose()?;
+    f.window_clamp = a.window_clamp.as_deref().map(parse_size).transpose()?;
+    f.mss = a.mss.as_deref().map(parse_size).transpose()?;
+    let interval = parse_duration(&a.interval)?;
+    let limit = match amount {
+        Amount::For(d) => d,
+        Amount::Bytes(_) => Duration::from_secs(600),
+    };
+    let opts = TrafficOptions {
+        interval,
+        sample: interval,
+        deadline: limit + Duration::from_secs(60),
+    };
+    let r = traffic::run(&[f], &opts).map_err(|e| e.to_string())?;
+    let s = report::summary(&st.scenario, a.seed, &r, &[]);
+    print_flows(&s.flows);
+    if let Some(out) = &a.out {
+        write(out, &r, &s)?;
+        println!("\nresults in {}", out.display());
+    }
+    check_flows(&s)
+}
+
+/// The scenario's flows as lab transfers, ports 5001 and up.
+fn flows_from_scenario(sc: &Scenario, lab: &Lab, run: &RunArgs) -> Result<Vec<FlowSpec>, String> {
+    let mut out = vec![];
+    for (i, f) in sc.flows.iter().enumerate() {
+        let ep = |n: usize| lab.endpoint(&sc.nodes[n].name).map_err(|e| e.to_string());
+        let amount = match f.source {
+            SourceSpec::Bulk => Amount::For(sc.duration.saturating_sub(f.start)),
+            SourceSpec::Finite { bytes } => Amount::Bytes(bytes),
+            SourceSpec::Pareto(_) => {
+                return Err(format!(
+                    "flow \"{}\": the lab has no Pareto on/off traffic generator yet; \
+                     use a bulk or finite source",
+                    f.name
+                ))
+            }
+        };
+        let mut spec = FlowSpec::new(&f.name, ep(f.src)?, ep(f.dst)?, amount);
+        spec.cc = match &run.cc {
+            Some(cc) => cc.clone(),
+            // Linux's "reno" is NewReno-style recovery (RFC 6582) with SACK.
+            None => match format!("{:?}", f.tcp.cc).to_lowercase().as_str() {
+                "newreno" | "reno" => "reno".to_string(),
+                other => other.to_string(),
+            },
+        };
+        spec.start = f.start;
+        spec.seed = sc.seed.wrapping_add(i as u64);
+        spec.port = 5001 + i as u16;
+        spec.mss = Some(f.tcp.mss);
+        spec.window_clamp = Some(f.sink.rwnd);
+        out.push(spec);
+    }
+    Ok(out)
+}
+
+fn run_in_lab(
+    sc: &Scenario,
+    run: &RunArgs,
+    args: &LabArgs,
+    out: &Path,
+) -> Result<report::Summary, String> {
+    if sc.flows.len() > 1000 {
+        return Err(format!(
+            "{} flows: the lab runs at most 1000",
+            sc.flows.len()
+        ));
+    }
+    let topo = topology_from_scenario(sc)?;
+    let lab = Lab::up(&topo, &lab_options(args, &sc.name)).map_err(|e| e.to_string())?;
+    let flows = flows_from_scenario(sc, &lab, run)?;
+    let opts = TrafficOptions {
+        interval: sc.output.interval,
+        sample: sc.output.sample,
+        deadline: sc.duration + Duration::from_secs(120),
+    };
+    eprintln!(
+        "lab {}: running {} flow(s) for up to {} of real time",
+        lab.id(),
+        flows.len(),
+        sc.duration
+    );
+    let r = traffic::run(&flows, &opts).map_err(|e| e.to_string())?;
+    let links = lab.down().map_err(|e| e.to_string())?;
+    let s = report::summary(&sc.name, sc.seed, &r, &links);
+    write(out, &r, &s)?;
+    Ok(s)
+}
+
+fn compare(
+    path: Option<&Path>,
+    out: Option<PathBuf>,
+    run: &RunArgs,
+    args: &LabArgs,
+) -> Result<(), String> {
+    let sc = load(path, run)?;
+    let out = out.unwrap_or_else(|| PathBuf::from("out").join(format!("{}-compare", sc.name)));
+    let mut sim = pep_sim::Simulation::new(&sc);
+    sim.run();
+    sim.write_outputs(&out.join("sim"))
+        .map_err(|e| format!("writing {}: {e}", out.join("sim").display()))?;
+    let sim_s = sim.summary();
+    let lab_s = run_in_lab(&sc, run, args, &out.join("lab"))?;
+    println!(
+        "{:<16} {:>12} {:>12} {:>10} {:>10}",
+        "flow", "sim Mbit/s", "lab Mbit/s", "sim retx", "lab retx"
+    );
+    for (s, l) in sim_s.flows.iter().zip(&lab_s.flows) {
+        println!(
+            "{:<16} {:>12.3} {:>12.3} {:>10} {:>10}",
+            s.name,
+            s.goodput_mbps,
+            l.goodput_mbps,
+            s.retransmitted_segments,
+            l.retransmitted_segments
+        );
+    }
+    println!("\nresults in {} (sim/, lab/)", out.display());
+    check_flows(&lab_s)
+}
+
+fn write(out: &Path, r: &TrafficReport, s: &report::Summary) -> Result<(), String> {
+    report::write_outputs(out, r, s)
+        .map(drop)
+        .map_err(|e| format!("writing results to {}: {e}", out.display()))
+}
+
+fn print_lab_summary(s: &report::Summary) {
+    print_flows(&s.flows);
+    println!();
+    print_links(&s.links);
+}
+
+fn print_flows(flows: &[report::FlowSummary]) {
+    println!(
+        "{:<16} {:<6} {:>12} {:>10} {:>8} {:>9} {:>6}",
+        "flow", "cc", "bytes", "Mbit/s", "retx", "srtt ms", "exact"
+    );
+    for f in flows {
+        println!(
+            "{:<16} {:<6} {:>12} {:>10.3} {:>8} {:>9.1} {:>6}",
+            f.name,
+            f.cc,
+            f.delivered_bytes,
+            f.goodput_mbps,
+            f.retransmitted_segments,
+            f.mean_srtt_ms.unwrap_or(0.0),
+            if f.byte_exact { "yes" } else { "NO" }
+        );
+        if let Some(e) = &f.error {
+            println!("  error: {e}");
+        }
+    }
+}
+
+fn print_links(links: &[report::LinkSummary]) {
+    println!(
+        "{:<20} {:>10} {:>8} {:>8} {:>8} {:>10} {:>10}",
+        "link", "packets", "util", "q-drops", "lost", "late p99", "late max"
+    );
+    for l in links {
+        println!(
+            "{:<20} {:>10} {:>8.3} {:>8} {:>8} {:>8.0}us {:>8.0}us",
+            l.name,
+            l.tx_packets,
+            l.utilisation,
+            l.queue_drops,
+            l.lost_packets,
+            l.timer_late_p99_us,
+            l.timer_late_max_us
+        );
+    }
+}
+
+/// An error unless every flow arrived byte-exact.
+fn check_flows(s: &report::Summary) -> Result<(), String> {
+    let bad: Vec<&str> = s
+        .flows
+        .iter()
+        .filter(|f| !f.byte_exact)
+        .map(|f| f.name.as_str())
+        .collect();
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("not byte-exact: {}", bad.join(", ")))
+    }
+}

@@ -1,0 +1,342 @@
+//! Building a topology as namespaces and emulated links, and taking it down.
+
+use std::net::Ipv4Addr;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::clock::Clock;
+use crate::emu::{DirReport, EmuOptions, LinkEmulator};
+use crate::error::{require_root, LabError, Result};
+use crate::ethtool;
+use crate::netns;
+use crate::state::{self, Endpoint, LabState, LinkState, NodeState};
+use crate::topology::{
+    emu_ifname, link_addr, link_mac, link_netns, mac_string, node_ifname, node_netns, valid_id,
+    LabTopology, Role,
+};
+
+/// How to build a lab.
+#[derive(Clone, Debug, Default)]
+pub struct LabOptions {
+    /// The lab's id (`[a-z0-9-]`, at most 24): its namespaces are
+    /// `pepl-<id>.<node>` and `pepl-<id>+l<link>`. Default: `<pid>-<n>`,
+    /// unique per process, so parallel test binaries never clash.
+    pub id: Option<String>,
+    pub emu: EmuOptions,
+}
+
+/// A running lab. Dropping it takes everything down (best effort);
+/// [`Lab::down`] does the same and reports errors.
+pub struct Lab {
+    state: LabState,
+    topo: LabTopology,
+    clock: Clock,
+    emulators: Vec<LinkEmulator>,
+    finished: bool,
+}
+
+static NEXT_ID: AtomicU32 = AtomicU32::new(0);
+
+/// Sysctls of every node namespace, and why.
+const NODE_SYSCTLS: &[(&str, &str)] = &[
+    // IPv4 only: no router solicitations or DAD probes crossing the links.
+    ("net/ipv6/conf/all/disable_ipv6", "1"),
+    ("net/ipv6/conf/default/disable_ipv6", "1"),
+    // Each connection starts from the defaults, not from what an earlier
+    // run to the same address left in the route cache (ssthresh, RTT).
+    ("net/ipv4/tcp_no_metrics_save", "1"),
+    // Return paths may differ from forward ones; never drop for that.
+    ("net/ipv4/conf/all/rp_filter", "0"),
+    ("net/ipv4/conf/default/rp_filter", "0"),
+];
+
+impl Lab {
+    /// Builds `topo`: namespaces, veths with offloads off, addresses,
+    /// static neighbours and routes, and one emulator per link. On failure
+    /// everything already made is removed again.
+    pub fn up(topo: &LabTopology, opts: &LabOptions) -> Result<Lab> {
+        require_root()?;
+        topo.validate()?;
+        let pid = std::process::id();
+        let id = match &opts.id {
+            Some(id) => id.clone(),
+            None => format!("{pid}-{}", NEXT_ID.fetch_add(1, Ordering::Relaxed)),
+        };
+        if !valid_id(&id) {
+            return Err(LabError::Topology(format!(
+                "lab id {id:?}: use 1 to 24 of a-z, 0-9 and '-'"
+            )));
+        }
+        // Labs of processes that died are cleaned here, so a killed test
+        // run does not leave namespaces until someone runs `pep lab down`.
+        let _ = state::reap_orphans();
+        if LabState::read(&id)?.is_some() || !state::namespaces_of(&id)?.is_empty() {
+            return Err(LabError::Topology(format!(
+                "lab {id} exists already (`pep lab down {id}` removes it)"
+            )));
+        }
+        let state = plan(&id, topo, pid);
+        // Written first: whatever is created next can be found from it.
+        state.write()?;
+        let mut lab = Lab {
+            state,
+            topo: topo.clone(),
+            clock: Clock::start(),
+            emulators: vec![],
+            finished: false,
+        };
+        lab.build(&opts.emu)?; // on error, Drop removes what exists
+        Ok(lab)
+    }
+
+    fn build(&mut self, emu: &EmuOptions) -> Result<()> {
+        let id = self.state.id.clone();
+        let topo = &self.topo;
+        for n in &topo.nodes {
+            let ns = node_netns(&id, &n.name);
+            netns::add(&ns)?;
+            let forward = if n.role == Role::Router { "1" } else { "0" };
+            netns::in_netns(&ns, || {
+                for (k, v) in NODE_SYSCTLS {
+                    netns::write_sysctl(k, v)?;
+                }
+                netns::write_sysctl("net/ipv4/ip_forward", forward)
+            })?;
+        }
+        for i in 0..topo.links.len() {
+            let ns = link_netns(&id, i);
+            netns::add(&ns)?;
+            netns::in_netns(&ns, || {
+                netns::write_sysctl("net/ipv6/conf/all/disable_ipv6", "1")?;
+                netns::write_sysctl("net/ipv6/conf/default/disable_ipv6", "1")
+            })?;
+        }
+        // Each veth is created with both ends already in their namespaces:
+        // nothing ever appears in the caller's namespace.
+        let mut veths = vec![];
+        for (i, l) in topo.links.iter().enumerate() {
+            for (side, node) in [(0, l.a), (1, l.b)] {
+                veths.push(format!(
+                    "link add name {} address {} netns {} type veth peer name {} netns {}",
+                    node_ifname(i),
+                    mac_string(link_mac(i, side)),
+                    node_netns(&id, &topo.nodes[node].name),
+                    emu_ifname(side),
+                    link_netns(&id, i),
+                ));
+            }
+        }
+        netns::ip_batch(None, &veths)?;
+        for (n, node) in topo.nodes.iter().enumerate() {
+            let ns = node_netns(&id, &node.name);
+            let ifs: Vec<String> = topo
+                .attachments(n)
+                .iter()
+                .map(|&(l, _)| node_ifname(l))
+                .collect();
+            netns::in_netns(&ns, || {
+                for ifname in &ifs {
+                    ethtool::disable_offloads(ifname)?;
+                }
+                Ok(())
+            })?;
+            netns::ip_batch(Some(&ns), &node_commands(topo, n))?;
+        }
+        for i in 0..topo.links.len() {
+            let ns = link_netns(&id, i);
+            let sides = [emu_ifname(0), emu_ifname(1)];
+            netns::in_netns(&ns, || {
+                for ifname in sides {
+                    ethtool::disable_offloads(ifname)?;
+                }
+                Ok(())
+            })?;
+            let up: Vec<String> = sides
+                .iter()
+                .map(|s| format!("link set dev {s} up"))
+                .collect();
+            netns::ip_batch(Some(&ns), &up)?;
+        }
+        for (i, l) in topo.links.iter().enumerate() {
+            let e = LinkEmulator::start(
+                &l.name,
+                &link_netns(&id, i),
+                [l.forward, l.reverse],
+                topo.seed,
+                self.clock,
+                *emu,
+            )?;
+            self.emulators.push(e);
+        }
+        Ok(())
+    }
+
+    pub fn id(&self) -> &str {
+        &self.state.id
+    }
+
+    /// The state file's contents: nodes, namespaces, addresses.
+    pub fn state(&self) -> &LabState {
+        &self.state
+    }
+
+    pub fn topology(&self) -> &LabTopology {
+        &self.topo
+    }
+
+    /// The clock the emulators run on (zero when the lab came up).
+    pub fn clock(&self) -> Clock {
+        self.clock
+    }
+
+    /// Where to reach `node`.
+    pub fn endpoint(&self, node: &str) -> Result<Endpoint> {
+        self.state
+            .endpoint(node)
+            .cloned()
+            .ok_or_else(|| LabError::Topology(format!("no node {node:?} in lab {}", self.id())))
+    }
+
+    /// Counters of every link direction (forward, reverse per link), as
+    /// last published by the emulators.
+    pub fn link_reports(&self) -> Vec<DirReport> {
+        self.emulators.iter().flat_map(|e| e.reports()).collect()
+    }
+
+    /// Stops the emulators, deletes the namespaces and the state file.
+    /// Returns the emulators' final counters.
+    pub fn down(mut self) -> Result<Vec<DirReport>> {
+        self.teardown()
+    }
+
+    fn teardown(&mut self) -> Result<Vec<DirReport>> {
+        self.finished = true;
+        let reports = self
+            .emulators
+            .drain(..)
+            .flat_map(LinkEmulator::stop)
+            .collect();
+        state::down(Some(&self.state.id))?;
+        Ok(reports)
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        if !self.finished {
+            if let Err(e) = self.teardown() {
+                eprintln!("pep-lab: cleaning up lab {}: {e}", self.state.id);
+            }
+        }
+    }
+}
+
+/// The state file for `topo` built as lab `id` by process `pid`.
+fn plan(id: &str, topo: &LabTopology, pid: u32) -> LabState {
+    let nodes = topo
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| NodeState {
+            role: n.role,
+            endpoint: Endpoint {
+                node: n.name.clone(),
+                netns: node_netns(id, &n.name),
+                addr: topo.node_addr(i).unwrap_or(Ipv4Addr::UNSPECIFIED),
+            },
+            addrs: topo
+                .attachments(i)
+                .iter()
+                .map(|&(l, s)| link_addr(l, s))
+                .collect(),
+        })
+        .collect();
+    let links = topo
+        .links
+        .iter()
+        .enumerate()
+        .map(|(i, l)| LinkState {
+            name: l.name.clone(),
+            netns: link_netns(id, i),
+            a: topo.nodes[l.a].name.clone(),
+            b: topo.nodes[l.b].name.clone(),
+        })
+        .collect();
+    LabState {
+        id: id.to_string(),
+        scenario: topo.name.clone(),
+        pid,
+        pid_start: state::process_start(pid).unwrap_or(0),
+        nodes,
+        links,
+    }
+}
+
+/// `ip -batch` lines for node `n`: loopback, addresses, static neighbours
+/// (no ARP crosses the emulated links), and /32 routes to every address of
+/// every node not on a shared link.
+pub fn node_commands(topo: &LabTopology, n: usize) -> Vec<String> {
+    let mut cmds = vec!["link set dev lo up".to_string()];
+    let mine = topo.attachments(n);
+    for &(l, side) in &mine {
+        let dev = node_ifname(l);
+        let peer = 1 - side;
+        cmds.push(format!("addr add {}/24 dev {dev}", link_addr(l, side)));
+        cmds.push(format!("link set dev {dev} up"));
+        cmds.push(format!(
+            "neigh replace {} lladdr {} dev {dev} nud permanent",
+            link_addr(l, peer),
+            mac_string(link_mac(l, peer))
+        ));
+    }
+    let next = topo.next_hops();
+    for (d, hop) in next[n].iter().enumerate() {
+        let Some((l, side)) = *hop else {
+            continue;
+        };
+        for (dl, dside) in topo.attachments(d) {
+            if mine.iter().any(|&(ml, _)| ml == dl) {
+                continue; // on a shared subnet: the connected route serves
+            }
+            cmds.push(format!(
+                "route replace {}/32 via {} dev {}",
+                link_addr(dl, dside),
+                link_addr(l, 1 - side),
+                node_ifname(l)
+            ));
+        }
+    }
+    cmds
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::DirParams;
+    use pep_core::{Duration, Rate};
+
+    #[test]
+    fn node_commands_route_through_the_router() {
+        let d = DirParams::new(Rate::mbps(10), Duration::from_millis(1), 10);
+        let mut t = LabTopology::new("t", 1);
+        t.node("s", Role::Host);
+        t.node("r", Role::Router);
+        t.node("d", Role::Host);
+        t.link("s", "r", d, d);
+        t.link("r", "d", d, d);
+        let s = node_commands(&t, 0);
+        assert!(
+            s.contains(&"addr add 198.18.0.1/24 dev pep0".to_string()),
+            "{s:?}"
+        );
+        assert!(s.contains(
+            &"neigh replace 198.18.0.2 lladdr 02:70:65:00:00:02 dev pep0 nud permanent".to_string()
+        ));
+        assert!(s.contains(&"route replace 198.18.1.2/32 via 198.18.0.2 dev pep0".to_string()));
+        // The router's address on the s-r link is connected: no route.
+        assert!(!s.iter().any(|c| c.starts_with("route replace 198.18.0.2")));
+        let dcmds = node_commands(&t, 2);
+        assert!(dcmds.contains(&"route replace 198.18.0.1/32 via 198.18.1.1 dev pep1".to_string()));
+        // The router is directly attached to both: only connected routes.
+        assert!(!node_commands(&t, 1).iter().any(|c| c.starts_with("route")));
+    }
+}

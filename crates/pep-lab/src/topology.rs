@@ -1,0 +1,452 @@
+//! What the lab builds: nodes, duplex links with per-direction parameters,
+//! and the plan derived from them (namespace names, addresses, routes).
+//!
+//! The types mirror the simulator's validated scenario (`pep_sim::scenario`)
+//! so that a scenario converts field by field; the conversion lives in the
+//! CLI, because the lab, like the simulator, depends only on the core.
+//!
+//! ## Layout
+//!
+//! Every node is a namespace `pepl-<lab>.<node>`. Every link `i` is a
+//! namespace `pepl-<lab>+l<i>` holding the emulator's two interfaces,
+//! `side-a` and `side-b`, each the veth peer of the node-side interface
+//! `pep<i>`:
+//!
+//! ```text
+//!  node a: pep<i> ==veth== side-a [link ns: emulator] side-b ==veth== pep<i> :node b
+//! ```
+//!
+//! Link `i` gets the `i`-th /24 of the benchmarking range 198.18.0.0/15
+//! (RFC 2544): the node at end `a` is `.1`, the one at end `b` is `.2`. Nothing is created in the caller's
+//! namespace, so a crash can leave nothing there.
+
+use std::net::Ipv4Addr;
+
+use pep_core::queue::QueueLimit;
+use pep_core::{Duration, Rate};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{LabError, Result};
+
+/// Prefix of every namespace the lab creates.
+pub const NETNS_PREFIX: &str = "pepl-";
+/// Most links: one /24 each in 198.18.0.0/15.
+pub const MAX_LINKS: usize = 512;
+
+/// Whether a node forwards packets for others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Sends and receives; `ip_forward` off; never an intermediate hop.
+    Host,
+    /// `ip_forward` on; routes packets along fewest-hop paths.
+    Router,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LabNode {
+    /// Letters, digits, `_` and `-`; it becomes part of a namespace name.
+    pub name: String,
+    pub role: Role,
+}
+
+/// Random loss applied to packets as they finish crossing a direction.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LossParams {
+    None,
+    /// Each packet lost independently with probability `p`.
+    Bernoulli {
+        p: f64,
+    },
+}
+
+/// One direction of a link, as the core's `LinkDir` models it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DirParams {
+    /// Serialization rate, counted over IP packets (see `docs/lab.md`).
+    pub rate: Rate,
+    /// One-way propagation delay.
+    pub delay: Duration,
+    /// DropTail limit on waiting packets (or bytes).
+    pub queue: QueueLimit,
+    pub loss: LossParams,
+}
+
+impl DirParams {
+    /// A lossless direction with a packet-limited DropTail queue.
+    pub fn new(rate: Rate, delay: Duration, queue_packets: u32) -> DirParams {
+        DirParams {
+            rate,
+            delay,
+            queue: QueueLimit::Packets(queue_packets),
+            loss: LossParams::None,
+        }
+    }
+    pub fn with_loss(mut self, loss: LossParams) -> DirParams {
+        self.loss = loss;
+        self
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LabLink {
+    /// A label for outputs and random-stream names (`link/<name>/fwd/loss`,
+    /// as in the simulator).
+    pub name: String,
+    pub a: usize,
+    pub b: usize,
+    /// From `a` to `b`.
+    pub forward: DirParams,
+    /// From `b` to `a`.
+    pub reverse: DirParams,
+}
+
+/// A network to build.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LabTopology {
+    /// The scenario's name, for outputs.
+    pub name: String,
+    /// Master seed for the loss models' streams.
+    pub seed: u64,
+    pub nodes: Vec<LabNode>,
+    pub links: Vec<LabLink>,
+}
+
+impl LabTopology {
+    pub fn new(name: &str, seed: u64) -> LabTopology {
+        LabTopology {
+            name: name.to_string(),
+            seed,
+            nodes: vec![],
+            links: vec![],
+        }
+    }
+
+    /// Adds a node; returns its index.
+    pub fn node(&mut self, name: &str, role: Role) -> usize {
+        self.nodes.push(LabNode {
+            name: name.to_string(),
+            role,
+        });
+        self.nodes.len() - 1
+    }
+
+    /// Adds a link between two nodes (by name) with the given directions;
+    /// returns its index. Unknown names are reported by [`Self::validate`].
+    pub fn link(&mut self, a: &str, b: &str, forward: DirParams, reverse: DirParams) -> usize {
+        let idx = |n: &str| self.node_index(n).unwrap_or(usize::MAX);
+        let (ia, ib) = (idx(a), idx(b));
+        self.links.push(LabLink {
+            name: format!("{a}-{b}"),
+            a: ia,
+            b: ib,
+            forward,
+            reverse,
+        });
+        self.links.len() - 1
+    }
+
+    pub fn node_index(&self, name: &str) -> Option<usize> {
+        self.nodes.iter().position(|n| n.name == name)
+    }
+
+    /// Checks everything the build relies on.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(LabError::Topology(m));
+        if self.nodes.is_empty() {
+            return bad("no nodes".into());
+        }
+        if self.links.len() > MAX_LINKS {
+            return bad(format!("{} links; at most {MAX_LINKS}", self.links.len()));
+        }
+        for (i, n) in self.nodes.iter().enumerate() {
+            if !valid_name(&n.name, 32) {
+                return bad(format!(
+                    "node name {:?}: use 1 to 32 letters, digits, '_' or '-'",
+                    n.name
+                ));
+            }
+            if self.nodes[..i].iter().any(|m| m.name == n.name) {
+                return bad(format!("node {:?} appears twice", n.name));
+            }
+        }
+        for (i, l) in self.links.iter().enumerate() {
+            if l.a >= self.nodes.len() || l.b >= self.nodes.len() {
+                return bad(format!("link {i} ({}) names an unknown node", l.name));
+            }
+            if l.a == l.b {
+                return bad(format!("link {i} ({}) joins a node to itself", l.name));
+            }
+            for (d, p) in [("forward", &l.forward), ("reverse", &l.reverse)] {
+                if p.rate.as_bps() == 0 {
+                    return bad(format!("link {} {d}: rate must be positive", l.name));
+                }
+                if let LossParams::Bernoulli { p } = p.loss {
+                    if !(0.0..=1.0).contains(&p) {
+                        return bad(format!("link {} {d}: loss p={p} not in [0, 1]", l.name));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Address of the node at end `side` (0 = a, 1 = b) of link `link`.
+    pub fn addr(&self, link: usize, side: usize) -> Ipv4Addr {
+        link_addr(link, side)
+    }
+
+    /// The address traffic to `node` is sent to: its address on its
+    /// lowest-numbered link. `None` for a node without links.
+    pub fn node_addr(&self, node: usize) -> Option<Ipv4Addr> {
+        self.links.iter().enumerate().find_map(|(i, l)| {
+            if l.a == node {
+                Some(link_addr(i, 0))
+            } else if l.b == node {
+                Some(link_addr(i, 1))
+            } else {
+                None
+            }
+        })
+    }
+
+    /// Every (link, side) a node sits on, in link order.
+    pub fn attachments(&self, node: usize) -> Vec<(usize, usize)> {
+        let mut out = vec![];
+        for (i, l) in self.links.iter().enumerate() {
+            if l.a == node {
+                out.push((i, 0));
+            }
+            if l.b == node {
+                out.push((i, 1));
+            }
+        }
+        out
+    }
+
+    /// Next hops: `next[s][d]` is the (link, side of `s` on it) that `s`
+    /// sends on to reach `d`. Fewest hops, only routers as intermediate
+    /// hops, ties to the lowest link index: the simulator's rule
+    /// (`pep_sim::scenario::Routes`), so both run the same paths.
+    pub fn next_hops(&self) -> Vec<Vec<Option<(usize, usize)>>> {
+        let n = self.nodes.len();
+        let mut adj: Vec<Vec<(usize, usize, usize)>> = vec![vec![]; n]; // (link, side, peer)
+        for (i, l) in self.links.iter().enumerate() {
+            if l.a < n && l.b < n && l.a != l.b {
+                adj[l.a].push((i, 0, l.b));
+                adj[l.b].push((i, 1, l.a));
+            }
+        }
+        let mut next = vec![vec![None; n]; n];
+        for (dst, _) in self.nodes.iter().enumerate() {
+            // Breadth-first from `dst`, expanding only `dst` and routers.
+            let mut dist = vec![usize::MAX; n];
+            dist[dst] = 0;
+            let mut queue = std::collections::VecDeque::from([dst]);
+            while let Some(u) = queue.pop_front() {
+                if u != dst && self.nodes[u].role != Role::Router {
+                    continue;
+                }
+                for &(_, _, v) in &adj[u] {
+                    if dist[v] == usize::MAX {
+                        dist[v] = dist[u] + 1;
+                        queue.push_back(v);
+                    }
+                }
+            }
+            for s in 0..n {
+                if s == dst || dist[s] == usize::MAX {
+                    continue;
+                }
+                next[s][dst] = adj[s]
+                    .iter()
+                    .find(|&&(_, _, v)| {
+                        dist[v] == dist[s] - 1 && (v == dst || self.nodes[v].role == Role::Router)
+                    })
+                    .map(|&(l, side, _)| (l, side));
+            }
+        }
+        next
+    }
+}
+
+/// Address of end `side` of link `link` in 198.18.0.0/15.
+pub fn link_addr(link: usize, side: usize) -> Ipv4Addr {
+    let block = 198u32 << 24 | 18 << 16 | (link as u32) << 8;
+    Ipv4Addr::from(block + 1 + side as u32)
+}
+
+/// A deterministic, locally administered MAC for end `side` of link `link`:
+/// `02:70:65:<link hi>:<link lo>:<side + 1>` ("pe" in the middle bytes).
+pub fn link_mac(link: usize, side: usize) -> [u8; 6] {
+    [
+        0x02,
+        0x70,
+        0x65,
+        (link >> 8) as u8,
+        link as u8,
+        side as u8 + 1,
+    ]
+}
+
+pub fn mac_string(m: [u8; 6]) -> String {
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// Name of the node-side interface of link `link`.
+pub fn node_ifname(link: usize) -> String {
+    format!("pep{link}")
+}
+
+/// Name of the emulator-side interface facing end `side` of a link.
+pub fn emu_ifname(side: usize) -> &'static str {
+    if side == 0 {
+        "side-a"
+    } else {
+        "side-b"
+    }
+}
+
+/// Namespace of a node of lab `id`.
+pub fn node_netns(id: &str, node: &str) -> String {
+    format!("{NETNS_PREFIX}{id}.{node}")
+}
+
+/// Namespace of the emulator of link `link` of lab `id`.
+pub fn link_netns(id: &str, link: usize) -> String {
+    format!("{NETNS_PREFIX}{id}+l{link}")
+}
+
+/// The lab id a namespace name belongs to, if it is one of ours.
+pub fn lab_of_netns(ns: &str) -> Option<&str> {
+    let rest = ns.strip_prefix(NETNS_PREFIX)?;
+    let end = rest.find(['.', '+'])?;
+    Some(&rest[..end]).filter(|id| valid_id(id))
+}
+
+/// Lab ids: 1 to 24 of `[a-z0-9-]`. They never contain `.` or `+`, which
+/// end the id in a namespace name, so one lab's prefix never matches
+/// another's.
+pub fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 24
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+/// A lab id made from any text (a scenario name): lower case, other
+/// characters to `-`, cut to 24.
+pub fn id_from(text: &str) -> String {
+    let mut id: String = text
+        .chars()
+        .map(|c| {
+            let c = c.to_ascii_lowercase();
+            if c.is_ascii_lowercase() || c.is_ascii_digit() {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(24)
+        .collect();
+    if id.is_empty() {
+        id.push_str("lab");
+    }
+    id
+}
+
+fn valid_name(s: &str, max: usize) -> bool {
+    !s.is_empty()
+        && s.len() <= max
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir() -> DirParams {
+        DirParams::new(Rate::mbps(10), Duration::from_millis(5), 100)
+    }
+
+    /// sender - r1 - receiver, plus a second host on r1.
+    fn dumbbell() -> LabTopology {
+        let mut t = LabTopology::new("t", 1);
+        t.node("s1", Role::Host);
+        t.node("r1", Role::Router);
+        t.node("d", Role::Host);
+        t.node("s2", Role::Host);
+        t.link("s1", "r1", dir(), dir());
+        t.link("r1", "d", dir(), dir());
+        t.link("s2", "r1", dir(), dir());
+        t
+    }
+
+    #[test]
+    fn addresses_and_names() {
+        assert_eq!(link_addr(0, 0), Ipv4Addr::new(198, 18, 0, 1));
+        assert_eq!(link_addr(0, 1), Ipv4Addr::new(198, 18, 0, 2));
+        assert_eq!(link_addr(300, 1), Ipv4Addr::new(198, 19, 44, 2));
+        assert_eq!(link_addr(MAX_LINKS - 1, 1), Ipv4Addr::new(198, 19, 255, 2));
+        assert_eq!(mac_string(link_mac(258, 1)), "02:70:65:01:02:02");
+        assert_eq!(node_netns("geo", "r1"), "pepl-geo.r1");
+        assert_eq!(link_netns("geo", 3), "pepl-geo+l3");
+        assert_eq!(lab_of_netns("pepl-geo+l3"), Some("geo"));
+        assert_eq!(lab_of_netns("pepl-12-3.a-b"), Some("12-3"));
+        assert_eq!(lab_of_netns("pepl-x"), None);
+        assert_eq!(lab_of_netns("other.x"), None);
+        assert_eq!(id_from("GEO default/2"), "geo-default-2");
+        assert!(valid_id("geo-default-2") && !valid_id("a.b") && !valid_id(""));
+    }
+
+    #[test]
+    fn node_addresses_follow_the_first_link() {
+        let t = dumbbell();
+        assert_eq!(t.node_addr(0), Some(link_addr(0, 0)));
+        assert_eq!(t.node_addr(1), Some(link_addr(0, 1)));
+        assert_eq!(t.node_addr(2), Some(link_addr(1, 1)));
+        assert_eq!(t.attachments(1), vec![(0, 1), (1, 0), (2, 1)]);
+    }
+
+    #[test]
+    fn routes_go_through_routers_only() {
+        let t = dumbbell();
+        let next = t.next_hops();
+        assert_eq!(next[0][2], Some((0, 0))); // s1 -> d via link 0
+        assert_eq!(next[1][2], Some((1, 0))); // r1 -> d via link 1
+        assert_eq!(next[2][0], Some((1, 1)));
+        assert_eq!(next[3][0], Some((2, 0)));
+        assert_eq!(next[0][0], None);
+        // A host in the middle does not forward.
+        let mut t = LabTopology::new("t", 1);
+        for n in ["x", "h", "y"] {
+            t.node(n, Role::Host);
+        }
+        t.link("x", "h", dir(), dir());
+        t.link("h", "y", dir(), dir());
+        assert_eq!(t.next_hops()[0][2], None);
+    }
+
+    #[test]
+    fn validation_names_the_problem() {
+        let mut t = dumbbell();
+        assert!(t.validate().is_ok());
+        t.link("s1", "nobody", dir(), dir());
+        assert!(t
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("unknown node"));
+        let mut t = dumbbell();
+        t.node("bad.name", Role::Host);
+        assert!(t.validate().unwrap_err().to_string().contains("bad.name"));
+        let mut t = dumbbell();
+        t.links[0].forward.loss = LossParams::Bernoulli { p: 1.5 };
+        assert!(t.validate().is_err());
+    }
+}
