@@ -102,7 +102,7 @@ impl<T: LinkItem> LinkDir<T> {
     }
 
     /// Offers a packet for transmission at `now`.
-    #[inline]
+    #[inline(always)]
     pub fn enqueue(&mut self, now: Instant, item: T) -> Result<(), (T, DropReason)> {
         debug_assert!(!self.shared, "a half-duplex direction is fed by its medium");
         self.advance(now);
@@ -113,7 +113,7 @@ impl<T: LinkItem> LinkDir<T> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn start_next(&mut self, at: Instant) {
         debug_assert!(self.tx.is_none());
         if let Some(item) = self.queue.dequeue(at) {
@@ -142,7 +142,7 @@ impl<T: LinkItem> LinkDir<T> {
     }
 
     /// Completes the current transmission: counters, loss, delay line.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn finish_tx(&mut self) {
         let Some((done, item)) = self.tx.take() else {
             return;

@@ -106,7 +106,7 @@ impl<T: Queued> DropTail<T> {
         }
     }
     /// Appends `item` if it fits.
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, item: T) -> Result<(), (T, DropReason)> {
         let len = item.wire_len();
         if self.has_room(len) {
@@ -117,7 +117,7 @@ impl<T: Queued> DropTail<T> {
             Err((item, DropReason::Overflow))
         }
     }
-    #[inline]
+    #[inline(always)]
     fn pop(&mut self) -> Option<T> {
         let it = self.buf.pop_front()?;
         self.bytes -= it.wire_len() as u64;
@@ -145,22 +145,12 @@ pub enum Qdisc<T> {
 }
 
 impl<T: LinkItem> Qdisc<T> {
-    /// The disciplines other than DropTail, kept out of line.
     #[inline(never)]
-    fn enqueue_boxed(&mut self, now: Instant, item: T) -> Result<(), (T, DropReason)> {
+    fn len_packets_boxed(&self) -> usize {
         match self {
-            Qdisc::DropTail(q) => q.push(item),
-            Qdisc::Red(q) => q.enqueue(now, item),
-            Qdisc::Classful(q) => q.enqueue(item),
-        }
-    }
-
-    #[inline(never)]
-    fn dequeue_boxed(&mut self, now: Instant) -> Option<T> {
-        match self {
-            Qdisc::DropTail(q) => q.pop(),
-            Qdisc::Red(q) => q.dequeue(now),
-            Qdisc::Classful(q) => q.dequeue(),
+            Qdisc::DropTail(q) => q.len_packets(),
+            Qdisc::Red(q) => q.len_packets(),
+            Qdisc::Classful(q) => q.len_packets(),
         }
     }
 }
@@ -209,13 +199,32 @@ impl<T: LinkItem> Queue<T> {
 
     /// Offers a packet at `now`. A refused packet is handed back with the
     /// reason.
-    #[inline]
+    #[inline(always)]
     pub fn enqueue(&mut self, now: Instant, item: T) -> Result<(), (T, DropReason)> {
+        // DropTail inline, shaped as before the other disciplines existed:
+        // it is the per-packet path of most links.
+        if let Qdisc::DropTail(q) = &mut self.disc {
+            let len = item.wire_len();
+            if q.has_room(len) {
+                q.bytes += len as u64;
+                q.buf.push_back(item);
+                self.stats.enqueued += 1;
+                self.stats.enqueued_bytes += len as u64;
+                return Ok(());
+            }
+            self.stats.count_drop(DropReason::Overflow, len as u64);
+            return Err((item, DropReason::Overflow));
+        }
+        self.enqueue_other(now, item)
+    }
+
+    #[inline(never)]
+    fn enqueue_other(&mut self, now: Instant, item: T) -> Result<(), (T, DropReason)> {
         let len = item.wire_len() as u64;
-        // DropTail inline: the per-packet path of most links.
         let res = match &mut self.disc {
             Qdisc::DropTail(q) => q.push(item),
-            other => other.enqueue_boxed(now, item),
+            Qdisc::Red(q) => q.enqueue(now, item),
+            Qdisc::Classful(q) => q.enqueue(item),
         };
         match &res {
             Ok(()) => {
@@ -230,22 +239,32 @@ impl<T: LinkItem> Queue<T> {
     /// Takes the next packet to transmit. `now` is the instant the
     /// transmitter frees: RED records it as the start of an idle period
     /// when there is nothing to send.
-    #[inline]
+    #[inline(always)]
     pub fn dequeue(&mut self, now: Instant) -> Option<T> {
+        if let Qdisc::DropTail(q) = &mut self.disc {
+            let it = q.pop()?;
+            self.stats.dequeued += 1;
+            return Some(it);
+        }
+        self.dequeue_other(now)
+    }
+
+    #[inline(never)]
+    fn dequeue_other(&mut self, now: Instant) -> Option<T> {
         let item = match &mut self.disc {
             Qdisc::DropTail(q) => q.pop(),
-            other => other.dequeue_boxed(now),
+            Qdisc::Red(q) => q.dequeue(now),
+            Qdisc::Classful(q) => q.dequeue(),
         }?;
         self.stats.dequeued += 1;
         Some(item)
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn len_packets(&self) -> usize {
         match &self.disc {
             Qdisc::DropTail(q) => q.len_packets(),
-            Qdisc::Red(q) => q.len_packets(),
-            Qdisc::Classful(q) => q.len_packets(),
+            other => other.len_packets_boxed(),
         }
     }
 

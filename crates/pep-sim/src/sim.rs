@@ -211,21 +211,31 @@ impl Simulation {
         if !self.ports[i].armed.fire(now) {
             return;
         }
-        let shared = self.ports[i].medium != NONE;
-        if shared {
-            self.advance_medium(i);
-        } else {
-            self.ports[i].link.handle_timeout(now);
+        if self.ports[i].medium != NONE {
+            self.on_shared_link(i);
+            return;
         }
+        self.ports[i].link.handle_timeout(now);
         let to = self.ports[i].to;
         while let Some(p) = self.ports[i].link.poll_deliver(now) {
             self.arrive(to, p);
         }
         self.rearm_port(i);
-        if shared {
-            // The channel may have passed to the other direction.
-            self.rearm_port(i ^ 1);
+    }
+
+    /// [`Self::on_link`] for a half-duplex port: the medium catches up both
+    /// directions, and both are re-armed (the channel may have passed to
+    /// the other one).
+    #[inline(never)]
+    fn on_shared_link(&mut self, i: usize) {
+        let now = self.now;
+        self.advance_medium(i);
+        let to = self.ports[i].to;
+        while let Some(p) = self.ports[i].link.poll_deliver(now) {
+            self.arrive(to, p);
         }
+        self.rearm_port(i);
+        self.rearm_port(i ^ 1);
     }
 
     /// A packet reaches `node`: hand it to the flow's endpoint (through the
