@@ -132,6 +132,11 @@ impl<T: LinkItem> LinkDir<T> {
         }
     }
 
+    /// The next arrival at the far end, if a packet is propagating.
+    pub(crate) fn next_arrival(&self) -> Option<Instant> {
+        self.pipe.front().map(|(t, _)| *t)
+    }
+
     /// When the current transmission ends, if one is under way.
     pub(crate) fn tx_end(&self) -> Option<Instant> {
         self.tx.as_ref().map(|(t, _)| *t)
@@ -161,17 +166,11 @@ impl<T: LinkItem> LinkDir<T> {
     /// end of the current transmission plus the delay (an early wake-up if
     /// the packet turns out to be lost: the link then asks again).
     ///
-    /// A half-duplex direction also wakes when its transmission ends, so the
-    /// medium passes to the other direction on time.
+    /// A half-duplex direction must also wake when its transmission ends:
+    /// ask [`crate::medium::HalfDuplex::poll_timeout`] instead.
     #[inline]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        if self.shared {
-            let ends = self.tx_end();
-            return match self.pipe.front() {
-                Some((t, _)) => Some(ends.map_or(*t, |e| e.min(*t))),
-                None => ends,
-            };
-        }
+        debug_assert!(!self.shared, "ask the medium for a half-duplex deadline");
         match (self.pipe.front(), &self.tx) {
             (Some((t, _)), _) => Some(*t),
             (None, Some((done, _))) => Some(*done + self.delay),

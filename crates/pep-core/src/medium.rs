@@ -18,9 +18,10 @@
 //! it.
 //!
 //! Driver contract: a direction attached to a medium is fed and caught up
-//! only through the medium ([`HalfDuplex::enqueue`], [`HalfDuplex::advance`]);
-//! its own `poll_timeout` and `poll_deliver` are used as usual, and it asks
-//! to be woken when its transmission ends so the turn can pass on time.
+//! only through the medium ([`HalfDuplex::enqueue`], [`HalfDuplex::advance`]),
+//! and its deadline comes from [`HalfDuplex::poll_timeout`], which adds the
+//! end of its transmission (so the turn passes on time); its
+//! `poll_deliver` is used as usual.
 
 use std::collections::VecDeque;
 
@@ -132,6 +133,16 @@ impl HalfDuplex {
         }
         dirs[d].start_after(at, gap);
         debug_assert!(dirs[d].tx_end().is_some(), "a waiting packet was queued");
+    }
+
+    /// When the driver must next call [`Self::advance`] for `dir`, a
+    /// direction attached to a medium: its next arrival at the far end or
+    /// the end of its transmission, whichever is first.
+    pub fn poll_timeout<T: LinkItem>(dir: &LinkDir<T>) -> Option<Instant> {
+        match (dir.next_arrival(), dir.tx_end()) {
+            (Some(a), Some(e)) => Some(a.min(e)),
+            (a, e) => a.or(e),
+        }
     }
 
     /// Packets waiting for the channel in direction `d`.

@@ -30,7 +30,7 @@ fn run(
     let mut out = vec![];
     let mut last = Instant::ZERO;
     loop {
-        let t = match (a.poll_timeout(), b.poll_timeout()) {
+        let t = match (HalfDuplex::poll_timeout(a), HalfDuplex::poll_timeout(b)) {
             (Some(x), Some(y)) => x.min(y),
             (x, y) => match x.or(y) {
                 Some(t) => t,

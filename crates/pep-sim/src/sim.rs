@@ -182,10 +182,12 @@ impl Simulation {
         for i in 0..self.ports.len() {
             if self.ports[i].medium == NONE {
                 self.ports[i].link.advance(self.now);
+                self.rearm_port(i);
             } else if i % 2 == 0 {
                 self.advance_medium(i);
+                self.rearm_shared(i);
+                self.rearm_shared(i + 1);
             }
-            self.rearm_port(i);
         }
     }
 
@@ -234,8 +236,8 @@ impl Simulation {
         while let Some(p) = self.ports[i].link.poll_deliver(now) {
             self.arrive(to, p);
         }
-        self.rearm_port(i);
-        self.rearm_port(i ^ 1);
+        self.rearm_shared(i);
+        self.rearm_shared(i ^ 1);
     }
 
     /// A packet reaches `node`: hand it to the flow's endpoint (through the
@@ -246,17 +248,32 @@ impl Simulation {
             self.send(node, p);
             return;
         }
-        let f = &self.flows[p.seg.flow.0 as usize];
-        let cpu = if node == f.dst { f.dst_cpu } else { f.src_cpu };
-        if cpu != NONE {
-            self.process(cpu as usize, p, true);
+        let fi = p.seg.flow.0 as usize;
+        let now = self.now;
+        let f = &mut self.flows[fi];
+        if node == f.dst {
+            if f.dst_cpu != NONE {
+                let c = f.dst_cpu as usize;
+                self.process(c, p, true);
+                return;
+            }
+            f.sink.handle_segment(now, &p.seg);
+            self.drain_sink(fi);
         } else {
-            self.deliver(node, p);
+            if f.src_cpu != NONE {
+                let c = f.src_cpu as usize;
+                self.process(c, p, true);
+                return;
+            }
+            if let Some(s) = f.sender.as_mut() {
+                s.handle_segment(now, &p.seg);
+                self.drain_sender(fi);
+            }
         }
     }
 
-    /// Hands a packet addressed to `node` to the flow's endpoint there.
-    #[inline]
+    /// Hands a packet addressed to `node` to the flow's endpoint there
+    /// (after the node's processor).
     fn deliver(&mut self, node: NodeIndex, p: Packet) {
         let fi = p.seg.flow.0 as usize;
         let now = self.now;
@@ -307,8 +324,8 @@ impl Simulation {
             let fi = p.seg.flow.0 as usize;
             self.flows[fi].local_drops += 1;
         }
-        self.rearm_port(port);
-        self.rearm_port(port ^ 1);
+        self.rearm_shared(port);
+        self.rearm_shared(port ^ 1);
     }
 
     /// A packet the flow's endpoint at `node` sends: through the node's
@@ -322,6 +339,7 @@ impl Simulation {
         }
     }
 
+    #[inline(never)]
     fn process(&mut self, c: usize, p: Packet, inbound: bool) {
         let now = self.now;
         self.cpus[c].proc.enqueue(now, HostJob { p, inbound });
@@ -355,6 +373,16 @@ impl Simulation {
     }
 
     #[inline]
+    /// [`Self::rearm_port`] for a half-duplex port.
+    fn rearm_shared(&mut self, i: usize) {
+        let pt = &mut self.ports[i];
+        if let Some(t) = HalfDuplex::poll_timeout(&pt.link) {
+            if pt.armed.arm(Some(t)) {
+                self.queue.schedule(t, Event::Link(i as u32));
+            }
+        }
+    }
+
     fn rearm_port(&mut self, i: usize) {
         let pt = &mut self.ports[i];
         if let Some(t) = pt.link.poll_timeout() {
