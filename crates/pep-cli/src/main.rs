@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod exp_cmd;
 mod lab_cmd;
 mod sim_cmd;
 
@@ -31,6 +32,9 @@ enum Command {
     /// Run, check and benchmark simulations.
     #[command(subcommand)]
     Sim(sim_cmd::SimCommand),
+    /// Run a paper's experiments (or `all`) and check its claims; writes a
+    /// Markdown and an HTML report. Exits non-zero if any claim fails.
+    Reproduce(exp_cmd::ReproduceArgs),
     /// Emulate scenarios with real Linux TCP in network namespaces (root).
     #[command(subcommand)]
     Lab(lab_cmd::LabCommand),
@@ -41,6 +45,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Sim(cmd) => sim_cmd::run(cmd),
         Command::Lab(cmd) => lab_cmd::run(cmd),
+        Command::Reproduce(a) => exp_cmd::reproduce(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

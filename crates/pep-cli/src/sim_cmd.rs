@@ -28,7 +28,19 @@ pub enum SimCommand {
         /// Print nothing but errors.
         #[arg(long, short)]
         quiet: bool,
+        /// Capture a link to a pcap file in the output directory: a
+        /// direction ("r1->r2") or a link name (both directions). Repeatable.
+        #[arg(long, value_name = "LINK")]
+        pcap: Vec<String>,
+        /// Draw the standard plots into <out>/plots.
+        #[arg(long)]
+        plot: bool,
     },
+    /// Run an experiment: every point and seed on all cores, resumable;
+    /// writes results.csv, aggregate.csv and plots.
+    Sweep(crate::exp_cmd::SweepArgs),
+    /// Draw plots from a sweep's or a run's output directory.
+    Plot(crate::exp_cmd::PlotArgs),
     /// Validate scenario files without running them.
     Check {
         /// Scenario files (TOML).
@@ -56,7 +68,11 @@ pub fn run(cmd: SimCommand) -> Result<(), String> {
             out,
             seed,
             quiet,
-        } => run_scenario(scenario.as_deref(), out, seed, quiet),
+            pcap,
+            plot,
+        } => run_scenario(scenario.as_deref(), out, seed, quiet, &pcap, plot),
+        SimCommand::Sweep(a) => crate::exp_cmd::sweep(a),
+        SimCommand::Plot(a) => crate::exp_cmd::plot(a),
         SimCommand::Check { scenarios } => check(&scenarios),
         SimCommand::Bench { flows, seconds } => bench(&flows, seconds),
         SimCommand::Default => {
@@ -66,11 +82,31 @@ pub fn run(cmd: SimCommand) -> Result<(), String> {
     }
 }
 
-fn load(path: Option<&Path>) -> Result<Scenario, String> {
-    match path {
-        Some(p) => Scenario::load(p).map_err(|e| e.to_string()),
-        None => Ok(Scenario::builtin_default()),
+fn load(path: Option<&Path>, pcap: &[String]) -> Result<Scenario, String> {
+    if pcap.is_empty() {
+        return match path {
+            Some(p) => Scenario::load(p).map_err(|e| e.to_string()),
+            None => Ok(Scenario::builtin_default()),
+        };
     }
+    // `--pcap` adds [[trace]] tables, checked like the file's own.
+    let (mut text, origin) = match path {
+        Some(p) => (
+            std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
+            p.display().to_string(),
+        ),
+        None => (
+            pep_sim::scenario::DEFAULT_SCENARIO_TOML.to_string(),
+            "scenarios/default.toml".to_string(),
+        ),
+    };
+    for link in pcap {
+        text.push_str(&format!(
+            "\n[[trace]]\nlink = {}\n",
+            toml::Value::from(link.as_str())
+        ));
+    }
+    Scenario::from_toml_str(&text, &origin).map_err(|e| format!("--pcap: {e}"))
 }
 
 /// Runs a simulation to its end, with a progress bar on an interactive
@@ -106,22 +142,41 @@ fn run_scenario(
     out: Option<PathBuf>,
     seed: Option<u64>,
     quiet: bool,
+    pcap: &[String],
+    plot: bool,
 ) -> Result<(), String> {
-    let mut sc = load(path)?;
+    let mut sc = load(path, pcap)?;
     if let Some(s) = seed {
         sc = sc.with_seed(s);
     }
     let out = out.unwrap_or_else(|| PathBuf::from("out").join(&sc.name));
     let mut sim = Simulation::new(&sc);
+    sim.open_traces(&sc, &out)
+        .map_err(|e| format!("opening pcap files in {}: {e}", out.display()))?;
     let show = !quiet && std::io::stderr().is_terminal();
     let wall = run_with_progress(&mut sim, show);
-    let files = sim
+    let mut files = sim
         .write_outputs(&out)
         .map_err(|e| format!("writing results to {}: {e}", out.display()))?;
+    for t in sim
+        .finish_traces()
+        .map_err(|e| format!("writing a pcap: {e}"))?
+    {
+        let name = t.path.file_name().map(|n| n.to_string_lossy().into_owned());
+        files.push(format!(
+            "{} ({} packets)",
+            name.unwrap_or_default(),
+            t.packets
+        ));
+    }
     let summary = sim.summary();
     let run = run_record(&summary, wall);
     std::fs::write(out.join("run.json"), run)
         .map_err(|e| format!("writing {}: {e}", out.join("run.json").display()))?;
+    if plot {
+        let n = crate::exp_cmd::plot_run(&out)?.len();
+        files.push(format!("plots/ ({n} files)"));
+    }
     if !quiet {
         print_summary(&summary, wall);
         println!(

@@ -60,6 +60,17 @@ pub struct LinkStats {
     pub busy_ns: u64,
 }
 
+/// A packet as it finished serialization, for traces (see
+/// [`LinkDir::enable_tap`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tapped {
+    /// When its last bit left the transmitter.
+    pub at: Instant,
+    pub seg: Segment,
+    /// The loss model dropped it after it crossed.
+    pub lost: bool,
+}
+
 /// One direction of a link.
 #[derive(Clone, Debug)]
 pub struct LinkDir<T> {
@@ -72,6 +83,9 @@ pub struct LinkDir<T> {
     tx: Option<(Instant, T)>,
     /// Packets propagating, with their arrival times (non-decreasing).
     pipe: VecDeque<(Instant, T)>,
+    /// Serialized packets kept for a trace; `None` (the default) costs one
+    /// branch per packet.
+    tap: Option<Vec<Tapped>>,
     /// The transmitter is shared with the opposite direction: a
     /// [`crate::medium::HalfDuplex`] starts transmissions, not this link.
     shared: bool,
@@ -87,7 +101,22 @@ impl<T: LinkItem> LinkDir<T> {
             stats: LinkStats::default(),
             tx: None,
             pipe: VecDeque::new(),
+            tap: None,
             shared: false,
+        }
+    }
+
+    /// Starts keeping a [`Tapped`] record of every packet that finishes
+    /// serialization, lost or not, in time order.
+    pub fn enable_tap(&mut self) {
+        self.tap.get_or_insert_with(Vec::new);
+    }
+
+    /// Moves the records kept since the last call into `out`. Call
+    /// [`Self::advance`] first to include everything serialized by now.
+    pub fn drain_tap(&mut self, out: &mut Vec<Tapped>) {
+        if let Some(t) = &mut self.tap {
+            out.append(t);
         }
     }
 
@@ -154,7 +183,15 @@ impl<T: LinkItem> LinkDir<T> {
         };
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += item.wire_len() as u64;
-        if self.loss.lose(done, item.segment()) {
+        let lost = self.loss.lose(done, item.segment());
+        if let Some(tap) = &mut self.tap {
+            tap.push(Tapped {
+                at: done,
+                seg: *item.segment(),
+                lost,
+            });
+        }
+        if lost {
             self.stats.lost_packets += 1;
         } else {
             self.pipe.push_back((done + self.delay, item));
@@ -271,6 +308,42 @@ mod tests {
         assert!(l.enqueue(Instant::ZERO, pkt(0)).is_ok()); // in service
         assert!(l.enqueue(Instant::ZERO, pkt(1)).is_ok()); // waiting
         assert!(l.enqueue(Instant::ZERO, pkt(2)).is_err());
+    }
+
+    #[test]
+    fn tap_records_every_serialized_packet_in_order() {
+        let mut l = LinkDir::new(
+            Rate::mbps(8),
+            Duration::ZERO,
+            Queue::drop_tail(QueueLimit::Packets(10)),
+            LossModel::Scripted {
+                pending: vec![crate::loss::ScriptedDrop {
+                    flow: FlowId(1),
+                    seq: crate::Seq(0),
+                }],
+            },
+        );
+        l.enable_tap();
+        for i in 0..3 {
+            l.enqueue(Instant::ZERO, pkt(i)).unwrap();
+        }
+        drain(&mut l);
+        let mut got = Vec::new();
+        l.drain_tap(&mut got);
+        let summary: Vec<_> = got
+            .iter()
+            .map(|t| (t.at.as_nanos(), t.seg.flow.0, t.lost))
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                (1_000_000, 0, false),
+                (2_000_000, 1, true),
+                (3_000_000, 2, false)
+            ]
+        );
+        l.drain_tap(&mut got);
+        assert_eq!(got.len(), 3, "drained records are not repeated");
     }
 
     #[test]

@@ -407,13 +407,17 @@ pub(crate) fn prepare(chart: &Chart) -> Result<Prepared, PlotError> {
                 let mut acks: Vec<_> = fl
                     .acks
                     .iter()
-                    .filter(|a| {
-                        let w = a.ack + a.window;
-                        f.ok_point((a.t, a.ack)) && f.ok(w, ylog)
-                    })
+                    .filter(|a| f.ok_point((a.t, a.ack)))
                     .copied()
                     .collect();
                 acks.sort_by(|a, b| a.t.total_cmp(&b.t));
+                // A NaN window means "unknown" (a capture without the SYNs'
+                // scale): the ACK is drawn, the window line is not.
+                let win_acks: Vec<_> = acks
+                    .iter()
+                    .filter(|a| !a.window.is_nan() && f.ok(a.ack + a.window, ylog))
+                    .copied()
+                    .collect();
                 let step = |vals: Vec<(f64, f64)>| {
                     let mut out = Vec::with_capacity(vals.len() * 2);
                     for (k, &(t, v)) in vals.iter().enumerate() {
@@ -425,7 +429,7 @@ pub(crate) fn prepare(chart: &Chart) -> Result<Prepared, PlotError> {
                     out
                 };
                 let ack_line = step(acks.iter().map(|a| (a.t, a.ack)).collect());
-                let win_line = step(acks.iter().map(|a| (a.t, a.ack + a.window)).collect());
+                let win_line = step(win_acks.iter().map(|a| (a.t, a.ack + a.window)).collect());
                 let sent = f.points(&fl.sent);
                 let rtx = f.points(&fl.retransmitted);
                 let before = layers.len();

@@ -13,11 +13,11 @@ use crate::events::{Armed, Event, EventQueue};
 use crate::metrics::{Metrics, SeriesSet};
 use crate::packet::Packet;
 use crate::scenario::{
-    AckSpec, CcKind, ClassifySpec, Dir, LinkDirSpec, LossSpec, MediumSpec, QueueSpec, RedSpec,
-    Scenario, Series, SourceSpec,
+    AckSpec, CcKind, ClassifySpec, Dir, LinkDirSpec, LossSpec, MediumSpec, QueueSpec, RecoveryKind,
+    RedSpec, Scenario, Series, SourceSpec,
 };
 use crate::sim::{Cpu, Flow, Port, RunInfo, Simulation, NONE, NO_ROUTE};
-use crate::tcp::{AckPolicy, AppSource, Recovery, SinkConfig, TcpConfig, TcpSink};
+use crate::tcp::{AckPolicy, AppSource, Growth, Recovery, SinkConfig, TcpConfig, TcpSink};
 use crate::traffic::OnOff;
 
 /// The port (link direction) index of `link` in direction `d`.
@@ -37,9 +37,16 @@ pub fn tcp_config(t: &crate::scenario::TcpSpec, sink: &crate::scenario::SinkSpec
         mss: t.mss,
         hdr_len: t.header as u16,
         initial_window: t.init_cwnd,
-        recovery: match t.cc {
-            CcKind::Reno => Recovery::Reno,
-            CcKind::NewReno => Recovery::NewReno,
+        growth: match t.cc {
+            CcKind::Tahoe | CcKind::Reno | CcKind::NewReno | CcKind::Sack => Growth::default(),
+            CcKind::Cubic => Growth::Cubic(Default::default()),
+            CcKind::Westwood => Growth::Westwood,
+        },
+        recovery: match t.recovery(sink.sack) {
+            RecoveryKind::Tahoe => Recovery::Tahoe,
+            RecoveryKind::Reno => Recovery::Reno,
+            RecoveryKind::NewReno => Recovery::NewReno,
+            RecoveryKind::Sack => Recovery::Sack,
         },
         min_rto: t.min_rto,
         initial_rto: t.initial_rto,
@@ -212,6 +219,7 @@ impl Simulation {
                 seed: sc.seed,
                 node_names: sc.nodes.iter().map(|n| n.name.clone()).collect(),
             },
+            traces: Vec::new(),
         }
     }
 }

@@ -11,7 +11,8 @@
 //!   `write_outputs`.
 //! * [`tcp`]: sans-IO TCP sender and receiver.
 //! * [`events`]: the event queue.
-//! * [`metrics`], [`output`]: what a run records and writes.
+//! * [`metrics`], [`output`]: what a run records and writes; [`trace`]:
+//!   pcap captures of links.
 //!
 //! Links, queues and loss models are `pep-core`'s time-driven models; this
 //! crate only moves packets between them.
@@ -25,6 +26,7 @@ pub mod packet;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;
+pub mod trace;
 pub mod traffic;
 pub mod units;
 

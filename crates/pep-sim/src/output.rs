@@ -9,12 +9,12 @@ use std::io;
 use std::path::Path;
 
 use pep_core::{Duration, Instant};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::sim::Simulation;
 
 /// Per-flow results.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct FlowSummary {
     pub name: String,
     pub from: String,
@@ -35,7 +35,7 @@ pub struct FlowSummary {
 }
 
 /// Per-link-direction results.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct LinkSummary {
     pub name: String,
     pub tx_packets: u64,
@@ -48,7 +48,7 @@ pub struct LinkSummary {
 }
 
 /// The run summary written as `summary.json`.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Summary {
     pub scenario: String,
     pub seed: u64,

@@ -104,6 +104,8 @@ pub struct Simulation {
     pub(crate) metrics: Metrics,
     pub(crate) events: u64,
     pub(crate) info: RunInfo,
+    /// Open pcap captures (`[[trace]]`); empty unless asked for.
+    pub(crate) traces: Vec<crate::trace::Trace>,
 }
 
 /// What a run is, for its outputs.
@@ -144,12 +146,19 @@ impl Simulation {
             self.now = t;
             self.events += 1;
             self.handle(ev);
+            // Bounds the memory a trace holds between writes.
+            if !self.traces.is_empty() && self.events & 4095 == 0 {
+                self.flush_traces();
+            }
         }
         self.now = self.now.max(limit);
         if self.now == self.end {
             self.advance_ports();
             // A last, partial bin when the duration is not a whole number of bins.
             self.metrics.close_bin(self.now, &self.ports, &self.flows);
+        }
+        if !self.traces.is_empty() {
+            self.flush_traces();
         }
     }
 
@@ -180,14 +189,23 @@ impl Simulation {
     /// (links complete transmissions lazily).
     fn advance_ports(&mut self) {
         for i in 0..self.ports.len() {
-            if self.ports[i].medium == NONE {
-                self.ports[i].link.advance(self.now);
-                self.rearm_port(i);
-            } else if i % 2 == 0 {
-                self.advance_medium(i);
-                self.rearm_shared(i);
-                self.rearm_shared(i + 1);
+            // Both ports of a half-duplex link catch up together, once.
+            if self.ports[i].medium == NONE || i % 2 == 0 {
+                self.catch_up_port(i);
             }
+        }
+    }
+
+    /// Brings port `i` (and, on a half-duplex link, its partner) up to now
+    /// and re-arms it.
+    pub(crate) fn catch_up_port(&mut self, i: usize) {
+        if self.ports[i].medium == NONE {
+            self.ports[i].link.advance(self.now);
+            self.rearm_port(i);
+        } else {
+            self.advance_medium(i);
+            self.rearm_shared(i);
+            self.rearm_shared(i ^ 1);
         }
     }
 
@@ -372,7 +390,6 @@ impl Simulation {
         }
     }
 
-    #[inline]
     /// [`Self::rearm_port`] for a half-duplex port.
     fn rearm_shared(&mut self, i: usize) {
         let pt = &mut self.ports[i];
@@ -383,7 +400,8 @@ impl Simulation {
         }
     }
 
-    fn rearm_port(&mut self, i: usize) {
+    #[inline]
+    pub(crate) fn rearm_port(&mut self, i: usize) {
         let pt = &mut self.ports[i];
         if let Some(t) = pt.link.poll_timeout() {
             if pt.armed.arm(Some(t)) {

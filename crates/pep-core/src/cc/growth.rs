@@ -1,13 +1,18 @@
-//! Window growth: how cwnd opens on ACKs of new data outside recovery.
+//! Window growth: how cwnd opens on ACKs of new data outside recovery, and
+//! the ssthresh a loss sets (ns-3's `GetSsThresh` belongs to this axis:
+//! CUBIC's beta and Westwood+'s bandwidth estimate are growth properties).
 
+use super::cubic::{Cubic, CubicConfig, CubicView};
+use super::westwood::{Westwood, WestwoodView};
 use super::CcState;
+use crate::time::{Duration, Instant};
 
 /// Window growth algorithm (configuration). Closed set: add a variant per
-/// algorithm (CUBIC, Westwood+, ...), its state to [`GrowthState`], and a
-/// file beside this one.
+/// algorithm, its state to [`GrowthState`], and a file beside this one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Growth {
-    /// RFC 5681 slow start (eq. 2) and congestion avoidance (eq. 3).
+    /// RFC 5681 slow start (eq. 2) and congestion avoidance (eq. 3); a loss
+    /// sets `ssthresh = max(FlightSize/2, 2*SMSS)` (eq. 4).
     Reno {
         /// RFC 3465 appropriate byte counting with limit `L` segments
         /// (RFC 3465 recommends L = 2): slow start opens by
@@ -16,12 +21,27 @@ pub enum Growth {
         /// per-ACK rules, as ns-2 does.
         abc: Option<u32>,
     },
+    /// CUBIC (RFC 9438): cubic growth in time since the last reduction,
+    /// `beta = 0.7`, Reno-friendly region, fast convergence.
+    Cubic(CubicConfig),
+    /// Westwood+ (Mascolo et al.; Linux `tcp_westwood.c`): Reno growth, but a
+    /// loss sets `ssthresh = max(BWE * RTTmin, 2*SMSS)` from a low-pass
+    /// filtered estimate of the bandwidth the ACK stream reports.
+    Westwood,
 }
 
 impl Default for Growth {
     fn default() -> Self {
         Growth::Reno { abc: None }
     }
+}
+
+/// What a growth algorithm currently believes, for traces and tests.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum GrowthView {
+    Reno,
+    Cubic(CubicView),
+    Westwood(WestwoodView),
 }
 
 /// A growth algorithm with its per-connection state.
@@ -34,6 +54,9 @@ pub(super) enum GrowthState {
         /// avoidance not yet turned into window.
         bytes_acked: u64,
     },
+    /// Boxed (allocated once per connection) so that Reno flows stay small.
+    Cubic(Box<Cubic>),
+    Westwood(Box<Westwood>),
 }
 
 impl GrowthState {
@@ -43,45 +66,119 @@ impl GrowthState {
                 abc,
                 bytes_acked: 0,
             },
+            Growth::Cubic(c) => GrowthState::Cubic(Box::new(Cubic::new(c))),
+            Growth::Westwood => GrowthState::Westwood(Box::new(Westwood::new())),
         }
     }
 
     pub(super) fn config(&self) -> Growth {
-        match *self {
-            GrowthState::Reno { abc, .. } => Growth::Reno { abc },
+        match self {
+            GrowthState::Reno { abc, .. } => Growth::Reno { abc: *abc },
+            GrowthState::Cubic(c) => Growth::Cubic(c.config()),
+            GrowthState::Westwood(_) => Growth::Westwood,
+        }
+    }
+
+    pub(super) fn view(&self) -> GrowthView {
+        match self {
+            GrowthState::Reno { .. } => GrowthView::Reno,
+            GrowthState::Cubic(c) => GrowthView::Cubic(c.view()),
+            GrowthState::Westwood(w) => GrowthView::Westwood(w.view()),
         }
     }
 
     /// An ACK of `acked` new bytes arrived outside loss recovery.
-    pub(super) fn on_ack(&mut self, s: &mut CcState, acked: u32) {
+    pub(super) fn on_ack(&mut self, now: Instant, s: &mut CcState, acked: u32) {
         match self {
             GrowthState::Reno { abc, bytes_acked } => {
                 reno_on_ack(s, *abc, bytes_acked, acked as u64)
+            }
+            GrowthState::Cubic(c) => c.on_ack(now, s, acked),
+            GrowthState::Westwood(_) => reno_on_ack(s, None, &mut 0, acked as u64),
+        }
+    }
+
+    /// Any ACK of new data (in recovery or not) acknowledged `acked` bytes.
+    pub(super) fn on_delivered(&mut self, now: Instant, s: &CcState, acked: u32) {
+        if let GrowthState::Westwood(w) = self {
+            w.on_ack(now, s, acked as u64, false);
+        }
+    }
+
+    /// A duplicate ACK arrived.
+    pub(super) fn on_dupack(&mut self, now: Instant, s: &CcState) {
+        if let GrowthState::Westwood(w) = self {
+            w.on_ack(now, s, 0, true);
+        }
+    }
+
+    /// The transport measured one round-trip time.
+    pub(super) fn on_rtt_sample(&mut self, rtt: Duration) {
+        if let GrowthState::Westwood(w) = self {
+            w.on_rtt_sample(rtt);
+        }
+    }
+
+    /// Duplicate ACKs detected a loss with `flight` bytes outstanding:
+    /// the new ssthresh.
+    pub(super) fn loss_ssthresh(&mut self, s: &CcState, flight: u64) -> u64 {
+        match self {
+            GrowthState::Reno { .. } => reno_ssthresh(s, flight),
+            GrowthState::Cubic(c) => c.on_loss(s, flight),
+            GrowthState::Westwood(w) => w.ssthresh(s).unwrap_or(reno_ssthresh(s, flight)),
+        }
+    }
+
+    /// The retransmission timer expired (first time for this SND.UNA) with
+    /// `flight` bytes outstanding: the new ssthresh.
+    pub(super) fn timeout_ssthresh(&mut self, s: &CcState, flight: u64) -> u64 {
+        match self {
+            GrowthState::Reno { .. } => reno_ssthresh(s, flight),
+            GrowthState::Cubic(c) => c.on_timeout(s, flight),
+            GrowthState::Westwood(w) => {
+                let t = w.ssthresh(s).unwrap_or(reno_ssthresh(s, flight));
+                w.on_timeout();
+                t
             }
         }
     }
 
     /// cwnd or ssthresh were just reduced (fast retransmit or timeout).
-    pub(super) fn on_congestion(&mut self, _s: &CcState) {
-        match self {
-            GrowthState::Reno { bytes_acked, .. } => *bytes_acked = 0,
+    pub(super) fn on_congestion(&mut self) {
+        if let GrowthState::Reno { bytes_acked, .. } = self {
+            *bytes_acked = 0;
         }
     }
 }
 
-fn reno_on_ack(s: &mut CcState, abc: Option<u32>, bytes_acked: &mut u64, acked: u64) {
-    let smss = s.smss as u64;
+/// RFC 5681 eq. (4): `ssthresh = max (FlightSize / 2, 2*SMSS)`.
+pub(super) fn reno_ssthresh(s: &CcState, flight: u64) -> u64 {
+    (flight / 2).max(2 * s.smss as u64)
+}
+
+/// Slow start (RFC 5681 eq. 2, or RFC 3465 with limit `abc`) when
+/// `cwnd < ssthresh`; true if it applied.
+pub(super) fn slow_start(s: &mut CcState, abc: Option<u32>, acked: u64) -> bool {
     // RFC 5681 section 3.1: "The slow start algorithm is used when cwnd <
     // ssthresh, while the congestion avoidance algorithm is used when cwnd >
     // ssthresh. When cwnd and ssthresh are equal, the sender may use either".
     // We use congestion avoidance at equality.
-    if s.cwnd < s.ssthresh {
-        // Eq. (2): "cwnd += min (N, SMSS)"; with RFC 3465, "the TCP sender
-        // MAY increase cwnd by up to L*SMSS bytes" per ACK.
-        let limit = abc.map_or(smss, |l| l as u64 * smss);
-        s.cwnd = s.cwnd.saturating_add(acked.min(limit));
+    if s.cwnd >= s.ssthresh {
+        return false;
+    }
+    // Eq. (2): "cwnd += min (N, SMSS)"; with RFC 3465, "the TCP sender
+    // MAY increase cwnd by up to L*SMSS bytes" per ACK.
+    let smss = s.smss as u64;
+    let limit = abc.map_or(smss, |l| l as u64 * smss);
+    s.cwnd = s.cwnd.saturating_add(acked.min(limit));
+    true
+}
+
+fn reno_on_ack(s: &mut CcState, abc: Option<u32>, bytes_acked: &mut u64, acked: u64) {
+    if slow_start(s, abc, acked) {
         return;
     }
+    let smss = s.smss as u64;
     match abc {
         None => {
             // Eq. (3): "cwnd += SMSS*SMSS/cwnd" on each non-duplicate ACK.

@@ -3,18 +3,23 @@
 //! Following ns-3's split (`tcp-congestion-ops.h` / `tcp-recovery-ops.h`):
 //!
 //! * **Window growth** ([`Growth`]) decides how `cwnd` opens on ACKs that
-//!   acknowledge new data outside loss recovery: slow start and congestion
-//!   avoidance (RFC 5681 section 3.1), later CUBIC (RFC 9438) or Westwood+.
+//!   acknowledge new data outside loss recovery, and the ssthresh a loss
+//!   sets: Reno (RFC 5681), CUBIC (RFC 9438, `cubic.rs`), Westwood+
+//!   (`westwood.rs`).
 //! * **Loss recovery** ([`Recovery`]) decides what happens on duplicate
-//!   ACKs, partial ACKs and the end of recovery: RFC 5681 fast
-//!   retransmit/fast recovery (Reno), RFC 6582 (NewReno), Tahoe; later SACK
-//!   (RFC 6675).
+//!   ACKs, partial ACKs and the end of recovery: Tahoe, RFC 5681 fast
+//!   retransmit/fast recovery (Reno), RFC 6582 (NewReno), RFC 6675 SACK
+//!   (`sack.rs`, with a scoreboard allocated once per connection).
 //!
 //! Both act on one [`CcState`] (cwnd, ssthresh, the recovery inflation, the
 //! `recover` point, the duplicate ACK count). The transport owns sequence
 //! numbers, timers and segments; it classifies each ACK and calls
 //! [`Congestion::on_new_ack`], [`Congestion::on_dupack`] or
 //! [`Congestion::on_timeout`], and performs the [`LossAction`] returned.
+//! It reports RTT samples ([`Congestion::on_rtt_sample`]) and, for SACK,
+//! every ACK's SACK blocks ([`Congestion::on_sack`]) and retransmissions
+//! ([`Congestion::on_retransmit`]); during SACK recovery it sends what
+//! [`Congestion::next_seg`] chooses instead of applying its window rule.
 //!
 //! Dispatch is a `match` over closed enums: no vtable on the per-ACK path,
 //! no allocation.
@@ -23,29 +28,50 @@
 //! Add a variant to [`Growth`] (configuration, `growth.rs`) and its state to
 //! the private `GrowthState`, in a new file beside this one, and fill in the
 //! `match` arms the compiler then asks for. A recovery algorithm is added
-//! the same way in `recovery.rs`; one that needs private state (SACK's
-//! scoreboard, allocated once per connection) gets a state enum next to
-//! [`Recovery`] like growth has.
+//! the same way in `recovery.rs` (`Recovery` and `RecoveryState`).
 //!
 //! ## Units and conventions
 //! Windows are in bytes (`u64`: windows above 64 KB are routine, and
 //! "infinite" ssthresh is `u64::MAX`). `recover` is stored as an exclusive
 //! end (one past the highest byte sent, i.e. SND.MAX), so RFC 6582's
 //! "covers more than recover" is `ack > recover` and a full acknowledgment
-//! is `ack >= recover`; see [`CcState::recover`].
+//! is `ack >= recover`; see [`CcState::recover`]. Time is passed in
+//! (`now`); nothing here reads a clock.
 
+mod cubic;
 mod growth;
 mod recovery;
+mod sack;
+mod westwood;
 
+#[cfg(test)]
+mod growth_tests;
+#[cfg(test)]
+mod sack_tests;
 #[cfg(test)]
 mod tests;
 
-pub use growth::Growth;
+pub use cubic::{CubicConfig, CubicView};
+pub use growth::{Growth, GrowthView};
 pub use recovery::Recovery;
+pub use sack::{NextSeg, Scoreboard, SCOREBOARD_RANGES};
+pub use westwood::WestwoodView;
+
+/// CUBIC's constants and curve, for checks against the RFC.
+pub mod cubic_curve {
+    pub use super::cubic::{k, w_cubic, ALPHA, BETA, C};
+}
+
+/// Westwood+'s filter stage and sampling floor.
+pub mod westwood_filter {
+    pub use super::westwood::{low_pass, MIN_INTERVAL};
+}
 
 use growth::GrowthState;
+use recovery::RecoveryState;
 
 use crate::seq::Seq;
+use crate::time::{Duration, Instant};
 
 /// Configuration of one connection's congestion control.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,27 +144,25 @@ pub struct CcState {
     /// SND.UNA last advanced; a further timeout then holds ssthresh
     /// (RFC 5681 section 3.1).
     pub timed_out: bool,
+    /// The transport's smoothed RTT (RFC 6298 SRTT), once measured.
+    pub srtt: Option<Duration>,
 }
 
 impl CcState {
     /// The window the sender may have outstanding: `cwnd + inflation`.
+    #[inline]
     pub fn window(&self) -> u64 {
         self.cwnd.saturating_add(self.inflation)
-    }
-
-    /// RFC 5681 eq. (4): `ssthresh = max (FlightSize / 2, 2*SMSS)`.
-    fn halved_flight(&self, flight: u32) -> u64 {
-        (flight as u64 / 2).max(2 * self.smss as u64)
     }
 }
 
 /// What the transport must retransmit in response to an ACK.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LossAction {
-    /// The duplicate ACK threshold was reached: retransmit the segment at
-    /// SND.UNA now and restart the retransmission timer. With `go_back_n`
-    /// (Tahoe) the transport then resends everything after it in slow
-    /// start, from SND.UNA, as after a timeout.
+    /// Loss recovery starts: retransmit the segment at SND.UNA now and
+    /// restart the retransmission timer. With `go_back_n` (Tahoe) the
+    /// transport then resends everything after it in slow start, from
+    /// SND.UNA, as after a timeout.
     FastRetransmit { go_back_n: bool },
     /// A NewReno partial ACK: retransmit the first unacknowledged segment.
     /// `restart_timer` is true for the first partial ACK of this recovery
@@ -155,8 +179,8 @@ pub struct Congestion {
     state: CcState,
     /// Window growth algorithm and its private state.
     growth: GrowthState,
-    /// Loss recovery algorithm (no private state yet).
-    recovery: Recovery,
+    /// Loss recovery algorithm and its private state.
+    recovery: RecoveryState,
 }
 
 impl Congestion {
@@ -184,9 +208,10 @@ impl Congestion {
                 dupack_threshold: cfg.dupack_threshold,
                 partial_acked: false,
                 timed_out: false,
+                srtt: None,
             },
             growth: GrowthState::new(cfg.growth),
-            recovery: cfg.recovery,
+            recovery: RecoveryState::new(cfg.recovery),
         }
     }
 
@@ -194,53 +219,89 @@ impl Congestion {
         &self.state
     }
     /// Congestion window in bytes, excluding fast recovery inflation.
+    #[inline]
     pub fn cwnd(&self) -> u64 {
         self.state.cwnd
     }
     pub fn ssthresh(&self) -> u64 {
         self.state.ssthresh
     }
-    /// Bytes the sender may have outstanding: cwnd plus inflation.
+    /// Bytes the sender may have outstanding: cwnd plus inflation. (During
+    /// SACK recovery the transport uses [`Congestion::next_seg`] instead.)
     pub fn window(&self) -> u64 {
         self.state.window()
     }
+    #[inline]
     pub fn in_recovery(&self) -> bool {
         self.state.in_recovery
     }
     pub fn recovery(&self) -> Recovery {
-        self.recovery
+        self.recovery.config()
     }
     pub fn growth(&self) -> Growth {
         self.growth.config()
     }
+    /// The growth algorithm's private view (W_max, K, BWE, ...).
+    pub fn growth_view(&self) -> GrowthView {
+        self.growth.view()
+    }
+    /// The SACK scoreboard, with [`Recovery::Sack`].
+    #[inline]
+    pub fn scoreboard(&self) -> Option<&Scoreboard> {
+        match &self.recovery {
+            RecoveryState::Sack(b) => Some(b),
+            _ => None,
+        }
+    }
 
-    /// An ACK acknowledged `acked` new bytes, moving SND.UNA to `ack`.
+    /// An RTT `sample` was taken; `srtt` is the transport's smoothed RTT
+    /// after it.
+    pub fn on_rtt_sample(&mut self, sample: Duration, srtt: Duration) {
+        self.state.srtt = Some(srtt);
+        self.growth.on_rtt_sample(sample);
+    }
+
+    /// An ACK of `acked` new bytes arrived at `now`, moving SND.UNA to `ack`.
     /// Returns a retransmission the transport must make, if any.
-    pub fn on_new_ack(&mut self, ack: Seq, acked: u32) -> Option<LossAction> {
+    pub fn on_new_ack(&mut self, now: Instant, ack: Seq, acked: u32) -> Option<LossAction> {
+        self.growth.on_delivered(now, &self.state, acked);
         let s = &mut self.state;
         s.dupacks = 0;
         s.timed_out = false;
         if s.in_recovery {
-            return recovery::on_recovery_ack(self.recovery, s, ack, acked);
+            return recovery::on_recovery_ack(&self.recovery, s, ack, acked);
         }
-        self.growth.on_ack(s, acked);
+        self.growth.on_ack(now, s, acked);
         None
     }
 
-    /// A duplicate ACK (RFC 5681 section 2's definition, checked by the
-    /// transport) arrived while SND.UNA is `snd_una` and SND.MAX `snd_max`.
-    pub fn on_dupack(&mut self, snd_una: Seq, snd_max: Seq) -> Option<LossAction> {
-        let action = recovery::on_dupack(self.recovery, &mut self.state, snd_una, snd_max);
-        if action.is_some() {
-            self.growth.on_congestion(&self.state);
+    /// A duplicate ACK (see [`Congestion::is_duplicate`]) arrived while
+    /// SND.UNA is `snd_una` and SND.MAX `snd_max`.
+    pub fn on_dupack(&mut self, now: Instant, snd_una: Seq, snd_max: Seq) -> Option<LossAction> {
+        self.growth.on_dupack(now, &self.state);
+        if !recovery::dupack_starts_recovery(&self.recovery, &mut self.state, snd_una) {
+            return None;
         }
-        action
+        // RFC 5681 step 2: "When the third duplicate ACK is received, a TCP
+        // MUST set ssthresh to no more than the value given in equation (4)",
+        // with FlightSize the data sent but not yet cumulatively
+        // acknowledged; CUBIC and Westwood+ choose their own value.
+        let flight = snd_max.bytes_since(snd_una) as u64;
+        let ssthresh = self.growth.loss_ssthresh(&self.state, flight);
+        let action = recovery::enter(
+            &mut self.recovery,
+            &mut self.state,
+            ssthresh,
+            snd_una,
+            snd_max,
+        );
+        self.growth.on_congestion();
+        Some(action)
     }
 
     /// The retransmission timer expired with `[snd_una, snd_max)`
     /// outstanding. The transport retransmits from SND.UNA (go-back-N).
-    pub fn on_timeout(&mut self, snd_una: Seq, snd_max: Seq) {
-        let s = &mut self.state;
+    pub fn on_timeout(&mut self, _now: Instant, snd_una: Seq, snd_max: Seq) {
         // RFC 5681 section 3.1: "When a TCP sender detects segment loss using
         // the retransmission timer and the given segment has not yet been
         // resent by way of the retransmission timer, the value of ssthresh
@@ -248,9 +309,11 @@ impl Congestion {
         // If the segment has already been retransmitted by way of the
         // retransmission timer at least once, the value of ssthresh is held
         // constant."
-        if !s.timed_out {
-            s.ssthresh = s.halved_flight(snd_max.bytes_since(snd_una));
+        if !self.state.timed_out {
+            let flight = snd_max.bytes_since(snd_una) as u64;
+            self.state.ssthresh = self.growth.timeout_ssthresh(&self.state, flight);
         }
+        let s = &mut self.state;
         s.timed_out = true;
         // "Furthermore, upon a timeout [...] cwnd MUST be set to no more
         // than the loss window, LW, which equals 1 full-sized segment".
@@ -259,10 +322,116 @@ impl Congestion {
         s.dupacks = 0;
         // RFC 6582 step 4: "After a retransmit timeout, record the highest
         // sequence number transmitted in the variable recover, and exit the
-        // fast recovery procedure if applicable."
+        // fast recovery procedure if applicable." RFC 6675 5.1 likewise sets
+        // RecoveryPoint to HighData. The scoreboard is kept: the simulated
+        // receiver never reneges, and Linux keeps SACK marks across an RTO
+        // unless it detects reneging (RFC 2018 says SHOULD clear).
         s.recover = snd_max;
         s.in_recovery = false;
         s.partial_acked = false;
-        self.growth.on_congestion(&self.state);
+        self.growth.on_congestion();
+    }
+
+    // ---- SACK (RFC 6675) ----------------------------------------------------
+
+    /// Whether the controller reads SACK blocks.
+    #[inline]
+    pub fn uses_sack(&self) -> bool {
+        matches!(self.recovery, RecoveryState::Sack(_))
+    }
+
+    /// Update(): every ACK's SACK blocks, after SND.UNA has moved to `una`
+    /// (SND.MAX is `max`). Returns true if they SACKed new data. A no-op
+    /// returning false unless the recovery is [`Recovery::Sack`].
+    #[inline]
+    pub fn on_sack(&mut self, una: Seq, max: Seq, blocks: &[(Seq, Seq)]) -> bool {
+        match &mut self.recovery {
+            RecoveryState::Sack(b) => {
+                // SetPipe() runs on every ACK: rescue bytes are counted anew.
+                b.rescue_in_pipe = 0;
+                b.update(una, max, blocks)
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether an ACK counts as a duplicate ACK: RFC 5681's definition
+    /// (`rfc5681`, checked by the transport) except with SACK, where RFC 6675
+    /// counts an ACK that "arrives carrying a SACK block that identifies
+    /// previously unacknowledged and un-SACKed octets" (`new_sack`, from
+    /// [`Congestion::on_sack`]), even if it also moves SND.UNA.
+    #[inline]
+    pub fn is_duplicate(&self, rfc5681: bool, new_sack: bool) -> bool {
+        if self.uses_sack() {
+            new_sack
+        } else {
+            rfc5681
+        }
+    }
+
+    /// True during SACK loss recovery, when the transport must send what
+    /// [`Congestion::next_seg`] returns rather than follow its window rule.
+    #[inline]
+    pub fn in_sack_recovery(&self) -> bool {
+        self.state.in_recovery && self.uses_sack()
+    }
+
+    /// SetPipe() for `[una, max)`, with [`Recovery::Sack`].
+    pub fn pipe(&self, una: Seq, max: Seq) -> Option<u64> {
+        let s = &self.state;
+        self.scoreboard()
+            .map(|b| b.pipe(una, max, s.dupack_threshold, s.smss))
+    }
+
+    /// RFC 6675 (C): during SACK recovery, if `cwnd - pipe >= 1 SMSS`, what
+    /// to send next (NextSeg()); `new_data` says whether a segment of unsent
+    /// data is available and the receiver's window allows it. `None`: send
+    /// nothing now.
+    pub fn next_seg(&self, una: Seq, max: Seq, new_data: bool) -> Option<NextSeg> {
+        let s = &self.state;
+        let RecoveryState::Sack(b) = &self.recovery else {
+            return None;
+        };
+        if !s.in_recovery {
+            return None;
+        }
+        let pipe = b.pipe(una, max, s.dupack_threshold, s.smss);
+        if s.cwnd.saturating_sub(pipe) < s.smss as u64 {
+            return None;
+        }
+        b.next_seg(una, max, new_data, s.dupack_threshold, s.smss)
+    }
+
+    /// The transport retransmitted `[seq, end)` (any retransmission;
+    /// `rescue` for a [`NextSeg::Rescue`]). During SACK recovery this moves
+    /// HighRxt (RFC 6675 C.2), or RescueRxt for the rescue (rule 4:
+    /// "RescueRxt set to RecoveryPoint. HighRxt MUST NOT be updated").
+    #[inline]
+    pub fn on_retransmit(&mut self, seq: Seq, end: Seq, rescue: bool) {
+        let s = &self.state;
+        let RecoveryState::Sack(b) = &mut self.recovery else {
+            return;
+        };
+        if !s.in_recovery {
+            return;
+        }
+        if rescue {
+            b.rescue_rxt = Some(s.recover);
+            b.rescue_in_pipe += end.bytes_since(seq) as u64;
+        } else {
+            b.high_rxt = b.high_rxt.max(end);
+            // (4.3): the first retransmission sets RescueRxt as well.
+            b.rescue_rxt.get_or_insert(end);
+        }
+    }
+
+    /// The first sequence number at or after `seq` not SACKed, and where the
+    /// next SACKed range starts above it. Without SACK: `(seq, None)`.
+    #[inline]
+    pub fn next_unsacked(&self, seq: Seq) -> (Seq, Option<Seq>) {
+        match self.scoreboard() {
+            Some(b) => b.next_unsacked(seq),
+            None => (seq, None),
+        }
     }
 }

@@ -25,8 +25,11 @@ mod overrides;
 mod raw;
 mod routes;
 mod tagged;
+mod trace;
 mod validate;
 
+#[cfg(test)]
+mod cc_tests;
 #[cfg(test)]
 mod fuzz_tests;
 #[cfg(test)]
@@ -39,8 +42,8 @@ use std::path::Path;
 pub use error::{Diagnostic, Pos, ScenarioError};
 pub use model::{
     AckSpec, CcKind, ClassifySpec, Dir, FlowSpec, LinkDirSpec, LinkSpec, LossSpec, MediumSpec,
-    NodeKind, NodeSpec, OutputSpec, QueueSpec, RedSpec, Scenario, Series, SinkSpec, SourceSpec,
-    TcpSpec,
+    NodeKind, NodeSpec, OutputSpec, QueueSpec, RecoveryKind, RedSpec, Scenario, Series, SinkSpec,
+    SourceSpec, TcpSpec, TraceSpec,
 };
 pub use overrides::{apply_override, parse_override};
 pub use routes::{Routes, MAX_NODES};

@@ -22,8 +22,23 @@ pub struct Scenario {
     /// After `count` expansion: one entry per TCP connection.
     pub flows: Vec<FlowSpec>,
     pub output: OutputSpec,
+    /// pcap captures to write (`[[trace]]`); they never change results.
+    pub traces: Vec<TraceSpec>,
     /// Static next hops, computed from `nodes` and `links`.
     pub routes: Routes,
+}
+
+/// A pcap capture of packets as they finish serialization on a link.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceSpec {
+    /// Index into [`Scenario::links`].
+    pub link: usize,
+    /// One direction, or both (merged in time order into one file).
+    pub dirs: Vec<Dir>,
+    /// Bytes kept per packet, Ethernet header included.
+    pub snaplen: u32,
+    /// File name, relative to the run's output directory.
+    pub file: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -231,17 +246,43 @@ pub enum SourceSpec {
     Pareto(crate::traffic::OnOffConfig),
 }
 
+/// The congestion control a flow's sender runs (`tcp.cc`): a window growth
+/// algorithm and, unless `tcp.recovery` says otherwise, a loss recovery.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CcKind {
+    /// Reno growth, Tahoe recovery (go-back-N from one segment).
+    Tahoe,
+    /// Reno growth, RFC 5681 fast recovery.
+    Reno,
+    /// Reno growth, RFC 6582 recovery.
+    NewReno,
+    /// Reno growth, RFC 6675 SACK recovery (needs `sink.sack = true`).
+    Sack,
+    /// RFC 9438 growth; SACK recovery if the sink sends SACK blocks, else
+    /// NewReno.
+    Cubic,
+    /// Westwood+ growth and reduction; recovery as for CUBIC.
+    Westwood,
+}
+
+/// A loss recovery algorithm (`tcp.recovery`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RecoveryKind {
+    Tahoe,
     Reno,
     NewReno,
+    Sack,
 }
 
 /// TCP sender settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TcpSpec {
     pub cc: CcKind,
+    /// Loss recovery as written; `None` takes the one `cc` implies (see
+    /// [`TcpSpec::recovery`]).
+    pub recovery: Option<RecoveryKind>,
     /// Payload bytes per full segment.
     pub mss: u32,
     /// IP + TCP header bytes each segment carries on the wire.
@@ -260,6 +301,26 @@ pub struct TcpSpec {
     /// Most segments sent back to back in response to one ACK; `None` is
     /// unlimited (ns-2's `maxburst_ = 0`).
     pub max_burst: Option<u32>,
+}
+
+impl TcpSpec {
+    /// The loss recovery the sender runs: `recovery` if written, else the
+    /// one `cc` names (`tahoe`, `reno`, `newreno`, `sack`), else, for
+    /// `cubic` and `westwood`, SACK when the sink sends SACK blocks and
+    /// NewReno otherwise (SACK is negotiated, as in Linux).
+    pub fn recovery(&self, sink_sack: bool) -> RecoveryKind {
+        if let Some(r) = self.recovery {
+            return r;
+        }
+        match self.cc {
+            CcKind::Tahoe => RecoveryKind::Tahoe,
+            CcKind::Reno => RecoveryKind::Reno,
+            CcKind::NewReno => RecoveryKind::NewReno,
+            CcKind::Sack => RecoveryKind::Sack,
+            CcKind::Cubic | CcKind::Westwood if sink_sack => RecoveryKind::Sack,
+            CcKind::Cubic | CcKind::Westwood => RecoveryKind::NewReno,
+        }
+    }
 }
 
 /// TCP receiver settings.

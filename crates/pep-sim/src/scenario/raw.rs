@@ -21,7 +21,7 @@ use serde::Deserialize;
 use serde_spanned::__unstable as spanned;
 use toml::{Spanned, Table, Value};
 
-use super::model::{CcKind, NodeKind, Series};
+use super::model::{CcKind, NodeKind, RecoveryKind, Series};
 use crate::units::{self, UnitError};
 
 type S<T> = Spanned<T>;
@@ -38,6 +38,8 @@ pub(crate) struct Doc {
     #[serde(default, rename = "flow")]
     pub flows: Vec<Flow>,
     pub output: Option<Output>,
+    #[serde(default, rename = "trace")]
+    pub traces: Vec<Trace>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -117,6 +119,7 @@ pub(crate) struct Flow {
 #[serde(deny_unknown_fields)]
 pub(crate) struct Tcp {
     pub cc: Option<S<CcKind>>,
+    pub recovery: Option<S<RecoveryKind>>,
     pub mss: Option<S<Size>>,
     pub header: Option<S<Size>>,
     pub init_cwnd: Option<S<u32>>,
@@ -142,6 +145,16 @@ pub(crate) struct Output {
     pub interval: Option<S<Dur>>,
     pub sample: Option<S<Dur>>,
     pub series: Option<Vec<S<Series>>>,
+}
+
+/// A pcap capture of one link, or one direction of it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Trace {
+    pub link: S<String>,
+    pub dir: Option<S<String>>,
+    pub snaplen: Option<S<Size>>,
+    pub file: Option<S<String>>,
 }
 
 // The fields of each `kind`, read from a tagged table once `kind` is removed.

@@ -15,8 +15,8 @@ use toml::{Spanned, Table, Value};
 use super::error::{join, Ctx};
 use super::links;
 use super::model::{
-    AckSpec, CcKind, FlowSpec, NodeKind, NodeSpec, OutputSpec, QueueSpec, Scenario, Series,
-    SinkSpec, SourceSpec, TcpSpec,
+    AckSpec, CcKind, FlowSpec, NodeKind, NodeSpec, OutputSpec, QueueSpec, RecoveryKind, Scenario,
+    Series, SinkSpec, SourceSpec, TcpSpec,
 };
 use super::raw;
 use super::routes::{Routes, MAX_NODES};
@@ -61,6 +61,7 @@ pub(crate) fn validate(doc: &raw::Doc, ctx: &mut Ctx) -> Option<Scenario> {
         }
     }
     let output = output(doc, ctx);
+    let traces = super::trace::traces(doc, ctx, &nodes.specs, &links);
 
     if !ctx.errors.is_empty() {
         return None;
@@ -74,6 +75,7 @@ pub(crate) fn validate(doc: &raw::Doc, ctx: &mut Ctx) -> Option<Scenario> {
         links: links.into_iter().collect::<Option<Vec<_>>>()?,
         flows,
         output,
+        traces,
         routes,
     })
 }
@@ -216,6 +218,7 @@ fn builtin() -> Base {
     Base {
         tcp: TcpSpec {
             cc: CcKind::NewReno,
+            recovery: None,
             mss: 1460,
             header: 40,
             init_cwnd: 10,
@@ -325,6 +328,9 @@ fn apply(
         if let Some(v) = take(ctx, set, at, "tcp.cc", &r.cc, |v| Ok(*v)) {
             t.cc = v;
         }
+        if let Some(v) = take(ctx, set, at, "tcp.recovery", &r.recovery, |v| Ok(*v)) {
+            t.recovery = Some(v);
+        }
         if let Some(v) = take(ctx, set, at, "tcp.mss", &r.mss, |v| size_u32(v.0, 1)) {
             t.mss = v;
         }
@@ -417,6 +423,36 @@ fn cross_check(ctx: &mut Ctx, b: &Base, layer: Layer) {
     }
 }
 
+/// SACK recovery needs a sink that sends SACK blocks. Checked on each
+/// flow's final settings (`tcp` and `sink` may come from different
+/// layers), reported at the flow's own field if it wrote one, else once at
+/// the default.
+fn check_sack(ctx: &mut Ctx, b: &Base) {
+    let (t, s) = (&b.tcp, &b.sink);
+    if s.sack || t.recovery(s.sack) != RecoveryKind::Sack {
+        return;
+    }
+    let Some(src) = ["tcp.recovery", "tcp.cc", "sink.sack"]
+        .iter()
+        .filter_map(|k| b.set.get(k))
+        .min_by_key(|src| src.layer != Layer::Flow)
+    else {
+        return;
+    };
+    if ctx.errors.iter().any(|d| d.field == src.path) {
+        return;
+    }
+    let what = match t.recovery {
+        Some(_) => "recovery = \"sack\"".to_string(),
+        None => format!("cc = {:?}", format!("{:?}", t.cc).to_lowercase()),
+    };
+    let msg = format!(
+        "{what} needs SACK blocks from the receiver: set sink.sack = true, or choose \
+         another recovery"
+    );
+    ctx.err(Some(src.span.clone()), src.path.clone(), msg);
+}
+
 /// Flows after `count` expansion, the names scripted drops may use, and
 /// `(field, span of "to", src, dst)` for each written flow, to check
 /// reachability once routes are known.
@@ -506,6 +542,7 @@ fn flows(doc: &raw::Doc, ctx: &mut Ctx, nodes: &Nodes, base: &Base, duration: Du
             Layer::Flow,
         );
         cross_check(ctx, &lay, Layer::Flow);
+        check_sack(ctx, &lay);
 
         if count > 1 {
             names.groups.insert(name.clone(), count);

@@ -3,7 +3,7 @@
 //! data segments to lose once, driven event by event on a virtual clock.
 //! A stand-in for the real engine, small enough to trust by reading.
 
-use pep_core::cc::Recovery;
+use pep_core::cc::{Growth, Recovery};
 use pep_core::{Duration, FlowId, Instant, Rate, Segment, Seq};
 use proptest::prelude::*;
 
@@ -268,6 +268,39 @@ fn newreno_recovers_three_drops_in_three_rtts_without_timeout() {
     assert_eq!(st.retransmitted_segments, 3);
 }
 
+#[test]
+fn sack_recovers_the_same_three_drops_in_one_rtt() {
+    let (cfg, mut sink) = big_window(Recovery::Sack);
+    sink.sack = true;
+    let size = 200_000;
+    let mut p = Pipe::new(cfg, sink, AppSource::Finite(size), ms(50))
+        .drop_offsets(&[12_000, 15_000, 18_000]);
+    p.run();
+    let st = *p.tx.stats();
+    assert_eq!((st.timeouts, st.fast_retransmits), (0, 1));
+    assert_eq!(p.sent_of(TxKind::FastRetransmit), [(at_ms(200), 12_000)]);
+    // The other two holes are declared lost by the same round of SACKs.
+    assert_eq!(
+        p.sent_of(TxKind::SackRetransmit),
+        [(at_ms(200), 15_000), (at_ms(200), 18_000)]
+    );
+    assert_eq!(p.recoveries, [(at_ms(200), Some(at_ms(300)))]);
+    assert_eq!(st.retransmitted_segments, 3);
+    assert!(p.tx.is_closed());
+    assert_eq!(p.rx.delivered_bytes(), size);
+}
+
+#[test]
+fn sack_with_the_small_window_needs_no_timeout_either() {
+    let p = small_window_three_drops(Recovery::Sack);
+    let st = *p.tx.stats();
+    assert_eq!((st.fast_retransmits, st.timeouts), (1, 0));
+    assert_eq!(st.retransmitted_segments, 3);
+    // Faster than NewReno's three RTTs.
+    let (start, end) = p.recoveries[0];
+    assert!(end.unwrap() - start <= ms(200), "{:?}", p.recoveries);
+}
+
 /// Reno vs NewReno, window limited to 8 segments by the receiver, three
 /// drops in the third window.
 fn small_window_three_drops(recovery: Recovery) -> Pipe {
@@ -279,6 +312,7 @@ fn small_window_three_drops(recovery: Recovery) -> Pipe {
     };
     let sink = SinkConfig {
         rwnd: 8000,
+        sack: recovery == Recovery::Sack,
         ..SinkConfig::default()
     };
     let mut p = Pipe::new(cfg, sink, AppSource::Finite(100_000), ms(50))
@@ -367,7 +401,12 @@ proptest! {
     /// in order, and closes; the sink's identities hold.
     #[test]
     fn any_drop_pattern_completes(
-        recovery in prop_oneof![Just(Recovery::Tahoe), Just(Recovery::Reno), Just(Recovery::NewReno)],
+        recovery in prop_oneof![Just(Recovery::Tahoe), Just(Recovery::Reno), Just(Recovery::NewReno), Just(Recovery::Sack)],
+        growth in prop_oneof![
+            Just(Growth::Reno { abc: None }),
+            Just(Growth::Cubic(Default::default())),
+            Just(Growth::Westwood)
+        ],
         delayed in any::<bool>(),
         handshake in any::<bool>(),
         isn in any::<u32>(),
@@ -378,6 +417,7 @@ proptest! {
         let cfg = TcpConfig {
             mss: MSS,
             recovery,
+            growth,
             handshake,
             isn: Seq(isn),
             initial_rwnd: rwnd_segs * MSS,
@@ -404,6 +444,9 @@ proptest! {
         let t = *p.tx.stats();
         if recovery != Recovery::NewReno {
             prop_assert_eq!(t.partial_ack_retransmits, 0);
+        }
+        if recovery != Recovery::Sack {
+            prop_assert_eq!(t.sack_retransmits, 0);
         }
         if offs.is_empty() {
             prop_assert_eq!(t.retransmitted_segments, 0);

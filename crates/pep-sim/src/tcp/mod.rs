@@ -24,16 +24,20 @@
 //!   instant the segment leaves (for `poll_transmit`) or arrives.
 //!
 //! Segments are `Copy`; neither endpoint allocates per packet. The sender
-//! holds no per-segment state at all (there is no payload to buffer); the
-//! sink keeps its out-of-order ranges in a vector allocated once.
+//! holds no per-segment state at all (there is no payload to buffer; its
+//! SACK scoreboard is a bounded range list allocated with the connection);
+//! the sink keeps its out-of-order ranges in a vector that grows at most a
+//! few times, up to a fixed bound.
 //!
 //! ## What is modelled, and what is not
-//! Modelled: optional SYN handshake, slow start and congestion avoidance,
-//! Tahoe/Reno/NewReno loss recovery, RFC 6298 timer with Karn's algorithm
-//! and backoff, receiver window, zero-window probing, `max_burst`, FIN;
-//! delayed ACKs with count and timer, immediate ACKs on out-of-order data
-//! and hole fills, SACK block generation. Not modelled (yet): the SACK
-//! sender (RFC 6675), limited transmit (RFC 3042), timestamps (RFC 7323),
+//! Modelled: optional SYN handshake, slow start and congestion avoidance
+//! (Reno, CUBIC, Westwood+), Tahoe/Reno/NewReno/SACK (RFC 6675) loss
+//! recovery, RFC 6298 timer with Karn's algorithm and backoff, receiver
+//! window, zero-window probing, `max_burst`, FIN; delayed ACKs with count
+//! and timer, immediate ACKs on out-of-order data and hole fills, SACK
+//! block generation. Not modelled (yet): limited transmit (RFC 3042),
+//! HyStart++ (RFC 9406), PRR (RFC 6937), RACK (RFC 8985), timestamps
+//! (RFC 7323),
 //! D-SACK (RFC 2883), restart after idle (RFC 5681 4.1) and congestion
 //! window validation (RFC 7661), a receiver whose application reads slowly
 //! (the sink delivers in-order data at once, so its window never shrinks),
@@ -52,5 +56,6 @@ mod sink_tests;
 
 pub use config::{AckPolicy, AppSource, SinkConfig, TcpConfig};
 pub use pep_core::cc::{Growth, Recovery};
+pub(crate) use sender::SENDER_RWND;
 pub use sender::{SenderStats, TcpSender, TxKind};
 pub use sink::{SinkStats, TcpSink};

@@ -29,16 +29,23 @@
 //! * **Duplicate ACK** is RFC 5681 section 2's definition, all five
 //!   conditions, including "the advertised window in the incoming
 //!   acknowledgment equals the advertised window in the last incoming
-//!   acknowledgment".
+//!   acknowledgment". With SACK recovery it is RFC 6675's instead: an ACK
+//!   that SACKs data not SACKed before, whatever else it does.
+//! * **SACK.** Every ACK's SACK blocks go to the congestion controller's
+//!   scoreboard (a no-op for the other recovery algorithms). During SACK
+//!   recovery the window rule is replaced by RFC 6675 (C): while
+//!   `cwnd - pipe >= SMSS`, send what NextSeg() chooses. Retransmissions
+//!   and go-back-N resends never resend SACKed data (the sink never
+//!   reneges, and the scoreboard survives a timeout, as in Linux).
 
-use pep_core::cc::{Congestion, LossAction};
+use pep_core::cc::{Congestion, LossAction, NextSeg};
 use pep_core::rtt::RttEstimator;
 use pep_core::{Duration, Flags, FlowId, Instant, SackBlocks, Segment, Seq};
 
 use super::config::{AppSource, TcpConfig};
 
 /// The window the sender's own (empty) receive side advertises.
-const SENDER_RWND: u32 = 1 << 30;
+pub(crate) const SENDER_RWND: u32 = 1 << 30;
 
 /// Why a segment was sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -54,6 +61,11 @@ pub enum TxKind {
     /// Resend of a segment below SND.MAX, in slow start after a timeout or
     /// a Tahoe fast retransmit (go-back-N).
     GoBackN,
+    /// SACK recovery retransmission chosen by NextSeg() rules (1) or (3)
+    /// (RFC 6675).
+    SackRetransmit,
+    /// SACK recovery's rescue retransmission (RFC 6675 NextSeg() rule 4).
+    RescueRetransmit,
     /// First transmission of the SYN.
     Syn,
     /// First transmission of the FIN (a segment of its own, no data).
@@ -71,6 +83,8 @@ impl TxKind {
                 | TxKind::PartialAckRetransmit
                 | TxKind::TimeoutRetransmit
                 | TxKind::GoBackN
+                | TxKind::SackRetransmit
+                | TxKind::RescueRetransmit
         )
     }
 }
@@ -91,13 +105,17 @@ pub struct SenderStats {
     pub fast_retransmits: u64,
     /// NewReno partial-ACK retransmissions.
     pub partial_ack_retransmits: u64,
+    /// SACK recovery retransmissions ([`TxKind::SackRetransmit`] and
+    /// [`TxKind::RescueRetransmit`]).
+    pub sack_retransmits: u64,
     /// Retransmission timer expiries (SYN included).
     pub timeouts: u64,
     /// Zero-window probes sent.
     pub window_probes: u64,
     /// ACK segments received for this flow.
     pub acks_received: u64,
-    /// Of those, duplicate ACKs (RFC 5681 section 2).
+    /// Of those, duplicate ACKs (RFC 5681 section 2; RFC 6675's definition
+    /// with SACK recovery).
     pub dupacks_received: u64,
 }
 
@@ -286,7 +304,13 @@ impl TcpSender {
             self.on_sent(now, &seg, kind);
             return Some((seg, kind));
         }
-        if let Some((seg, kind)) = self.next_in_window() {
+        if self.cc.in_sack_recovery() {
+            let (seg, kind) = self.next_sack_segment()?;
+            self.on_sent(now, &seg, kind);
+            return Some((seg, kind));
+        }
+        let wnd = self.cc.window().min(self.rwnd as u64);
+        if let Some((seg, kind)) = self.next_in_window(wnd) {
             self.on_sent(now, &seg, kind);
             return Some((seg, kind));
         }
@@ -394,7 +418,7 @@ impl TcpSender {
         if self.syn_retransmitted {
             self.rtt.reinit_after_syn_timeout();
         } else if let Some(sent) = self.syn_sent_at {
-            self.rtt.on_sample(now - sent);
+            self.rtt_sample(now - sent);
         }
         if self.app == AppSource::Finite(0) {
             self.completion = Some(now);
@@ -406,7 +430,7 @@ impl TcpSender {
         let acked = ack.bytes_since(self.snd_una);
         if let Some((end, sent)) = self.timing {
             if ack.ge(end) {
-                self.rtt.on_sample(now - sent);
+                self.rtt_sample(now - sent);
                 self.timing = None;
             }
         }
@@ -417,7 +441,8 @@ impl TcpSender {
             self.snd_nxt = ack;
         }
         self.rwnd = seg.wnd;
-        let action = self.cc.on_new_ack(ack, acked);
+        let new_sack = self.read_sack(seg);
+        let action = self.cc.on_new_ack(now, ack, acked);
         if let AppSource::Finite(n) = self.app {
             if self.completion.is_none() && self.una_off >= n {
                 self.completion = Some(now);
@@ -446,6 +471,12 @@ impl TcpSender {
             // after RTO seconds (for the current value of RTO)."
             self.timer = Some((now + self.rtt.rto(), Timer::Retransmit));
         }
+        // RFC 6675: an ACK carrying new SACK information is a duplicate ACK
+        // "even if it carries new data, changes the advertised window, or
+        // moves the cumulative acknowledgment point".
+        if self.cc.is_duplicate(false, new_sack) {
+            self.on_dupack(now);
+        }
     }
 
     fn on_same_ack(&mut self, now: Instant, seg: &Segment) {
@@ -461,14 +492,20 @@ impl TcpSender {
             && !seg.flags.contains(Flags::SYN)
             && !seg.flags.contains(Flags::FIN)
             && seg.wnd == self.rwnd;
+        let new_sack = self.read_sack(seg);
         if !duplicate {
             // A window update (or a probe's answer).
             self.rwnd = seg.wnd;
-            return;
         }
+        if self.cc.is_duplicate(duplicate, new_sack) {
+            self.on_dupack(now);
+        }
+    }
+
+    fn on_dupack(&mut self, now: Instant) {
         self.stats.dupacks_received += 1;
         if let Some(LossAction::FastRetransmit { go_back_n }) =
-            self.cc.on_dupack(self.snd_una, self.snd_max)
+            self.cc.on_dupack(now, self.snd_una, self.snd_max)
         {
             self.stats.fast_retransmits += 1;
             if go_back_n {
@@ -491,7 +528,7 @@ impl TcpSender {
             if self.snd_una == self.snd_max {
                 return;
             }
-            self.cc.on_timeout(self.snd_una, self.snd_max);
+            self.cc.on_timeout(now, self.snd_una, self.snd_max);
             // RFC 6298 (5.4): "Retransmit the earliest segment that has not
             // been acknowledged by the TCP receiver"; the rest follows in slow
             // start from SND.UNA (go-back-N), as in BSD and ns-2.
@@ -545,18 +582,46 @@ impl TcpSender {
         self.segment(seq, len, Flags::ACK)
     }
 
-    /// The segment at SND.UNA, for a retransmission: never new data.
+    /// The segment at SND.UNA, for a retransmission: never new data, and
+    /// never data the receiver has SACKed.
     fn retransmission(&self) -> Segment {
         let outstanding = self.snd_max.bytes_since(self.snd_una) as u64;
-        self.segment_at(self.snd_una, outstanding.max(1))
+        let hole = match self.cc.next_unsacked(self.snd_una).1 {
+            Some(sacked) => sacked.bytes_since(self.snd_una) as u64,
+            None => outstanding,
+        };
+        self.segment_at(self.snd_una, hole.max(1))
     }
 
-    /// The next segment the windows allow at SND.NXT.
-    fn next_in_window(&self) -> Option<(Segment, TxKind)> {
+    /// During SACK recovery: the segment NextSeg() chooses, if
+    /// `cwnd - pipe` allows one (RFC 6675 C.1).
+    fn next_sack_segment(&self) -> Option<(Segment, TxKind)> {
+        // New data is offered to NextSeg() if the receiver's window (alone:
+        // pipe stands in for cwnd) and max_burst allow a segment.
+        let new = self.next_in_window(self.rwnd as u64);
+        let next = self
+            .cc
+            .next_seg(self.snd_una, self.snd_max, new.is_some())?;
+        match next {
+            NextSeg::NewData => new,
+            NextSeg::Retransmit { seq, end } => Some((
+                self.segment_at(seq, end.bytes_since(seq) as u64),
+                TxKind::SackRetransmit,
+            )),
+            NextSeg::Rescue { seq, end } => Some((
+                self.segment_at(seq, end.bytes_since(seq) as u64),
+                TxKind::RescueRetransmit,
+            )),
+        }
+    }
+
+    /// The next segment at SND.NXT (past any SACKed data) that a window of
+    /// `wnd` bytes allows.
+    fn next_in_window(&self, wnd: u64) -> Option<(Segment, TxKind)> {
         if self.burst_left == Some(0) {
             return None;
         }
-        let seq = self.snd_nxt;
+        let (seq, sacked) = self.cc.next_unsacked(self.snd_nxt);
         let total = self.data_len();
         let off = self.off(seq);
         if off > total {
@@ -567,12 +632,15 @@ impl TcpSender {
             return None; // everything written is sent; the stream stays open
         }
         let flight = seq.bytes_since(self.snd_una) as u64;
-        let wnd = self.cc.window().min(self.rwnd as u64);
-        let full = if fin {
+        let mut full = if fin {
             1
         } else {
             (total - off).min(self.mss as u64)
         };
+        if let Some(s) = sacked {
+            // A go-back-N resend stops where SACKed data starts.
+            full = full.min(s.bytes_since(seq) as u64);
+        }
         let limit = if flight + full <= wnd {
             full
         } else if flight == 0 && wnd > 0 && !fin {
@@ -605,6 +673,11 @@ impl TcpSender {
         if kind.is_retransmission() {
             self.stats.retransmitted_segments += 1;
             self.stats.retransmitted_bytes += seg.len as u64;
+            let rescue = kind == TxKind::RescueRetransmit;
+            self.cc.on_retransmit(seg.seq, end, rescue);
+            if matches!(kind, TxKind::SackRetransmit | TxKind::RescueRetransmit) {
+                self.stats.sack_retransmits += 1;
+            }
             // Karn: nothing sent before this may be timed any more.
             self.timing = None;
         } else if matches!(kind, TxKind::New | TxKind::Fin) && self.timing.is_none() {
@@ -628,6 +701,23 @@ impl TcpSender {
         if !matches!(self.timer, Some((_, Timer::Retransmit))) {
             self.timer = Some((now + self.rtt.rto(), Timer::Retransmit));
         }
+    }
+
+    /// Hands the ACK's SACK blocks to the scoreboard (after SND.UNA has
+    /// moved); true if they SACKed new data.
+    #[inline]
+    fn read_sack(&mut self, seg: &Segment) -> bool {
+        self.cc.uses_sack()
+            && self
+                .cc
+                .on_sack(self.snd_una, self.snd_max, seg.sack.as_slice())
+    }
+
+    /// Feeds an RTT sample to the estimator and the congestion controller.
+    fn rtt_sample(&mut self, sample: Duration) {
+        self.rtt.on_sample(sample);
+        let srtt = self.rtt.srtt().unwrap_or(sample);
+        self.cc.on_rtt_sample(sample, srtt);
     }
 
     fn maybe_arm_persist(&mut self, now: Instant) {

@@ -544,3 +544,81 @@ fn sequence_numbers_wrap() {
     assert!(!s.tx.in_recovery());
     assert_eq!(s.tx.snd_una(), isn + 12_001);
 }
+
+fn sr(off: i64) -> Tx {
+    (off, MSS, TxKind::SackRetransmit)
+}
+
+impl Script {
+    /// An ACK of everything below `off` carrying SACK blocks (offsets).
+    fn sack(&mut self, off: u32, blocks: &[(u32, u32)]) -> Vec<Tx> {
+        let mut sack = pep_core::SackBlocks::new();
+        for &(l, r) in blocks {
+            sack.push(self.base + l, self.base + r);
+        }
+        let seg = Segment {
+            ack: self.base + off,
+            sack,
+            ..self.tmpl
+        };
+        self.feed(seg)
+    }
+}
+
+#[test]
+fn sack_recovery_sends_by_pipe_and_next_seg() {
+    // As `three_drops`: 1000, 3000 and 5000 lost, every other segment of
+    // 0..12000 arrives; the receiver SACKs what it holds, newest first.
+    let mut s = Script::bulk(TcpConfig {
+        recovery: Recovery::Sack,
+        ..cfg()
+    });
+    assert_eq!(s.out(), offsets(0, 10));
+    s.at(ms(100));
+    assert_eq!(s.ack(1000), [n(10_000), n(11_000)]);
+    // Two duplicates: IsLost(1000) is not yet true (2000 bytes above).
+    assert_eq!(s.sack(1000, &[(2000, 3000)]), []);
+    assert_eq!(s.sack(1000, &[(4000, 5000), (2000, 3000)]), []);
+    // The third: fast retransmit; ssthresh = cwnd = 11000 / 2, no inflation.
+    let b3 = [(6000, 7000), (4000, 5000), (2000, 3000)];
+    assert_eq!(s.sack(1000, &b3), [fr(1000)]);
+    assert_eq!((s.tx.cwnd(), s.tx.cc_window()), (5500, 5500));
+    // An ACK repeating known blocks is not a duplicate, sends nothing.
+    assert_eq!(s.sack(1000, &b3), []);
+    assert_eq!(s.tx.stats().dupacks_received, 3);
+    // 3000 is now lost (3000 bytes SACKed above it) and out of the pipe:
+    // pipe = 5000..6000, 8000..12000 and the retransmission = 6000.
+    assert_eq!(
+        s.sack(1000, &[(6000, 8000), (4000, 5000), (2000, 3000)]),
+        []
+    );
+    // 5000 lost too: pipe 4000, room for one: the lowest hole (rule 1).
+    assert_eq!(
+        s.sack(1000, &[(6000, 9000), (4000, 5000), (2000, 3000)]),
+        [sr(3000)]
+    );
+    let b = [(6000, 10_000), (4000, 5000), (2000, 3000)];
+    assert_eq!(s.sack(1000, &b), [sr(5000)]);
+    // Nothing left to repair: new data (rule 2), one per segment leaving.
+    let b = [(6000, 11_000), (4000, 5000), (2000, 3000)];
+    assert_eq!(s.sack(1000, &b), [n(12_000)]);
+    let b = [(6000, 12_000), (4000, 5000), (2000, 3000)];
+    assert_eq!(s.sack(1000, &b), [n(13_000)]);
+    // The retransmission of 1000 arrives: a partial ACK, new data only.
+    s.at(ms(200));
+    let b = [(4000, 5000), (6000, 12_000)];
+    assert_eq!(s.sack(3000, &b), [n(14_000)]);
+    assert!(s.tx.in_recovery());
+    // The other two: SND.UNA passes RecoveryPoint (12000) and recovery
+    // ends with cwnd = ssthresh.
+    assert_eq!(s.sack(5000, &[(6000, 12_000)]), [n(15_000)]);
+    assert_eq!(s.sack(12_000, &[]), [n(16_000)]);
+    assert!(!s.tx.in_recovery());
+    assert_eq!(s.tx.cwnd(), 5500);
+    let st = s.tx.stats();
+    assert_eq!(
+        (st.fast_retransmits, st.sack_retransmits, st.timeouts),
+        (1, 2, 0)
+    );
+    assert_eq!(st.partial_ack_retransmits, 0);
+}

@@ -27,7 +27,7 @@ use pep_core::{Duration, Flags, FlowId, Instant, SackBlocks, Segment, Seq};
 use super::config::{AckPolicy, SinkConfig};
 
 /// Most out-of-order ranges the sink records.
-pub const MAX_OOO_RANGES: usize = 32;
+pub const MAX_OOO_RANGES: usize = 256;
 
 /// SACK blocks per ACK (RFC 2018 allows 3 alongside timestamps; ns-2's
 /// sink sends up to 3).
@@ -123,7 +123,9 @@ impl TcpSink {
             flow,
             cfg: *cfg,
             rcv_nxt: cfg.peer_isn + 1,
-            ooo: Vec::with_capacity(MAX_OOO_RANGES),
+            // Grows (a handful of times at most) up to MAX_OOO_RANGES, so a
+            // flow without losses does not pay for the whole record.
+            ooo: Vec::with_capacity(8),
             stamp: 0,
             fin_seq: None,
             fin_received: false,

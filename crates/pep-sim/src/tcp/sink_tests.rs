@@ -346,7 +346,11 @@ fn data_beyond_the_window_is_dropped() {
 
 #[test]
 fn reassembly_record_is_bounded() {
-    let mut s = Script::new(SinkConfig::default());
+    // A window wide enough for every range (two segments each).
+    let mut s = Script::new(SinkConfig {
+        rwnd: 1 << 20,
+        ..SinkConfig::default()
+    });
     for k in 0..MAX_OOO_RANGES as u32 {
         s.data(2000 + 2 * k * MSS);
     }

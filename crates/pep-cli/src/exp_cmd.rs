@@ -1,0 +1,258 @@
+//! `pep sim sweep`, `pep sim plot` and `pep reproduce`: experiments, their
+//! plots and the papers' reproduction reports. The work is in `pep-exp`.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use pep_exp::plots;
+use pep_exp::reproduce::{self, Verdict};
+use pep_exp::{Experiment, Mode, Progress, Results, SweepConfig};
+
+#[derive(Args)]
+pub struct SweepArgs {
+    /// Experiment file (TOML): base scenario, parameters, seeds, measures, plots.
+    experiment: PathBuf,
+    /// Worker threads [default: the number of cores].
+    #[arg(long, short)]
+    jobs: Option<usize>,
+    /// Directory for the results [default: out/<experiment name>].
+    #[arg(long, short)]
+    out: Option<PathBuf>,
+    /// Run everything again, ignoring finished runs' records.
+    #[arg(long)]
+    fresh: bool,
+    /// Apply the experiment's [short] table (fewer seeds, shorter runs).
+    #[arg(long)]
+    short: bool,
+    /// Do not draw the plots.
+    #[arg(long)]
+    no_plots: bool,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+pub struct PlotArgs {
+    /// A sweep's directory (with aggregate.csv) or a run's (with goodput.csv, ...).
+    dir: PathBuf,
+    /// For a run: which plots (goodput, throughput, utilisation, queues,
+    /// queue_cdf, cwnd, tseq) [default: all that its files allow].
+    #[arg(long, value_delimiter = ',')]
+    kind: Vec<String>,
+    /// Image formats.
+    #[arg(long, value_delimiter = ',', default_value = "svg,png")]
+    format: Vec<String>,
+    /// Where to write them [default: <dir>/plots].
+    #[arg(long, short)]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct ReproduceArgs {
+    /// The paper to reproduce, or `all`.
+    paper: String,
+    /// Run at the paper's length (default: shortened runs that finish in minutes).
+    #[arg(long)]
+    full: bool,
+    /// Worker threads [default: the number of cores].
+    #[arg(long, short)]
+    jobs: Option<usize>,
+    /// Directory for the runs and reports.
+    #[arg(long, short, default_value = "out/reproduce")]
+    out: PathBuf,
+    /// Where the papers' scenario directories are [default: ./scenarios, or
+    /// the checkout this binary was built from].
+    #[arg(long)]
+    scenarios: Option<PathBuf>,
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// A bar on stderr when it is a terminal; otherwise nothing.
+fn bar(show: bool) -> Option<ProgressBar> {
+    if !show || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let b = ProgressBar::new(0);
+    b.set_style(
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} runs ({elapsed}, ETA {eta})")
+            .expect("static template")
+            .progress_chars("=> "),
+    );
+    Some(b)
+}
+
+fn update(bar: &Option<ProgressBar>, label: &str, p: &Progress) {
+    if let Some(b) = bar {
+        if b.length() != Some(p.total as u64) {
+            b.set_length(p.total as u64);
+            // ETA from runs done in this session, not reused ones.
+            b.reset_eta();
+        }
+        b.set_message(label.to_string());
+        b.set_position(p.done as u64);
+    }
+}
+
+pub fn sweep(a: SweepArgs) -> Result<(), String> {
+    let exp = Experiment::load(&a.experiment).map_err(|e| e.to_string())?;
+    let out = a
+        .out
+        .unwrap_or_else(|| PathBuf::from("out").join(&exp.name));
+    let mode = if a.short { Mode::Short } else { Mode::Full };
+    let cfg = SweepConfig {
+        out: out.clone(),
+        jobs: a.jobs.unwrap_or_else(cores).max(1),
+        mode,
+        fresh: a.fresh,
+        cancel: None,
+    };
+    let pb = bar(!a.quiet);
+    let outcome = pep_exp::sweep(&exp, &cfg, &mut |p| update(&pb, &exp.name, p))
+        .map_err(|e| e.to_string())?;
+    if let Some(b) = pb {
+        b.finish_and_clear();
+    }
+    for f in &outcome.failures {
+        eprintln!("failed: {f}");
+    }
+    if !outcome.failures.is_empty() {
+        return Err(format!("{} run(s) failed", outcome.failures.len()));
+    }
+    let results = outcome.results.ok_or("the sweep did not finish")?;
+    let mut files = vec![out.join("results.csv"), out.join("aggregate.csv")];
+    if !a.no_plots {
+        let charts = plots::sweep_charts(&exp.plots, &results, &out)?;
+        files.extend(plots::write(&charts, &out.join("plots"))?);
+    }
+    if !a.quiet {
+        println!(
+            "{}: {} points x {} seeds = {} runs ({} reused, {} ran) in {:.2} s with {} jobs",
+            exp.name,
+            exp.points.len(),
+            exp.seeds(mode).len(),
+            outcome.total,
+            outcome.reused,
+            outcome.ran,
+            outcome.wall_seconds,
+            cfg.jobs
+        );
+        print_aggregate(&exp, &results);
+        println!("\nwrote {}", list(&files));
+    }
+    Ok(())
+}
+
+fn list(files: &[PathBuf]) -> String {
+    files
+        .iter()
+        .map(|f| f.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A short table of means and intervals: the first measure per point.
+fn print_aggregate(exp: &Experiment, r: &Results) {
+    println!();
+    for (p, pt) in r.points.iter().enumerate().take(30) {
+        let mut line = format!("{:<6} {:<40}", pt.id, exp.describe(pt));
+        for (m, name) in r.measures.iter().enumerate().take(3) {
+            let st = r.stats(p, m);
+            let v = match (st.mean, st.ci95) {
+                (Some(mean), Some((lo, hi))) => format!("{mean:.4} [{lo:.4}, {hi:.4}]"),
+                (Some(mean), None) => format!("{mean:.4}"),
+                (None, _) => "-".into(),
+            };
+            line.push_str(&format!("  {name} = {v}"));
+        }
+        println!("{line}");
+    }
+    if r.points.len() > 30 {
+        println!(
+            "... {} more points (see aggregate.csv)",
+            r.points.len() - 30
+        );
+    }
+}
+
+pub fn plot(a: PlotArgs) -> Result<(), String> {
+    for f in &a.format {
+        if f != "svg" && f != "png" {
+            return Err(format!("unknown format {f:?}: svg or png"));
+        }
+    }
+    let out = a.out.unwrap_or_else(|| a.dir.join("plots"));
+    let mut charts = if a.dir.join("aggregate.csv").exists() {
+        sweep_charts(&a.dir)?
+    } else {
+        plots::run_charts(&a.dir, &a.kind)?
+    };
+    for c in &mut charts {
+        c.formats.clone_from(&a.format);
+    }
+    let files = plots::write(&charts, &out)?;
+    println!("wrote {}", list(&files));
+    Ok(())
+}
+
+fn sweep_charts(dir: &Path) -> Result<Vec<plots::Named>, String> {
+    let copy = dir.join("experiment.toml");
+    let text = std::fs::read_to_string(&copy).map_err(|e| format!("{}: {e}", copy.display()))?;
+    let exp =
+        Experiment::parse(&text, &copy.display().to_string(), None).map_err(|e| e.to_string())?;
+    let r = Results::load(dir, &exp)?;
+    plots::sweep_charts(&exp.plots, &r, dir)
+}
+
+/// Draws the standard plots of a run just written to `out`.
+pub fn plot_run(out: &Path) -> Result<Vec<PathBuf>, String> {
+    let charts = plots::run_charts(out, &[])?;
+    plots::write(&charts, &out.join("plots"))
+}
+
+pub fn reproduce(a: ReproduceArgs) -> Result<(), String> {
+    let papers: Vec<&'static reproduce::Paper> = if a.paper == "all" {
+        reproduce::registry().iter().collect()
+    } else {
+        vec![reproduce::find(&a.paper)?]
+    };
+    let opts = reproduce::Options {
+        scenarios: a.scenarios.unwrap_or_else(reproduce::default_scenarios_dir),
+        out: a.out,
+        mode: if a.full { Mode::Full } else { Mode::Short },
+        jobs: a.jobs.unwrap_or_else(cores).max(1),
+    };
+    let mut failed = 0;
+    for paper in papers {
+        let pb = bar(true);
+        let report = reproduce::reproduce(paper, &opts, &mut |stem, p| {
+            update(&pb, &format!("{}/{stem}", paper.name), p)
+        })?;
+        if let Some(b) = pb {
+            b.finish_and_clear();
+        }
+        println!("{}: {}", paper.name, paper.title);
+        for c in &report.claims {
+            let why = match &c.verdict {
+                Verdict::Skipped(w) => format!(" ({w})"),
+                _ => String::new(),
+            };
+            println!("  {:<4} {:<8} {}{why}", c.id, c.verdict.word(), c.statement);
+        }
+        println!(
+            "  report: {}, {}",
+            report.dir.join("report.md").display(),
+            report.dir.join("report.html").display()
+        );
+        failed += report.failed();
+    }
+    if failed > 0 {
+        return Err(format!("{failed} claim(s) failed"));
+    }
+    Ok(())
+}

@@ -1,0 +1,175 @@
+//! The `pep` binary: a sweep killed midway resumes with only the missing
+//! runs; `pep reproduce` refuses unknown papers by listing the known ones;
+//! `pep sim run --pcap --plot` writes a capture and plots.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn pep() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pep"))
+}
+
+const BASE: &str = r#"
+[scenario]
+name = "busy"
+duration = "120s"
+[defaults.tcp]
+mss = "1000B"
+[defaults.sink]
+rwnd = "4MB"
+[[node]]
+name = "a"
+[[node]]
+name = "b"
+[[link]]
+between = ["a", "b"]
+rate = "100Mbps"
+delay = "10ms"
+queue = { limit = 500 }
+[link.forward]
+loss = { kind = "bernoulli", p = 0.00001 }
+[[flow]]
+name = "f"
+from = "a"
+to = "b"
+[output]
+series = []
+"#;
+
+const EXPERIMENT: &str = r#"
+[experiment]
+name = "busy"
+base = "base.toml"
+seeds = 3
+measures = ["flow.f.goodput_mbps"]
+[vary]
+"link[a-b].rate" = ["50Mbps", "100Mbps"]
+"link[a-b].delay" = ["5ms", "10ms", "20ms"]
+"#;
+
+fn records(out: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(out.join("runs"))
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".json"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn killed_sweep_resumes_with_only_the_missing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("base.toml"), BASE).unwrap();
+    let exp = dir.path().join("busy.toml");
+    std::fs::write(&exp, EXPERIMENT).unwrap();
+    let out = dir.path().join("out");
+    let mut child = pep()
+        .args(["sim", "sweep", "--jobs", "1", "--no-plots", "--out"])
+        .arg(&out)
+        .arg(&exp)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while records(&out).len() < 3 {
+        assert!(started.elapsed() < Duration::from_secs(120), "no progress");
+        assert!(child.try_wait().unwrap().is_none(), "finished too soon");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = records(&out);
+    assert!(
+        before.len() < 18,
+        "the sweep finished before it could be killed: make runs longer"
+    );
+    assert!(!out.join("results.csv").exists());
+
+    let rerun = pep()
+        .args(["sim", "sweep", "--jobs", "2", "--no-plots", "--out"])
+        .arg(&out)
+        .arg(&exp)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&rerun.stdout);
+    assert!(rerun.status.success(), "{stdout}");
+    let want = format!(
+        "busy: 6 points x 3 seeds = 18 runs ({} reused, {} ran)",
+        before.len(),
+        18 - before.len()
+    );
+    assert!(stdout.contains(&want), "want {want:?} in:\n{stdout}");
+    assert_eq!(records(&out).len(), 18);
+    let rows = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    assert_eq!(rows.lines().count(), 19);
+}
+
+#[test]
+fn unknown_paper_lists_the_known_ones() {
+    let out = pep().args(["reproduce", "nope"]).output().unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim(),
+        "error: unknown paper \"nope\"; known papers: baseline (or `all` for every one)"
+    );
+}
+
+#[test]
+fn run_writes_a_pcap_and_plots() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/examples/scripted-drops.toml");
+    let out = dir.path().join("run");
+    let res = pep()
+        .args([
+            "sim",
+            "run",
+            "--quiet",
+            "--plot",
+            "--pcap",
+            "r1->receiver",
+            "--out",
+        ])
+        .arg(&out)
+        .arg(&scenario)
+        .output()
+        .unwrap();
+    assert!(
+        res.status.success(),
+        "{}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    let pcap = std::fs::read(out.join("r1-to-receiver.pcap")).unwrap();
+    let n = pep_wire::PcapReader::new(&pcap[..]).unwrap().count();
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let link = summary["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "r1->receiver")
+        .unwrap();
+    assert_eq!(n as u64, link["tx_packets"].as_u64().unwrap());
+    for p in [
+        "goodput.svg",
+        "cwnd.png",
+        "queues.svg",
+        "tseq-r1-to-receiver.svg",
+    ] {
+        assert!(out.join("plots").join(p).exists(), "{p}");
+    }
+    let bad = pep()
+        .args(["sim", "run", "--pcap", "nowhere", "--out"])
+        .arg(dir.path().join("x"))
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown link \"nowhere\""));
+}

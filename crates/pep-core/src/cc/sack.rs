@@ -1,0 +1,316 @@
+//! The SACK scoreboard and the RFC 6675 routines that read it: Update(),
+//! IsLost(), SetPipe() and NextSeg().
+//!
+//! The scoreboard is a bounded, sorted list of SACKed byte ranges above
+//! SND.UNA (HighACK), stored in a fixed array allocated once per
+//! connection: no per-packet allocation, every routine O(ranges). Because
+//! IsLost() depends only on what was SACKed *above* a sequence number, it
+//! is constant over each hole and monotone (if a hole is lost, every hole
+//! below it is too), so the per-octet loops of RFC 6675 become per-hole
+//! sums.
+//!
+//! ## Conventions
+//! RFC 6675 names inclusive octets (HighACK is the highest octet
+//! cumulatively acknowledged, HighData the highest sent). Here every bound
+//! is an exclusive end, like the rest of `cc`: `una` is SND.UNA (HighACK +
+//! 1), `max` is SND.MAX (HighData + 1), and [`Scoreboard::high_rxt`] is one
+//! past the highest octet retransmitted in this recovery.
+
+use crate::seq::Seq;
+
+/// Most SACKed ranges the scoreboard keeps. The simulator's sink keeps at
+/// most 32 out-of-order ranges; the sender can know more only if SACK
+/// information was lost with ACKs. When full, the highest ranges are
+/// forgotten (conservative: forgotten data is only retransmitted sooner).
+pub const SCOREBOARD_RANGES: usize = 256;
+
+/// What NextSeg() chose to send (RFC 6675 section 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NextSeg {
+    /// Rules (1) and (3): retransmit `[seq, end)` (at most one SMSS, never
+    /// past the next SACKed range).
+    Retransmit { seq: Seq, end: Seq },
+    /// Rule (2): one segment of previously unsent data at SND.MAX.
+    NewData,
+    /// Rule (4): the rescue retransmission, `[seq, end)`, which includes
+    /// the highest outstanding unSACKed octet. It does not move HighRxt.
+    Rescue { seq: Seq, end: Seq },
+}
+
+/// SACKed ranges above SND.UNA plus RFC 6675's per-recovery variables.
+#[derive(Clone, Debug)]
+pub struct Scoreboard {
+    /// `[start, end)` ranges: sorted, disjoint, not adjacent, all within
+    /// `(una, max]`. Only the first `len` are meaningful.
+    ranges: [(Seq, Seq); SCOREBOARD_RANGES],
+    len: usize,
+    /// HighRxt as an exclusive end: one past the highest octet
+    /// retransmitted in the current recovery (SND.UNA on entry).
+    pub(super) high_rxt: Seq,
+    /// RescueRxt as an exclusive end; `None` is "undefined".
+    pub(super) rescue_rxt: Option<Seq>,
+    /// Bytes of rescue retransmissions since the last SetPipe(): RFC 6675
+    /// (C.4) adds them to pipe although HighRxt does not cover them.
+    pub(super) rescue_in_pipe: u64,
+}
+
+impl Default for Scoreboard {
+    fn default() -> Self {
+        Scoreboard::new()
+    }
+}
+
+/// A hole (unSACKed range) and what IsLost() says of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Hole {
+    start: Seq,
+    end: Seq,
+    lost: bool,
+    /// True for the hole above the highest SACKed range (up to SND.MAX):
+    /// no SACKed octet lies above it.
+    top: bool,
+}
+
+impl Scoreboard {
+    pub const fn new() -> Self {
+        Scoreboard {
+            ranges: [(Seq(0), Seq(0)); SCOREBOARD_RANGES],
+            len: 0,
+            high_rxt: Seq(0),
+            rescue_rxt: None,
+            rescue_in_pipe: 0,
+        }
+    }
+
+    /// The SACKed ranges, lowest first.
+    pub fn ranges(&self) -> &[(Seq, Seq)] {
+        &self.ranges[..self.len]
+    }
+
+    /// SACKed bytes above SND.UNA.
+    pub fn sacked_bytes(&self) -> u64 {
+        self.ranges()
+            .iter()
+            .map(|r| r.1.bytes_since(r.0) as u64)
+            .sum()
+    }
+
+    /// Forgets every SACKed range.
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// RFC 6675 Update(): drops what the cumulative ACK `una` covers and
+    /// records `blocks` (clipped to `[una, max)`). Returns true if some
+    /// octet was SACKed for the first time, which makes the ACK a
+    /// "duplicate acknowledgment" in RFC 6675's sense.
+    pub fn update(&mut self, una: Seq, max: Seq, blocks: &[(Seq, Seq)]) -> bool {
+        self.prune(una);
+        let mut fresh = false;
+        for &(l, r) in blocks {
+            let (l, r) = (l.max(una), r.min(max));
+            if r.gt(l) {
+                fresh |= self.insert(l, r);
+            }
+        }
+        fresh
+    }
+
+    /// Removes ranges (and parts of ranges) below `una`.
+    fn prune(&mut self, una: Seq) {
+        let gone = self.ranges().iter().take_while(|r| r.1.le(una)).count();
+        if gone > 0 {
+            self.ranges.copy_within(gone..self.len, 0);
+            self.len -= gone;
+        }
+        if self.len > 0 && self.ranges[0].0.lt(una) {
+            self.ranges[0].0 = una;
+        }
+    }
+
+    /// Merges `[l, r)` in; true if it covered an octet not SACKed before.
+    fn insert(&mut self, l: Seq, r: Seq) -> bool {
+        // Ranges i..j overlap or touch [l, r].
+        let i = self.ranges().iter().take_while(|x| x.1.lt(l)).count();
+        let j = i + self.ranges[i..self.len]
+            .iter()
+            .take_while(|x| x.0.le(r))
+            .count();
+        let covered: u32 = self.ranges[i..j]
+            .iter()
+            .map(|x| r.min(x.1).bytes_since(l.max(x.0)))
+            .sum();
+        let fresh = covered < r.bytes_since(l);
+        if i == j {
+            if self.len == SCOREBOARD_RANGES {
+                if i == self.len {
+                    return false; // above everything kept: forget it
+                }
+                self.len -= 1; // forget the highest range
+            }
+            self.ranges.copy_within(i..self.len, i + 1);
+            self.ranges[i] = (l, r);
+            self.len += 1;
+        } else {
+            let merged = (l.min(self.ranges[i].0), r.max(self.ranges[j - 1].1));
+            self.ranges[i] = merged;
+            self.ranges.copy_within(j..self.len, i + 1);
+            self.len -= j - i - 1;
+        }
+        fresh
+    }
+
+    /// The first octet at or after `seq` that is not SACKed, and the start
+    /// of the next SACKed range above it (where a segment sent from there
+    /// must stop), if any.
+    pub fn next_unsacked(&self, seq: Seq) -> (Seq, Option<Seq>) {
+        let mut s = seq;
+        for &(l, r) in self.ranges() {
+            if r.le(s) {
+                continue;
+            }
+            if l.le(s) {
+                s = r;
+                continue;
+            }
+            return (s, Some(l));
+        }
+        (s, None)
+    }
+
+    /// RFC 6675 IsLost(seq): "returns true when either DupThresh
+    /// discontiguous SACKed sequences have arrived above 'SeqNum' or more
+    /// than (DupThresh - 1) * SMSS bytes with sequence numbers greater than
+    /// 'SeqNum' have been SACKed." Discontiguous sequences are counted as
+    /// SACKed ranges.
+    pub fn is_lost(&self, seq: Seq, dupthresh: u32, smss: u32) -> bool {
+        let (mut blocks, mut bytes) = (0u32, 0u64);
+        for &(l, r) in self.ranges().iter().rev() {
+            if r.le(seq + 1) {
+                break;
+            }
+            blocks += 1;
+            bytes += r.bytes_since(l.max(seq + 1)) as u64;
+        }
+        lost_by(blocks, bytes, dupthresh, smss)
+    }
+
+    /// The holes in `[una, max)`, lowest first, with IsLost() of each.
+    fn holes(
+        &self,
+        una: Seq,
+        max: Seq,
+        dupthresh: u32,
+        smss: u32,
+    ) -> impl Iterator<Item = Hole> + '_ {
+        let mut blocks = self.len as u32;
+        let mut bytes = self.sacked_bytes();
+        let mut at = una;
+        let mut i = 0;
+        std::iter::from_fn(move || loop {
+            if i > self.len {
+                return None;
+            }
+            let (end, next_at) = if i < self.len {
+                self.ranges[i]
+            } else {
+                (max, max)
+            };
+            let hole = Hole {
+                start: at,
+                end,
+                lost: lost_by(blocks, bytes, dupthresh, smss),
+                top: i == self.len,
+            };
+            if i < self.len {
+                blocks -= 1;
+                bytes -= self.ranges[i].1.bytes_since(self.ranges[i].0) as u64;
+            }
+            at = next_at;
+            i += 1;
+            if hole.end.gt(hole.start) {
+                return Some(hole);
+            }
+        })
+    }
+
+    /// RFC 6675 SetPipe(): for each unSACKed octet in `[una, max)`, one if
+    /// IsLost() is false ("still assumed to be in the network") and one more
+    /// if it was retransmitted (below HighRxt); plus rescue retransmissions
+    /// sent since the last SetPipe().
+    pub fn pipe(&self, una: Seq, max: Seq, dupthresh: u32, smss: u32) -> u64 {
+        let mut pipe = self.rescue_in_pipe;
+        for h in self.holes(una, max, dupthresh, smss) {
+            if !h.lost {
+                pipe += h.end.bytes_since(h.start) as u64;
+            }
+            pipe += h.end.min(self.high_rxt).bytes_since(h.start) as u64;
+        }
+        pipe
+    }
+
+    /// RFC 6675 NextSeg(), given whether a segment of new data may be sent
+    /// (unsent data exists and the receiver's window allows it). The caller
+    /// checks `cwnd - pipe >= SMSS` first.
+    pub fn next_seg(
+        &self,
+        una: Seq,
+        max: Seq,
+        new_data: bool,
+        dupthresh: u32,
+        smss: u32,
+    ) -> Option<NextSeg> {
+        // Rule (1): the smallest unSACKed S2 above HighRxt, below the highest
+        // SACKed octet, with IsLost(S2). IsLost is monotone: the first hole
+        // that is not lost ends the search.
+        for h in self.holes(una, max, dupthresh, smss) {
+            if h.top || !h.lost {
+                break;
+            }
+            if let Some(seg) = self.above_high_rxt(h, smss) {
+                return Some(seg);
+            }
+        }
+        // Rule (2): new data.
+        if new_data {
+            return Some(NextSeg::NewData);
+        }
+        // Rule (3): as (1) without IsLost.
+        for h in self.holes(una, max, dupthresh, smss) {
+            if h.top {
+                break;
+            }
+            if let Some(seg) = self.above_high_rxt(h, smss) {
+                return Some(seg);
+            }
+        }
+        // Rule (4): "If HighACK is greater than RescueRxt (or RescueRxt is
+        // undefined), then one segment of upto SMSS octets that MUST include
+        // the highest outstanding unSACKed sequence number SHOULD be
+        // returned".
+        let rescue_allowed = match self.rescue_rxt {
+            None => true,
+            Some(r) => una.gt(r),
+        };
+        if rescue_allowed {
+            let h = self.holes(una, max, dupthresh, smss).last()?;
+            let seq = h.start.max(h.end - smss);
+            return Some(NextSeg::Rescue { seq, end: h.end });
+        }
+        None
+    }
+
+    /// One segment of hole `h` starting above HighRxt, if any is left.
+    fn above_high_rxt(&self, h: Hole, smss: u32) -> Option<NextSeg> {
+        let seq = h.start.max(self.high_rxt);
+        if seq.ge(h.end) {
+            return None;
+        }
+        let end = h.end.min(seq + smss);
+        Some(NextSeg::Retransmit { seq, end })
+    }
+}
+
+fn lost_by(blocks: u32, bytes: u64, dupthresh: u32, smss: u32) -> bool {
+    blocks >= dupthresh || bytes > dupthresh.saturating_sub(1) as u64 * smss as u64
+}

@@ -1,0 +1,546 @@
+//! Experiment files: a base scenario, the parameters to vary, seeds, the
+//! measures to keep and the plots to draw. The format is documented in
+//! docs/experiments.md.
+//!
+//! A point is a list of scenario overrides (`pep_sim::scenario::apply_override`
+//! paths); a run is a point and a seed. Points come from `[vary]` (a grid,
+//! last key fastest) times `[[point]]` (an explicit list), in that order.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use pep_sim::scenario::{self, Dir, Scenario};
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use toml::Value;
+
+use crate::measure::Measure;
+use crate::plotspec::{self, PlotSpec, RawPlot};
+
+/// A problem in an experiment file: `file:line: field: message`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct ExpError {
+    pub origin: String,
+    /// 1-based line, when the problem can be placed.
+    pub line: Option<usize>,
+    pub field: String,
+    pub message: String,
+}
+
+impl fmt::Display for ExpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.origin)?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+        }
+        if !self.field.is_empty() {
+            write!(f, ": {}", self.field)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// Builds [`ExpError`]s for one file, placing them by the text they name.
+pub(crate) struct Errs<'a> {
+    pub origin: &'a str,
+    pub text: &'a str,
+}
+
+impl Errs<'_> {
+    /// An error about `field`, placed on the first line containing `needle`.
+    pub fn at(&self, needle: &str, field: impl Into<String>, msg: impl Into<String>) -> ExpError {
+        let line = (!needle.is_empty())
+            .then(|| self.text.lines().position(|l| l.contains(needle)))
+            .flatten()
+            .map(|i| i + 1);
+        ExpError {
+            origin: self.origin.to_string(),
+            line,
+            field: field.into(),
+            message: msg.into(),
+        }
+    }
+}
+
+/// `(path, value)` pairs in the order the file writes them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Ordered(pub Vec<(String, Value)>);
+
+impl<'de> Deserialize<'de> for Ordered {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Ordered;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a table of \"override.path\" = value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Ordered, A::Error> {
+                let mut v = Vec::new();
+                while let Some(k) = map.next_key::<String>()? {
+                    v.push((k, map.next_value::<Value>()?));
+                }
+                Ok(Ordered(v))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    experiment: RawHeader,
+    set: Option<Ordered>,
+    vary: Option<Ordered>,
+    #[serde(default, rename = "point")]
+    points: Vec<Ordered>,
+    short: Option<RawShort>,
+    #[serde(default, rename = "plot")]
+    plots: Vec<RawPlot>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHeader {
+    name: String,
+    description: Option<String>,
+    base: String,
+    seeds: Option<Value>,
+    measures: Vec<String>,
+    outputs: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawShort {
+    seeds: Option<Value>,
+    set: Option<Ordered>,
+}
+
+/// One point: a value (or nothing: the base's) for each parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    /// `p000`, `p001`, ... in point order.
+    pub id: String,
+    /// Aligned with [`Experiment::params`].
+    pub values: Vec<Option<Value>>,
+}
+
+/// Which version of the experiment to run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// As written.
+    #[default]
+    Full,
+    /// With `[short]` applied (what `pep reproduce` runs by default).
+    Short,
+}
+
+/// A parsed, checked experiment.
+#[derive(Clone, Debug)]
+pub struct Experiment {
+    pub name: String,
+    pub description: String,
+    /// The experiment file, as given.
+    pub origin: String,
+    /// Its text (copied next to the results).
+    pub text: String,
+    pub base_path: PathBuf,
+    pub base_text: String,
+    pub set: Vec<(String, Value)>,
+    /// Varied override paths: `[vary]` keys in file order, then those of
+    /// `[[point]]` tables in first appearance.
+    pub params: Vec<String>,
+    pub points: Vec<Point>,
+    pub seeds: Vec<u64>,
+    pub measures: Vec<Measure>,
+    pub plots: Vec<PlotSpec>,
+    pub short_seeds: Option<Vec<u64>>,
+    pub short_set: Vec<(String, Value)>,
+    /// Keep each point's CSV series and summary for its first seed
+    /// (`points/<id>/`); forced on by `over_time` plots.
+    pub outputs: bool,
+}
+
+/// A point made concrete: the scenario document and its validated model.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    pub point: Point,
+    /// Base + `[set]` (+ `[short].set`) + the point's values, seed not yet
+    /// set.
+    pub doc: toml::Table,
+    pub scenario: Scenario,
+}
+
+impl Experiment {
+    /// Reads an experiment file and the base scenario it names.
+    pub fn load(path: &Path) -> Result<Experiment, ExpError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ExpError {
+            origin: origin.clone(),
+            line: None,
+            field: String::new(),
+            message: format!("cannot read the experiment: {e}"),
+        })?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        Experiment::parse(&text, &origin, Some(dir))
+    }
+
+    /// Parses `text`; `origin` names it in errors. With `dir`, `base` is
+    /// read relative to it and every point is checked; without, the base is
+    /// not read (for re-plotting a finished sweep from its copy).
+    pub fn parse(text: &str, origin: &str, dir: Option<&Path>) -> Result<Experiment, ExpError> {
+        let errs = Errs { origin, text };
+        let raw: RawFile = match serde_path_to_error::deserialize(toml::Deserializer::new(text)) {
+            Ok(r) => r,
+            Err(e) => {
+                let line = e
+                    .inner()
+                    .span()
+                    .map(|s| text[..s.start].matches('\n').count() + 1);
+                let msg = e.inner().message().trim().replace('\n', ": ");
+                return Err(ExpError {
+                    origin: origin.into(),
+                    line,
+                    field: e.path().to_string().replace("?", ""),
+                    message: msg,
+                });
+            }
+        };
+        let h = raw.experiment;
+        if h.name.trim().is_empty() {
+            return Err(errs.at("name", "experiment.name", "must not be empty"));
+        }
+        let seeds = parse_seeds(&errs, h.seeds.as_ref(), "experiment.seeds")?.unwrap_or(vec![1]);
+        if h.measures.is_empty() {
+            let msg = "list at least one measure, e.g. [\"total_goodput_mbps\"]";
+            return Err(errs.at("measures", "experiment.measures", msg));
+        }
+        let mut measures: Vec<Measure> = Vec::new();
+        for (i, m) in h.measures.iter().enumerate() {
+            let field = format!("experiment.measures[{i}]");
+            let parsed = Measure::parse(m).map_err(|e| errs.at(m, &field, e.0))?;
+            if measures.iter().any(|x| x.text == parsed.text) {
+                return Err(errs.at(m, field, format!("{m:?} is listed twice")));
+            }
+            measures.push(parsed);
+        }
+        let set = overrides(&errs, raw.set.unwrap_or_default(), "set")?;
+        let (params, points) = points(&errs, raw.vary, raw.points)?;
+        let (short_seeds, short_set) = match raw.short {
+            Some(s) => (
+                parse_seeds(&errs, s.seeds.as_ref(), "short.seeds")?,
+                overrides(&errs, s.set.unwrap_or_default(), "short.set")?,
+            ),
+            None => (None, Vec::new()),
+        };
+        let plots = plotspec::validate(&errs, raw.plots, &params, &measures)?;
+        let outputs = h.outputs.unwrap_or(false) || plots.iter().any(PlotSpec::needs_outputs);
+        let (base_path, base_text) = match dir {
+            Some(d) => {
+                let p = d.join(&h.base);
+                let t = std::fs::read_to_string(&p).map_err(|e| {
+                    let msg = format!("cannot read the base scenario {}: {e}", p.display());
+                    errs.at("base", "experiment.base", msg)
+                })?;
+                (p, t)
+            }
+            None => (PathBuf::from(&h.base), String::new()),
+        };
+        let exp = Experiment {
+            name: h.name,
+            description: h.description.unwrap_or_default(),
+            origin: origin.to_string(),
+            text: text.to_string(),
+            base_path,
+            base_text,
+            set,
+            params,
+            points,
+            seeds,
+            measures,
+            plots,
+            short_seeds,
+            short_set,
+            outputs,
+        };
+        if dir.is_some() {
+            exp.resolve(Mode::Full)?;
+            if exp.short_seeds.is_some() || !exp.short_set.is_empty() {
+                exp.resolve(Mode::Short)?;
+            }
+        }
+        Ok(exp)
+    }
+
+    /// The seeds run in `mode`.
+    pub fn seeds(&self, mode: Mode) -> &[u64] {
+        match (mode, &self.short_seeds) {
+            (Mode::Short, Some(s)) => s,
+            _ => &self.seeds,
+        }
+    }
+
+    /// Builds and validates every point's scenario; checks the measures
+    /// name flows and links that exist.
+    pub fn resolve(&self, mode: Mode) -> Result<Vec<Resolved>, ExpError> {
+        let errs = Errs {
+            origin: &self.origin,
+            text: &self.text,
+        };
+        let base_origin = self.base_path.display().to_string();
+        let mut doc0 = scenario::parse_document(&self.base_text, &base_origin)
+            .map_err(|e| errs.at("base", "experiment.base", e.to_string()))?;
+        let mut fixed: Vec<(&str, &String, &Value)> =
+            self.set.iter().map(|(p, v)| ("set", p, v)).collect();
+        if mode == Mode::Short {
+            fixed.extend(self.short_set.iter().map(|(p, v)| ("short.set", p, v)));
+        }
+        for (table, path, v) in fixed {
+            scenario::apply_override(&mut doc0, path, v.clone())
+                .map_err(|e| errs.at(path, format!("{table}.{path:?}"), e.to_string()))?;
+        }
+        let mut out = Vec::with_capacity(self.points.len());
+        for p in &self.points {
+            let mut doc = doc0.clone();
+            for (path, v) in self.params.iter().zip(&p.values) {
+                if let Some(v) = v {
+                    scenario::apply_override(&mut doc, path, v.clone())
+                        .map_err(|e| errs.at(path, format!("point {}", p.id), e.to_string()))?;
+                }
+            }
+            let sc = Scenario::from_table(doc.clone(), &base_origin).map_err(|e| {
+                let what = self.describe(p);
+                let msg = format!("the scenario is invalid at ({what}):\n{e}");
+                errs.at("", format!("point {}", p.id), msg)
+            })?;
+            out.push(Resolved {
+                point: p.clone(),
+                doc,
+                scenario: sc,
+            });
+        }
+        if let Some(first) = out.first() {
+            let (flows, links) = names(&first.scenario);
+            for (i, m) in self.measures.iter().enumerate() {
+                m.check(&flows, &links)
+                    .map_err(|e| errs.at(&m.text, format!("experiment.measures[{i}]"), e.0))?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// `link[1].rate = 10Mbps, defaults.tcp.cc = reno`, or `base` for a
+    /// point that changes nothing.
+    pub fn describe(&self, p: &Point) -> String {
+        let parts: Vec<String> = self
+            .params
+            .iter()
+            .zip(&p.values)
+            .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k} = {}", value_text(v))))
+            .collect();
+        if parts.is_empty() {
+            "base".into()
+        } else {
+            parts.join(", ")
+        }
+    }
+}
+
+/// Flow names and link-direction names ("a->b") of a scenario.
+pub fn names(sc: &Scenario) -> (Vec<String>, Vec<String>) {
+    let flows = sc.flows.iter().map(|f| f.name.clone()).collect();
+    let links = sc
+        .links
+        .iter()
+        .flat_map(|l| {
+            [Dir::Forward, Dir::Reverse].map(|d| {
+                format!(
+                    "{}->{}",
+                    sc.nodes[l.from_node(d)].name,
+                    sc.nodes[l.to_node(d)].name
+                )
+            })
+        })
+        .collect();
+    (flows, links)
+}
+
+/// A parameter value as a cell or a legend shows it: strings bare, other
+/// values as TOML.
+pub fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => {
+            let mut t = toml::Table::new();
+            t.insert("v".into(), other.clone());
+            let s = toml::to_string(&t).unwrap_or_default();
+            s.trim()
+                .strip_prefix("v = ")
+                .unwrap_or(s.trim())
+                .to_string()
+        }
+    }
+}
+
+/// A parameter value as a number on an axis, with its unit: rates in
+/// Mbit/s, durations in ms, sizes in bytes, bare numbers as they are.
+pub fn value_number(v: &Value) -> Option<(f64, &'static str)> {
+    use pep_sim::units;
+    match v {
+        Value::Integer(i) => Some((*i as f64, "")),
+        Value::Float(f) => Some((*f, "")),
+        Value::String(s) => {
+            if let Ok(r) = units::parse_rate(s) {
+                Some((r.as_mbps_f64(), "Mbit/s"))
+            } else if let Ok(d) = units::parse_duration(s) {
+                Some((d.as_millis_f64(), "ms"))
+            } else if let Ok(b) = units::parse_bytes(s) {
+                Some((b as f64, "B"))
+            } else {
+                s.trim().parse::<f64>().ok().map(|x| (x, ""))
+            }
+        }
+        _ => None,
+    }
+}
+
+fn parse_seeds(errs: &Errs, v: Option<&Value>, field: &str) -> Result<Option<Vec<u64>>, ExpError> {
+    let key = field.rsplit('.').next().unwrap_or(field);
+    let bad = |msg: &str| errs.at(key, field, msg.to_string());
+    match v {
+        None => Ok(None),
+        Some(Value::Integer(n)) if (1..=100_000).contains(n) => Ok(Some((1..=*n as u64).collect())),
+        Some(Value::Integer(_)) => Err(bad("a seed count must be within 1..=100000")),
+        Some(Value::Array(a)) if !a.is_empty() => {
+            let mut out: Vec<u64> = Vec::new();
+            for x in a {
+                match x.as_integer() {
+                    Some(s) if s >= 0 && !out.contains(&(s as u64)) => out.push(s as u64),
+                    Some(s) if s >= 0 => return Err(bad(&format!("seed {s} is listed twice"))),
+                    _ => return Err(bad("seeds must be integers >= 0")),
+                }
+            }
+            Ok(Some(out))
+        }
+        Some(_) => Err(bad(
+            "expected a count (seeds = 3 runs seeds 1, 2, 3) or a list (seeds = [1, 7, 42])",
+        )),
+    }
+}
+
+/// Checks override paths: at least `table.field`, never the seed.
+fn overrides(errs: &Errs, o: Ordered, table: &str) -> Result<Vec<(String, Value)>, ExpError> {
+    for (path, _) in &o.0 {
+        check_path(errs, path, &format!("{table}.{path:?}"))?;
+    }
+    Ok(o.0)
+}
+
+fn check_path(errs: &Errs, path: &str, field: &str) -> Result<(), ExpError> {
+    if path.trim() == "scenario.seed" {
+        let msg = "the seed is set by `seeds`, not as a parameter";
+        return Err(errs.at(path, field, msg));
+    }
+    if !path.contains('.') && !path.contains('[') {
+        let msg = format!(
+            "`{path}` is a whole table: write the full path of a field as a quoted key, \
+             such as \"{path}.duration\" = ... (an unquoted a.b = ... is a nested table in TOML)"
+        );
+        return Err(errs.at(path, field, msg));
+    }
+    // Syntax only: whether the path exists is known once applied to the base.
+    let mut probe = toml::Table::new();
+    match scenario::apply_override(&mut probe, path, Value::Boolean(true)) {
+        Err(e) if e.to_string().contains("bad override path") => {
+            let msg = e
+                .diagnostics()
+                .first()
+                .map_or(e.to_string(), |d| d.message.clone());
+            Err(errs.at(path, field, msg))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn points(
+    errs: &Errs,
+    vary: Option<Ordered>,
+    explicit: Vec<Ordered>,
+) -> Result<(Vec<String>, Vec<Point>), ExpError> {
+    let vary = vary.unwrap_or_default().0;
+    let mut params: Vec<String> = Vec::new();
+    let mut axes: Vec<Vec<Value>> = Vec::new();
+    for (path, v) in vary {
+        let field = format!("vary.{path:?}");
+        check_path(errs, &path, &field)?;
+        match v {
+            Value::Array(a) if !a.is_empty() => {
+                for (i, x) in a.iter().enumerate() {
+                    if a[..i].contains(x) {
+                        let msg = format!("{} is listed twice", value_text(x));
+                        return Err(errs.at(&path, field, msg));
+                    }
+                }
+                params.push(path);
+                axes.push(a);
+            }
+            _ => {
+                let msg = "expected a non-empty list of values, e.g. [\"10Mbps\", \"20Mbps\"]";
+                return Err(errs.at(&path, field, msg));
+            }
+        }
+    }
+    let n_grid = params.len();
+    for (i, p) in explicit.iter().enumerate() {
+        if p.0.is_empty() {
+            return Err(errs.at("[[point]]", format!("point[{i}]"), "sets nothing"));
+        }
+        for (path, _) in &p.0 {
+            let field = format!("point[{i}].{path:?}");
+            check_path(errs, path, &field)?;
+            if params[..n_grid].contains(path) {
+                let msg = "is varied by [vary] too: give it in one place";
+                return Err(errs.at(path, field, msg));
+            }
+            if !params.contains(path) {
+                params.push(path.clone());
+            }
+        }
+    }
+    // Explicit points (or one empty one), each times the grid, last key fastest.
+    let rows: Vec<Vec<Option<Value>>> = if explicit.is_empty() {
+        vec![vec![None; params.len()]]
+    } else {
+        explicit
+            .iter()
+            .map(|p| {
+                params
+                    .iter()
+                    .map(|k| p.0.iter().find(|(pk, _)| pk == k).map(|(_, v)| v.clone()))
+                    .collect()
+            })
+            .collect()
+    };
+    let grid_len: usize = axes.iter().map(Vec::len).product();
+    let total = rows.len() * grid_len;
+    if total > 1_000_000 {
+        let msg = format!("{total} points: more than a million is surely a mistake");
+        return Err(errs.at("[vary]", "vary", msg));
+    }
+    let width = (total.saturating_sub(1)).to_string().len().max(3);
+    let mut points = Vec::with_capacity(total);
+    for row in &rows {
+        for g in 0..grid_len {
+            let mut values = row.clone();
+            let mut rest = g;
+            for (k, axis) in axes.iter().enumerate().rev() {
+                values[k] = Some(axis[rest % axis.len()].clone());
+                rest /= axis.len();
+            }
+            let id = format!("p{:0width$}", points.len());
+            points.push(Point { id, values });
+        }
+    }
+    Ok((params, points))
+}

@@ -1,0 +1,459 @@
+//! Charts from results: a sweep's `[[plot]]` requests (or default plots),
+//! and the standard plots of a single run's directory. Everything here
+//! builds [`Chart`]s; [`write`] renders them.
+
+use std::path::{Path, PathBuf};
+
+use pep_plot::{tidy, Bins, Chart, CiPoint, CiSeries, Samples, Series};
+
+use crate::experiment::{value_number, value_text};
+use crate::plotspec::{PlotKind, PlotSpec, CSVS};
+use crate::results::Results;
+
+/// A chart ready to render, with its file stem and formats.
+#[derive(Clone, Debug)]
+pub struct Named {
+    pub name: String,
+    pub chart: Chart,
+    pub formats: Vec<String>,
+}
+
+/// Renders each chart into `dir` (created if missing) in its formats;
+/// returns the files written.
+pub fn write(charts: &[Named], dir: &Path) -> Result<Vec<PathBuf>, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut out = Vec::new();
+    for c in charts {
+        for f in &c.formats {
+            let path = dir.join(format!("{}.{f}", c.name));
+            pep_plot::render(&c.chart, &path).map_err(|e| format!("plot {}: {e}", c.name))?;
+            out.push(path);
+        }
+    }
+    Ok(out)
+}
+
+/// An axis label for a measure, with its unit where the name says it.
+pub fn measure_label(m: &str) -> String {
+    let unit = if m.starts_with("jain(") {
+        " (fairness index, 1 = equal)"
+    } else if m.starts_with("count(") {
+        " (count)"
+    } else if m.contains("_mbps") {
+        " (Mbit/s)"
+    } else if m.contains("completion_s") || m.contains("duration_s") {
+        " (s)"
+    } else if m.contains("utilisation") {
+        " (fraction of time busy)"
+    } else if m.contains("bytes") {
+        " (bytes)"
+    } else if m.contains("packets") {
+        " (packets)"
+    } else if m.contains("segments") || m.contains("retransmits") {
+        " (segments)"
+    } else {
+        ""
+    };
+    format!("{m}{unit}")
+}
+
+/// The charts a sweep asks for; with no `[[plot]]`, one measure-vs-parameter
+/// chart per measure against the first numeric parameter.
+pub fn sweep_charts(specs: &[PlotSpec], r: &Results, dir: &Path) -> Result<Vec<Named>, String> {
+    let defaults;
+    let specs = if specs.is_empty() {
+        defaults = default_specs(r);
+        &defaults
+    } else {
+        specs
+    };
+    specs
+        .iter()
+        .map(|s| {
+            let chart = sweep_chart(s, r, dir)?;
+            Ok(Named {
+                name: s.name.clone(),
+                chart,
+                formats: s.formats.clone(),
+            })
+        })
+        .collect()
+}
+
+fn default_specs(r: &Results) -> Vec<PlotSpec> {
+    let x = (0..r.params.len()).find(|&k| {
+        (0..r.points.len()).all(|p| {
+            r.points[p].values[k]
+                .as_ref()
+                .is_some_and(|v| value_number(v).is_some())
+        })
+    });
+    let Some(x) = x else { return Vec::new() };
+    r.measures
+        .iter()
+        .enumerate()
+        .map(|(i, m)| PlotSpec {
+            name: format!("measure-{i}"),
+            kind: PlotKind::Measure {
+                x: r.params[x].clone(),
+                y: m.clone(),
+                series: None,
+            },
+            title: Some(m.clone()),
+            x_label: None,
+            y_label: None,
+            x_log: false,
+            y_log: false,
+            formats: vec!["svg".into(), "png".into()],
+        })
+        .collect()
+}
+
+/// Labels each point by the parameter `series` names, or by every
+/// parameter except `skip`.
+fn group_label(r: &Results, p: usize, series: Option<&str>, skip: Option<&str>) -> String {
+    let parts: Vec<String> = r
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| match series {
+            Some(s) => k.as_str() == s,
+            None => Some(k.as_str()) != skip,
+        })
+        .map(|(i, k)| (k, r.param_text(p, i)))
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| {
+            if series.is_some() {
+                v
+            } else {
+                format!("{k}={v}")
+            }
+        })
+        .collect();
+    if parts.is_empty() {
+        "all runs".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// Groups points by label, in order of first appearance.
+fn groups(r: &Results, series: Option<&str>, skip: Option<&str>) -> Vec<(String, Vec<usize>)> {
+    let mut out: Vec<(String, Vec<usize>)> = Vec::new();
+    for p in 0..r.points.len() {
+        let l = group_label(r, p, series, skip);
+        match out.iter_mut().find(|(n, _)| *n == l) {
+            Some((_, v)) => v.push(p),
+            None => out.push((l, vec![p])),
+        }
+    }
+    out
+}
+
+fn measure_idx(r: &Results, m: &str) -> Result<usize, String> {
+    r.measure_index(m)
+        .ok_or_else(|| format!("the results have no measure {m:?}"))
+}
+
+fn sweep_chart(s: &PlotSpec, r: &Results, dir: &Path) -> Result<Chart, String> {
+    let (mut chart, x_default, y_default) = match &s.kind {
+        PlotKind::Measure { x, y, series } => {
+            let k = r
+                .params
+                .iter()
+                .position(|p| p == x)
+                .ok_or("no such parameter")?;
+            let m = measure_idx(r, y)?;
+            let mut unit = "";
+            let mut out = Vec::new();
+            for (label, pts) in groups(r, series.as_deref(), Some(x)) {
+                let mut cis: Vec<CiPoint> = Vec::new();
+                for p in pts {
+                    let Some(v) = &r.points[p].values[k] else {
+                        continue;
+                    };
+                    let (xv, u) = value_number(v).ok_or_else(|| {
+                        format!(
+                            "plot {}: {x} = {} is not a number or a quantity",
+                            s.name,
+                            value_text(v)
+                        )
+                    })?;
+                    unit = u;
+                    let st = r.stats(p, m);
+                    let Some(mean) = st.mean else { continue };
+                    let (lo, hi) = st.ci95.unwrap_or((mean, mean));
+                    cis.push(CiPoint::new(xv, mean, lo, hi));
+                }
+                cis.sort_by(|a, b| a.x.total_cmp(&b.x));
+                out.push(CiSeries::new(label, cis));
+            }
+            let xl = if unit.is_empty() {
+                x.clone()
+            } else {
+                format!("{x} ({unit})")
+            };
+            (Chart::error_bars(out), xl, measure_label(y))
+        }
+        PlotKind::OverTime { csv, y, select } => {
+            let group_col = if csv == "goodput" || csv == "cwnd" {
+                "flow"
+            } else {
+                "link"
+            };
+            let mut out = Vec::new();
+            for (p, pt) in r.points.iter().enumerate() {
+                let file = dir.join("points").join(&pt.id).join(format!("{csv}.csv"));
+                let t = tidy::load(&file).map_err(|e| e.to_string())?;
+                let all = t
+                    .series_by(group_col, "time_s", y)
+                    .map_err(|e| e.to_string())?;
+                let chosen = match select {
+                    Some(sel) => all.into_iter().find(|s| &s.name == sel).ok_or_else(|| {
+                        format!("{}: no {group_col} named {sel:?}", file.display())
+                    })?,
+                    None => all.into_iter().next().ok_or("empty series")?,
+                };
+                out.push(Series::new(group_label(r, p, None, None), chosen.points));
+            }
+            let unit = CSVS.iter().find(|c| c.0 == csv).map_or("", |c| c.1);
+            let yl = match y.as_str() {
+                "goodput_mbps" => "goodput (Mbit/s)".to_string(),
+                "throughput_mbps" => "throughput (Mbit/s)".to_string(),
+                "packets" => "queue length (packets)".to_string(),
+                "cwnd_bytes" => "cwnd (bytes)".to_string(),
+                other => format!("{other} ({unit})"),
+            };
+            (Chart::lines(out), "time (s)".to_string(), yl)
+        }
+        PlotKind::Histogram { y, series } | PlotKind::Cdf { y, series } => {
+            let m = measure_idx(r, y)?;
+            let samples: Vec<Samples> = groups(r, series.as_deref(), None)
+                .into_iter()
+                .map(|(label, pts)| Samples::new(label, pts.iter().flat_map(|&p| r.values(p, m))))
+                .collect();
+            if matches!(s.kind, PlotKind::Cdf { .. }) {
+                (
+                    Chart::cdf(samples),
+                    measure_label(y),
+                    "fraction of runs ≤ x".into(),
+                )
+            } else {
+                (
+                    Chart::histogram(samples, Bins::Auto),
+                    measure_label(y),
+                    "runs".into(),
+                )
+            }
+        }
+        PlotKind::Scatter { x, y, series } => {
+            let (mx, my) = (measure_idx(r, x)?, measure_idx(r, y)?);
+            let out: Vec<Series> = groups(r, series.as_deref(), None)
+                .into_iter()
+                .map(|(label, pts)| {
+                    let dots = r
+                        .rows
+                        .iter()
+                        .filter(|row| pts.contains(&row.point))
+                        .filter_map(|row| Some((row.values[mx]?, row.values[my]?)));
+                    Series::new(label, dots.collect::<Vec<_>>())
+                })
+                .collect();
+            (Chart::scatter(out), measure_label(x), measure_label(y))
+        }
+    };
+    chart = chart
+        .x_label(s.x_label.clone().unwrap_or(x_default))
+        .y_label(s.y_label.clone().unwrap_or(y_default));
+    if let Some(t) = &s.title {
+        chart = chart.title(t.clone());
+    }
+    if s.x_log {
+        chart = chart.x_log();
+    }
+    if s.y_log {
+        chart = chart.y_log();
+    }
+    Ok(chart)
+}
+
+/// The standard plots of a run's directory.
+pub const RUN_KINDS: &[&str] = &[
+    "goodput",
+    "throughput",
+    "utilisation",
+    "queues",
+    "queue_cdf",
+    "cwnd",
+    "tseq",
+];
+
+/// Most lines drawn in one run chart; the busiest are kept.
+const MAX_LINES: usize = 10;
+
+/// Keeps the `MAX_LINES` series with the largest sums, in their order;
+/// drops all-zero ones.
+fn busiest(mut v: Vec<Series>) -> Vec<Series> {
+    v.retain(|s| s.points.iter().any(|p| p.1 != 0.0));
+    if v.len() > MAX_LINES {
+        let mut sums: Vec<(f64, usize)> = v
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.points.iter().map(|p| p.1).sum(), i))
+            .collect();
+        sums.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let keep: Vec<usize> = sums[..MAX_LINES].iter().map(|x| x.1).collect();
+        v = v
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| keep.contains(i))
+            .map(|x| x.1)
+            .collect();
+    }
+    v
+}
+
+/// Charts of kinds `kinds` (all of [`RUN_KINDS`] if empty) from the files
+/// found in a run's directory; kinds whose file is absent are left out.
+pub fn run_charts(dir: &Path, kinds: &[String]) -> Result<Vec<Named>, String> {
+    let want = |k: &str| kinds.is_empty() || kinds.iter().any(|x| x == k);
+    for k in kinds {
+        if !RUN_KINDS.contains(&k.as_str()) {
+            return Err(format!(
+                "unknown plot kind {k:?}; kinds are: {}",
+                RUN_KINDS.join(", ")
+            ));
+        }
+    }
+    let load = |f: &str| -> Result<Option<tidy::Table>, String> {
+        let p = dir.join(f);
+        if !p.exists() {
+            return Ok(None);
+        }
+        tidy::load(&p).map(Some).map_err(|e| e.to_string())
+    };
+    let mut out = Vec::new();
+    let mut push = |name: &str, chart: Chart| {
+        out.push(Named {
+            name: name.into(),
+            chart,
+            formats: vec!["svg".into(), "png".into()],
+        })
+    };
+    let e = |e: pep_plot::PlotError| e.to_string();
+    if want("goodput") {
+        if let Some(t) = load("goodput.csv")? {
+            let s = busiest(t.series_by("flow", "time_s", "goodput_mbps").map_err(e)?);
+            push(
+                "goodput",
+                Chart::lines(s)
+                    .title("Goodput per flow")
+                    .x_label("time (s)")
+                    .y_label("goodput (Mbit/s)"),
+            );
+        }
+    }
+    if want("throughput") || want("utilisation") {
+        if let Some(t) = load("links.csv")? {
+            if want("throughput") {
+                let s = busiest(
+                    t.series_by("link", "time_s", "throughput_mbps")
+                        .map_err(e)?,
+                );
+                push(
+                    "throughput",
+                    Chart::lines(s)
+                        .title("Throughput per link direction")
+                        .x_label("time (s)")
+                        .y_label("throughput on the wire (Mbit/s)"),
+                );
+            }
+            if want("utilisation") {
+                let s = busiest(t.series_by("link", "time_s", "utilisation").map_err(e)?);
+                push(
+                    "utilisation",
+                    Chart::lines(s)
+                        .title("Link utilisation")
+                        .x_label("time (s)")
+                        .y_label("utilisation (fraction of time busy)")
+                        .y_range(0.0, 1.05),
+                );
+            }
+        }
+    }
+    if want("queues") || want("queue_cdf") {
+        if let Some(t) = load("queues.csv")? {
+            let s = busiest(t.series_by("link", "time_s", "packets").map_err(e)?);
+            let names: Vec<String> = s.iter().map(|x| x.name.clone()).collect();
+            if want("queue_cdf") && !s.is_empty() {
+                let samples: Vec<Samples> = t
+                    .samples_by("link", "packets")
+                    .map_err(e)?
+                    .into_iter()
+                    .filter(|x| names.contains(&x.name))
+                    .collect();
+                push(
+                    "queue_cdf",
+                    Chart::cdf(samples)
+                        .title("Queue length distribution (samples)")
+                        .x_label("queue length (packets)")
+                        .y_label("fraction of samples ≤ x"),
+                );
+            }
+            if want("queues") && !s.is_empty() {
+                push(
+                    "queues",
+                    Chart::lines(s)
+                        .title("Queue length")
+                        .x_label("time (s)")
+                        .y_label("queue length (packets)"),
+                );
+            }
+        }
+    }
+    if want("cwnd") {
+        if let Some(t) = load("cwnd.csv")? {
+            let s = busiest(t.series_by("flow", "time_s", "cwnd_bytes").map_err(e)?);
+            push(
+                "cwnd",
+                Chart::lines(s)
+                    .title("Congestion window")
+                    .x_label("time (s)")
+                    .y_label("cwnd (bytes)"),
+            );
+        }
+    }
+    if want("tseq") {
+        let mut pcaps: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "pcap"))
+            .collect();
+        pcaps.sort();
+        for p in pcaps {
+            let flows = crate::tseq::from_pcap(&p)?;
+            if flows.is_empty() {
+                continue;
+            }
+            let stem = p
+                .file_stem()
+                .map_or("trace".into(), |s| s.to_string_lossy());
+            // More than a few flows on one graph is unreadable.
+            let flows: Vec<_> = flows.into_iter().take(4).collect();
+            push(
+                &format!("tseq-{stem}"),
+                Chart::time_sequence(flows)
+                    .title(format!("Time-sequence graph ({stem}.pcap)"))
+                    .y_label("sequence number (bytes, relative)"),
+            );
+        }
+    }
+    if out.is_empty() {
+        return Err(format!(
+            "{}: nothing to plot (no goodput.csv, links.csv, queues.csv, cwnd.csv or *.pcap)",
+            dir.display()
+        ));
+    }
+    Ok(out)
+}

@@ -1,0 +1,380 @@
+//! `pep reproduce`: run a paper's experiments and check its claims against
+//! our own results, point by point, with a stated tolerance.
+//!
+//! A [`Paper`] names its experiment files (under `scenarios/<name>/`) and
+//! its [`Claim`]s. A claim compares the mean of one of our measures with the
+//! paper's figure (a number it reports, or an analytic formula evaluated on
+//! the point's scenario), or tests a qualitative predicate over the results.
+//! Every verdict is computed from the run; a claim that only a full-length
+//! run can decide is *skipped* in short mode, never passed.
+
+mod baseline;
+mod report;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use pep_sim::Scenario;
+
+use crate::experiment::{Experiment, Mode, Resolved};
+use crate::plots::{self, Named};
+use crate::results::{Results, Stats};
+use crate::runner::{self, Progress, SweepConfig};
+
+pub use report::{html, markdown};
+
+/// A paper whose experiments pepkit reproduces.
+pub struct Paper {
+    /// Short name for the command line (`pep reproduce <name>`).
+    pub name: &'static str,
+    pub title: &'static str,
+    pub citation: &'static str,
+    /// What is reproduced, in a sentence or two.
+    pub about: &'static str,
+    /// Experiment files in `scenarios/<name>/`.
+    pub experiments: &'static [&'static str],
+    pub claims: fn() -> Vec<Claim>,
+}
+
+/// One statement of the paper, checked against our runs.
+pub struct Claim {
+    pub id: &'static str,
+    /// The claim in words, as the paper makes it.
+    pub statement: &'static str,
+    /// The experiment (file stem) it is checked on.
+    pub experiment: &'static str,
+    pub check: Check,
+    /// Only a full-length run can decide it: skipped in short mode.
+    pub needs_full: bool,
+}
+
+/// How a claim is decided.
+pub enum Check {
+    /// At each point matching `at` (every point when empty), the mean of
+    /// `measure` over seeds is within `tolerance` of `figure`.
+    Value {
+        measure: &'static str,
+        at: Vec<(&'static str, &'static str)>,
+        figure: Figure,
+        tolerance: Tolerance,
+    },
+    /// A qualitative statement over the results: `eval` gives the verdict
+    /// and what it saw.
+    Predicate {
+        describe: &'static str,
+        eval: fn(&Results) -> Result<(bool, String), String>,
+    },
+}
+
+/// The paper's figure for a point.
+pub enum Figure {
+    /// A number the paper reports, and where (`"Table 2"`).
+    Reported { value: f64, source: &'static str },
+    /// A formula, evaluated on the point's scenario.
+    Analytic {
+        formula: &'static str,
+        eval: fn(&Scenario) -> f64,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Tolerance {
+    /// |ours / paper - 1| <= r.
+    Relative(f64),
+    /// |ours - paper| <= a.
+    Absolute(f64),
+}
+
+impl Tolerance {
+    pub fn holds(self, ours: f64, paper: f64) -> bool {
+        match self {
+            Tolerance::Relative(r) => paper != 0.0 && (ours / paper - 1.0).abs() <= r,
+            Tolerance::Absolute(a) => (ours - paper).abs() <= a,
+        }
+    }
+    pub fn describe(self) -> String {
+        match self {
+            Tolerance::Relative(r) => format!("±{}%", r * 100.0),
+            Tolerance::Absolute(a) => format!("±{a}"),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    Pass,
+    Fail,
+    /// Not decided by this run, and why.
+    Skipped(String),
+}
+
+impl Verdict {
+    pub fn word(&self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "FAIL",
+            Verdict::Skipped(_) => "skipped",
+        }
+    }
+}
+
+/// One point of a value claim.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClaimRow {
+    pub point: String,
+    pub paper: f64,
+    pub ours: Stats,
+    pub verdict: Verdict,
+}
+
+/// A claim's outcome.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClaimOutcome {
+    pub id: String,
+    pub statement: String,
+    pub experiment: String,
+    /// What is compared: the measure and figure, or the predicate.
+    pub method: String,
+    pub tolerance: Option<String>,
+    pub rows: Vec<ClaimRow>,
+    /// For predicates: what was seen.
+    pub observed: Option<String>,
+    pub verdict: Verdict,
+}
+
+/// A finished reproduction.
+pub struct Report {
+    pub paper: &'static Paper,
+    pub mode: Mode,
+    pub claims: Vec<ClaimOutcome>,
+    /// Per experiment: its name, description, seeds run, points, charts.
+    pub experiments: Vec<ExperimentRun>,
+    pub dir: PathBuf,
+}
+
+pub struct ExperimentRun {
+    pub stem: String,
+    pub experiment: Experiment,
+    pub results: Results,
+    pub charts: Vec<Named>,
+}
+
+impl Report {
+    pub fn failed(&self) -> usize {
+        self.claims
+            .iter()
+            .filter(|c| c.verdict == Verdict::Fail)
+            .count()
+    }
+    pub fn count(&self, v: &str) -> usize {
+        self.claims.iter().filter(|c| c.verdict.word() == v).count()
+    }
+}
+
+/// Every registered paper.
+pub fn registry() -> &'static [Paper] {
+    &baseline::PAPERS
+}
+
+/// The paper called `name`; the error lists the known ones.
+pub fn find(name: &str) -> Result<&'static Paper, String> {
+    registry().iter().find(|p| p.name == name).ok_or_else(|| {
+        let names: Vec<&str> = registry().iter().map(|p| p.name).collect();
+        format!(
+            "unknown paper {name:?}; known papers: {} (or `all` for every one)",
+            names.join(", ")
+        )
+    })
+}
+
+/// Where the scenarios of the papers are: `./scenarios` when run from a
+/// checkout, else the repository this binary was built from.
+pub fn default_scenarios_dir() -> PathBuf {
+    let here = PathBuf::from("scenarios");
+    if here.join("baseline").is_dir() {
+        return here;
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios")
+}
+
+pub struct Options {
+    pub scenarios: PathBuf,
+    /// `<out>/<paper>/<short|full>/` receives the sweeps and the report.
+    pub out: PathBuf,
+    pub mode: Mode,
+    pub jobs: usize,
+}
+
+/// Runs `paper`'s experiments, checks its claims and writes `report.md`
+/// and `report.html`.
+pub fn reproduce(
+    paper: &'static Paper,
+    opts: &Options,
+    progress: &mut dyn FnMut(&str, &Progress),
+) -> Result<Report, String> {
+    let mode_dir = if opts.mode == Mode::Short {
+        "short"
+    } else {
+        "full"
+    };
+    let dir = opts.out.join(paper.name).join(mode_dir);
+    let mut runs = Vec::new();
+    let mut resolved: BTreeMap<String, Vec<Resolved>> = BTreeMap::new();
+    for file in paper.experiments {
+        let path = opts.scenarios.join(paper.name).join(file);
+        let exp = Experiment::load(&path).map_err(|e| e.to_string())?;
+        let stem = file.trim_end_matches(".toml").to_string();
+        let cfg = SweepConfig {
+            out: dir.join(&stem),
+            jobs: opts.jobs,
+            mode: opts.mode,
+            fresh: false,
+            cancel: None,
+        };
+        let outcome =
+            runner::sweep(&exp, &cfg, &mut |p| progress(&stem, p)).map_err(|e| e.to_string())?;
+        if let Some(f) = outcome.failures.first() {
+            return Err(format!("{stem}: {f}"));
+        }
+        let results = outcome.results.ok_or("the sweep did not finish")?;
+        let charts = plots::sweep_charts(&exp.plots, &results, &cfg.out)?;
+        plots::write(&charts, &cfg.out.join("plots"))?;
+        resolved.insert(
+            stem.clone(),
+            exp.resolve(opts.mode).map_err(|e| e.to_string())?,
+        );
+        runs.push(ExperimentRun {
+            stem,
+            experiment: exp,
+            results,
+            charts,
+        });
+    }
+    let claims = (paper.claims)()
+        .iter()
+        .map(|c| {
+            let run = runs.iter().find(|r| r.stem == c.experiment);
+            match (run, resolved.get(c.experiment)) {
+                (Some(run), Some(res)) => evaluate(c, &run.results, res, opts.mode),
+                _ => Err(format!("no experiment named {:?}", c.experiment)),
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let report = Report {
+        paper,
+        mode: opts.mode,
+        claims,
+        experiments: runs,
+        dir: dir.clone(),
+    };
+    for (name, body) in [
+        ("report.md", markdown(&report)),
+        ("report.html", html(&report)),
+    ] {
+        let p = dir.join(name);
+        std::fs::write(&p, body).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    Ok(report)
+}
+
+/// Decides one claim from the results.
+pub fn evaluate(
+    c: &Claim,
+    r: &Results,
+    resolved: &[Resolved],
+    mode: Mode,
+) -> Result<ClaimOutcome, String> {
+    let mut out = ClaimOutcome {
+        id: c.id.into(),
+        statement: c.statement.into(),
+        experiment: c.experiment.into(),
+        method: String::new(),
+        tolerance: None,
+        rows: Vec::new(),
+        observed: None,
+        verdict: Verdict::Pass,
+    };
+    let skip = c.needs_full && mode == Mode::Short;
+    match &c.check {
+        Check::Value {
+            measure,
+            at,
+            figure,
+            tolerance,
+        } => {
+            let m = r
+                .measure_index(measure)
+                .ok_or_else(|| format!("claim {}: no measure {measure:?}", c.id))?;
+            out.method = match figure {
+                Figure::Reported { source, .. } => format!("mean of `{measure}` vs {source}"),
+                Figure::Analytic { formula, .. } => format!("mean of `{measure}` vs {formula}"),
+            };
+            out.tolerance = Some(tolerance.describe());
+            let points: Vec<usize> = (0..r.points.len())
+                .filter(|&p| {
+                    at.iter().all(|(k, v)| {
+                        r.params
+                            .iter()
+                            .position(|x| x == k)
+                            .is_some_and(|i| r.param_text(p, i) == *v)
+                    })
+                })
+                .collect();
+            if points.is_empty() {
+                return Err(format!("claim {}: no point matches {at:?}", c.id));
+            }
+            for p in points {
+                let paper = match figure {
+                    Figure::Reported { value, .. } => *value,
+                    Figure::Analytic { eval, .. } => eval(&resolved[p].scenario),
+                };
+                let ours = r.stats(p, m);
+                let verdict = match ours.mean {
+                    _ if skip => Verdict::Skipped("needs a --full run".into()),
+                    None => Verdict::Fail,
+                    Some(v) if tolerance.holds(v, paper) => Verdict::Pass,
+                    Some(_) => Verdict::Fail,
+                };
+                out.rows.push(ClaimRow {
+                    point: describe(r, p),
+                    paper,
+                    ours,
+                    verdict,
+                });
+            }
+        }
+        Check::Predicate { describe, eval } => {
+            out.method = describe.to_string();
+            if !skip {
+                let (ok, seen) = eval(r).map_err(|e| format!("claim {}: {e}", c.id))?;
+                out.observed = Some(seen);
+                if !ok {
+                    out.verdict = Verdict::Fail;
+                }
+            }
+        }
+    }
+    if skip {
+        out.verdict = Verdict::Skipped("needs a --full run".into());
+    } else if out.rows.iter().any(|row| row.verdict == Verdict::Fail) {
+        out.verdict = Verdict::Fail;
+    }
+    Ok(out)
+}
+
+/// `rwnd = 20000B` style label of a point.
+pub fn describe(r: &Results, p: usize) -> String {
+    let parts: Vec<String> = r
+        .params
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (k, r.param_text(p, i)))
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect();
+    if parts.is_empty() {
+        "base".into()
+    } else {
+        parts.join(", ")
+    }
+}

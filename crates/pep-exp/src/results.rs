@@ -1,0 +1,331 @@
+//! A sweep's results: one row per point and seed, and the aggregate per
+//! point and measure (mean, sample standard deviation, Student-t 95%
+//! interval). Written as tidy CSV, read back for plots and claims.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use toml::Value;
+
+use crate::experiment::{value_text, Experiment, Point};
+use crate::runner::{io_err, read_record, SweepError, Task};
+
+/// One run's measures.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// Index into [`Results::points`].
+    pub point: usize,
+    pub seed: u64,
+    /// Aligned with [`Results::measures`]; `None` is an empty cell.
+    pub values: Vec<Option<f64>>,
+}
+
+/// Mean and spread of one measure at one point.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stats {
+    /// Runs with a value.
+    pub n: usize,
+    pub mean: Option<f64>,
+    /// Sample standard deviation (n - 1); `None` below two values.
+    pub sd: Option<f64>,
+    /// 95% interval, mean ± t(0.975, n-1) sd / √n; `None` below two values.
+    pub ci95: Option<(f64, f64)>,
+}
+
+impl Stats {
+    pub fn of(values: &[f64]) -> Stats {
+        let n = values.len();
+        if n == 0 {
+            return Stats {
+                n,
+                mean: None,
+                sd: None,
+                ci95: None,
+            };
+        }
+        let mean = values.iter().sum::<f64>() / n as f64;
+        if n == 1 {
+            return Stats {
+                n,
+                mean: Some(mean),
+                sd: None,
+                ci95: None,
+            };
+        }
+        let var = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1) as f64;
+        let sd = var.sqrt();
+        let half = pep_plot::t975(n - 1) * sd / (n as f64).sqrt();
+        Stats {
+            n,
+            mean: Some(mean),
+            sd: Some(sd),
+            ci95: Some((mean - half, mean + half)),
+        }
+    }
+}
+
+/// The results of a sweep.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Results {
+    pub params: Vec<String>,
+    pub points: Vec<Point>,
+    /// Measure texts, the column names.
+    pub measures: Vec<String>,
+    /// Sorted by point, then seed in the experiment's order.
+    pub rows: Vec<Row>,
+}
+
+impl Results {
+    /// Reads every task's record from `out/runs/` (they must all exist).
+    pub fn from_records(exp: &Experiment, tasks: &[Task], out: &Path) -> Result<Self, SweepError> {
+        let measures: Vec<String> = exp.measures.iter().map(|m| m.text.clone()).collect();
+        let mut rows = Vec::with_capacity(tasks.len());
+        for t in tasks {
+            let rec = read_record(out, t).ok_or_else(|| SweepError::Io {
+                path: crate::runner::record_path(out, t).display().to_string(),
+                source: std::io::Error::other("missing or stale record"),
+            })?;
+            rows.push(Row {
+                point: t.point,
+                seed: t.seed,
+                values: exp.measures.iter().map(|m| m.eval(&rec.summary)).collect(),
+            });
+        }
+        Ok(Results {
+            params: exp.params.clone(),
+            points: exp.points.clone(),
+            measures,
+            rows,
+        })
+    }
+
+    /// Index of a measure by its text.
+    pub fn measure_index(&self, m: &str) -> Option<usize> {
+        self.measures.iter().position(|x| x == m.trim())
+    }
+
+    /// The values of measure `m` at point `p`, over seeds (empty cells left
+    /// out).
+    pub fn values(&self, p: usize, m: usize) -> Vec<f64> {
+        self.rows
+            .iter()
+            .filter(|r| r.point == p)
+            .filter_map(|r| r.values[m])
+            .collect()
+    }
+
+    pub fn stats(&self, p: usize, m: usize) -> Stats {
+        Stats::of(&self.values(p, m))
+    }
+
+    /// The value text of parameter `k` at point `p` (empty: the base's).
+    pub fn param_text(&self, p: usize, k: usize) -> String {
+        self.points[p].values[k]
+            .as_ref()
+            .map(value_text)
+            .unwrap_or_default()
+    }
+
+    /// The first point whose parameters read as `at` (`(path, value text)`).
+    pub fn find_point(&self, at: &[(&str, &str)]) -> Option<usize> {
+        (0..self.points.len()).find(|&p| {
+            at.iter().all(|(k, v)| {
+                self.params
+                    .iter()
+                    .position(|x| x == k)
+                    .is_some_and(|i| self.param_text(p, i) == *v)
+            })
+        })
+    }
+
+    /// `results.csv` text.
+    pub fn results_csv(&self) -> String {
+        let mut s = header(&["point", "seed"], &self.params, &self.measures);
+        for r in &self.rows {
+            let _ = write!(s, "{},{}", self.points[r.point].id, r.seed);
+            for k in 0..self.params.len() {
+                let _ = write!(s, ",{}", cell(&self.param_text(r.point, k)));
+            }
+            for v in &r.values {
+                let _ = write!(s, ",{}", num(*v));
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    /// `aggregate.csv` text: one row per point and measure.
+    pub fn aggregate_csv(&self) -> String {
+        let tail = ["measure", "n", "mean", "sd", "ci95_lo", "ci95_hi"].map(String::from);
+        let mut s = header(&["point"], &self.params, &tail);
+        for (p, pt) in self.points.iter().enumerate() {
+            for (m, name) in self.measures.iter().enumerate() {
+                let st = self.stats(p, m);
+                s.push_str(&pt.id);
+                for k in 0..self.params.len() {
+                    let _ = write!(s, ",{}", cell(&self.param_text(p, k)));
+                }
+                let (lo, hi) = st.ci95.unzip();
+                let _ = writeln!(
+                    s,
+                    ",{},{},{},{},{},{}",
+                    cell(name),
+                    st.n,
+                    num(st.mean),
+                    num(st.sd),
+                    num(lo),
+                    num(hi)
+                );
+            }
+        }
+        s
+    }
+
+    /// Writes `results.csv` and `aggregate.csv` into `out`.
+    pub fn write_tables(&self, out: &Path) -> Result<(), SweepError> {
+        for (name, body) in [
+            ("results.csv", self.results_csv()),
+            ("aggregate.csv", self.aggregate_csv()),
+        ] {
+            let path = out.join(name);
+            std::fs::write(&path, body).map_err(io_err(&path))?;
+        }
+        Ok(())
+    }
+
+    /// Reads `results.csv` back, with the parameters and measures of the
+    /// experiment that wrote it.
+    pub fn load(dir: &Path, exp: &Experiment) -> Result<Results, String> {
+        let path = dir.join("results.csv");
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("{}: {e} (has the sweep finished?)", path.display()))?;
+        let mut lines = text.lines();
+        let head = split(lines.next().unwrap_or(""));
+        let n_p = exp.params.len();
+        let measures: Vec<String> = head.iter().skip(2 + n_p).cloned().collect();
+        if head.len() < 2 || head[2..2 + n_p.min(head.len() - 2)] != exp.params[..] {
+            return Err(format!(
+                "{}: its columns do not match experiment.toml",
+                path.display()
+            ));
+        }
+        let mut points: Vec<Point> = Vec::new();
+        let mut rows = Vec::new();
+        for (i, l) in lines.enumerate() {
+            let c = split(l);
+            let bad = || format!("{}:{}: malformed row", path.display(), i + 2);
+            if c.len() != head.len() {
+                return Err(bad());
+            }
+            if points.last().map(|p| &p.id) != Some(&c[0]) {
+                let values = c[2..2 + n_p]
+                    .iter()
+                    .map(|t| (!t.is_empty()).then(|| text_value(t)))
+                    .collect();
+                points.push(Point {
+                    id: c[0].clone(),
+                    values,
+                });
+            }
+            let values: Result<Vec<Option<f64>>, _> = c[2 + n_p..]
+                .iter()
+                .map(|t| {
+                    if t.is_empty() {
+                        Ok(None)
+                    } else {
+                        t.parse().map(Some)
+                    }
+                })
+                .collect();
+            rows.push(Row {
+                point: points.len() - 1,
+                seed: c[1].parse().map_err(|_| bad())?,
+                values: values.map_err(|_| bad())?,
+            });
+        }
+        Ok(Results {
+            params: exp.params.clone(),
+            points,
+            measures,
+            rows,
+        })
+    }
+}
+
+/// A cell's text read back as the value it was written from.
+fn text_value(t: &str) -> Value {
+    match toml::from_str::<toml::Table>(&format!("v = {t}")) {
+        Ok(mut tb) => tb.remove("v").unwrap_or(Value::String(t.into())),
+        Err(_) => Value::String(t.into()),
+    }
+}
+
+fn header(first: &[&str], params: &[String], rest: &[String]) -> String {
+    let mut cols: Vec<String> = first.iter().map(|s| s.to_string()).collect();
+    cols.extend(params.iter().map(|p| cell(p)));
+    cols.extend(rest.iter().map(|m| cell(m)));
+    cols.join(",") + "\n"
+}
+
+/// Quotes a cell that holds a comma or a quote (RFC 4180).
+pub fn cell(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// Shortest text that reads back as the same number; empty for none.
+fn num(v: Option<f64>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_default()
+}
+
+/// Splits a CSV line written by [`cell`].
+fn split(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(std::mem::take(&mut cur)),
+            _ => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_match_the_textbook() {
+        let s = Stats::of(&[1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(s.mean, Some(2.5));
+        let sd = (5.0f64 / 3.0).sqrt();
+        assert!((s.sd.unwrap() - sd).abs() < 1e-12);
+        let half = 3.182 * sd / 2.0;
+        let (lo, hi) = s.ci95.unwrap();
+        assert!((lo - (2.5 - half)).abs() < 1e-12 && (hi - (2.5 + half)).abs() < 1e-12);
+        assert_eq!(Stats::of(&[7.0]).ci95, None);
+        assert_eq!(Stats::of(&[]).mean, None);
+    }
+
+    #[test]
+    fn cells_quote_and_split_back() {
+        let cells = ["a", "x,y", "say \"hi\"", "", r#"flow "f1".start"#];
+        let line: Vec<String> = cells.iter().map(|c| cell(c)).collect();
+        assert_eq!(split(&line.join(",")), cells);
+        assert_eq!(text_value("100"), Value::Integer(100));
+        assert_eq!(text_value("10Mbps"), Value::String("10Mbps".into()));
+        assert_eq!(text_value("reno"), Value::String("reno".into()));
+    }
+}

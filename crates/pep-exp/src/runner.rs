@@ -1,0 +1,294 @@
+//! Running a sweep: every (point, seed) of an experiment, on `jobs`
+//! threads, each result kept as a small record file so an interrupted sweep
+//! resumes where it stopped.
+//!
+//! A run is a pure function of a [`Task`] (the resolved scenario as TOML
+//! text and a seed) and gives a [`Record`] (the run's summary): hand the
+//! same tasks to a cluster and collect the records, and the tables come out
+//! the same.
+//!
+//! Layout of the output directory:
+//!
+//! ```text
+//! experiment.toml      the experiment file as run
+//! runs/p003-s2.json    one record per (point, seed); written atomically
+//! points/p003/         the first seed's CSV series and summary (if kept)
+//! results.csv          one row per point and seed
+//! aggregate.csv        mean, sd and 95% CI per point and measure
+//! sweep.json           wall time and counts: the only machine-dependent file
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Instant as WallInstant;
+
+use pep_sim::output::Summary;
+use pep_sim::{Scenario, Simulation};
+use serde::{Deserialize, Serialize};
+
+use crate::experiment::{Experiment, Mode};
+use crate::results::Results;
+
+/// One run to do: everything it depends on, as data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Task {
+    /// Index into the experiment's points.
+    pub point: usize,
+    pub point_id: String,
+    pub seed: u64,
+    /// The point's scenario, fully resolved, as TOML (seed not applied).
+    pub scenario_toml: String,
+    /// Identifies the (scenario, seed, simulator version): a record with
+    /// another key is stale.
+    pub key: String,
+    /// Also write the run's CSV series and summary to `points/<id>/`.
+    pub outputs: bool,
+}
+
+/// What a run leaves behind.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub key: String,
+    pub point: String,
+    pub seed: u64,
+    /// Whether `points/<id>/` was written by this run.
+    pub outputs: bool,
+    pub summary: Summary,
+}
+
+/// How to run a sweep.
+#[derive(Clone, Debug)]
+pub struct SweepConfig<'a> {
+    pub out: PathBuf,
+    /// Worker threads, at least 1.
+    pub jobs: usize,
+    pub mode: Mode,
+    /// Ignore existing records and run everything again.
+    pub fresh: bool,
+    /// Set to stop taking new runs (runs in progress finish and are kept).
+    pub cancel: Option<&'a AtomicBool>,
+}
+
+/// Reported after each run finishes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Runs finished, reused ones included.
+    pub done: usize,
+    pub total: usize,
+    pub reused: usize,
+}
+
+/// How a sweep went.
+#[derive(Debug)]
+pub struct Outcome {
+    pub total: usize,
+    pub reused: usize,
+    pub ran: usize,
+    /// Runs that failed, with the reason.
+    pub failures: Vec<String>,
+    /// Stopped by the cancel flag before every run was done.
+    pub cancelled: bool,
+    pub wall_seconds: f64,
+    /// The tables, when every run has a record.
+    pub results: Option<Results>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    #[error(transparent)]
+    Experiment(#[from] crate::experiment::ExpError),
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> SweepError + '_ {
+    move |source| SweepError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// FNV-1a, 64 bits: stable across Rust releases, unlike `DefaultHasher`.
+pub fn fnv64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The runs of `exp` in `mode`, in point then seed order.
+pub fn tasks(exp: &Experiment, mode: Mode) -> Result<Vec<Task>, SweepError> {
+    let resolved = exp.resolve(mode)?;
+    let mut out = Vec::new();
+    for (i, r) in resolved.iter().enumerate() {
+        let text = toml::to_string(&r.doc).expect("a parsed document encodes");
+        for (k, &seed) in exp.seeds(mode).iter().enumerate() {
+            let key = format!(
+                "{:016x}",
+                fnv64(format!("{text}\nseed={seed}\npep={}", env!("CARGO_PKG_VERSION")).as_bytes())
+            );
+            out.push(Task {
+                point: i,
+                point_id: r.point.id.clone(),
+                seed,
+                scenario_toml: text.clone(),
+                key,
+                outputs: exp.outputs && k == 0,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Runs one task: the pure function a sweep is made of. `outputs_dir`
+/// receives the CSV series and summary when the task asks for them.
+pub fn run_task(task: &Task, outputs_dir: Option<&Path>) -> Result<Record, String> {
+    let sc = Scenario::from_toml_str(&task.scenario_toml, &task.point_id)
+        .map_err(|e| e.to_string())?
+        .with_seed(task.seed);
+    let mut sim = Simulation::new(&sc);
+    sim.run();
+    if let (true, Some(dir)) = (task.outputs, outputs_dir) {
+        sim.write_outputs(dir)
+            .map_err(|e| format!("writing {}: {e}", dir.display()))?;
+    }
+    Ok(Record {
+        key: task.key.clone(),
+        point: task.point_id.clone(),
+        seed: task.seed,
+        outputs: task.outputs && outputs_dir.is_some(),
+        summary: sim.summary(),
+    })
+}
+
+/// `runs/<point>-s<seed>.json`.
+pub fn record_path(out: &Path, t: &Task) -> PathBuf {
+    out.join("runs")
+        .join(format!("{}-s{}.json", t.point_id, t.seed))
+}
+
+/// The record of `t` if one exists, is readable and is not stale.
+pub fn read_record(out: &Path, t: &Task) -> Option<Record> {
+    let text = std::fs::read_to_string(record_path(out, t)).ok()?;
+    let r: Record = serde_json::from_str(&text).ok()?;
+    (r.key == t.key && r.seed == t.seed && (r.outputs || !t.outputs)).then_some(r)
+}
+
+/// Writes `r` so that a reader sees the whole file or none: a temporary
+/// file, then a rename.
+fn write_record(out: &Path, t: &Task, r: &Record) -> std::io::Result<()> {
+    let path = record_path(out, t);
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let text = serde_json::to_string(r).map_err(std::io::Error::other)?;
+    std::fs::write(&tmp, text + "\n")?;
+    std::fs::rename(&tmp, &path)
+}
+
+/// Runs (or reuses) every run of `exp`, then writes the tables.
+pub fn sweep(
+    exp: &Experiment,
+    cfg: &SweepConfig,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Outcome, SweepError> {
+    let started = WallInstant::now();
+    let tasks = tasks(exp, cfg.mode)?;
+    let out = &cfg.out;
+    let runs = out.join("runs");
+    std::fs::create_dir_all(&runs).map_err(io_err(&runs))?;
+    let copy = out.join("experiment.toml");
+    std::fs::write(&copy, &exp.text).map_err(io_err(&copy))?;
+    // Leftovers of an interrupted write are never records.
+    if let Ok(rd) = std::fs::read_dir(&runs) {
+        for e in rd.flatten() {
+            let n = e.file_name();
+            if n.to_string_lossy().contains(".tmp") {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+    let todo: Vec<&Task> = tasks
+        .iter()
+        .filter(|t| cfg.fresh || read_record(out, t).is_none())
+        .collect();
+    let total = tasks.len();
+    let reused = total - todo.len();
+    let mut p = Progress {
+        done: reused,
+        total,
+        reused,
+    };
+    progress(&p);
+
+    let next = AtomicUsize::new(0);
+    let stop = |c: Option<&AtomicBool>| c.is_some_and(|c| c.load(Ordering::Relaxed));
+    let jobs = cfg.jobs.max(1).min(todo.len().max(1));
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    std::thread::scope(|s| {
+        let (tx, rx) = mpsc::channel::<Result<(), String>>();
+        for _ in 0..jobs {
+            let tx = tx.clone();
+            let (todo, next) = (&todo, &next);
+            s.spawn(move || loop {
+                if stop(cfg.cancel) {
+                    return;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(t) = todo.get(i) else { return };
+                let dir = out.join("points").join(&t.point_id);
+                let res = run_task(t, Some(&dir))
+                    .and_then(|r| write_record(out, t, &r).map_err(|e| e.to_string()))
+                    .map_err(|e| format!("{} seed {}: {e}", t.point_id, t.seed));
+                if tx.send(res).is_err() {
+                    return;
+                }
+            });
+        }
+        drop(tx);
+        for res in rx {
+            match res {
+                Ok(()) => ran += 1,
+                Err(e) => failures.push(e),
+            }
+            p.done += 1;
+            progress(&p);
+        }
+    });
+
+    let complete = failures.is_empty() && reused + ran == total;
+    let results = if complete {
+        let r = Results::from_records(exp, &tasks, out)?;
+        r.write_tables(out)?;
+        Some(r)
+    } else {
+        None
+    };
+    let wall = started.elapsed().as_secs_f64();
+    let info = serde_json::json!({
+        "pep_version": env!("CARGO_PKG_VERSION"),
+        "experiment": exp.name,
+        "mode": if cfg.mode == Mode::Short { "short" } else { "full" },
+        "jobs": jobs,
+        "runs": total,
+        "reused": reused,
+        "ran": ran,
+        "failed": failures.len(),
+        "wall_seconds": wall,
+    });
+    let path = out.join("sweep.json");
+    let text = serde_json::to_string_pretty(&info).expect("plain JSON") + "\n";
+    std::fs::write(&path, text).map_err(io_err(&path))?;
+    Ok(Outcome {
+        total,
+        reused,
+        ran,
+        cancelled: !complete && failures.is_empty(),
+        failures,
+        wall_seconds: wall,
+        results,
+    })
+}

@@ -1,0 +1,189 @@
+//! Experiment files: every mistake is reported with the file, the line
+//! where it can be placed, the field and what would be right. Also: every
+//! experiment shipped under scenarios/ loads, and the reproduction registry
+//! refuses unknown papers by listing the known ones.
+
+use std::path::Path;
+
+use pep_exp::Experiment;
+
+const BASE: &str = r#"
+[scenario]
+name = "two"
+duration = "2s"
+[[node]]
+name = "a"
+[[node]]
+name = "b"
+[[link]]
+between = ["a", "b"]
+rate = "10Mbps"
+delay = "10ms"
+[[flow]]
+name = "f"
+from = "a"
+to = "b"
+"#;
+
+const GOOD: &str = r#"[experiment]
+name = "x"
+base = "base.toml"
+seeds = 2
+measures = ["flow.f.goodput_mbps"]
+
+[vary]
+"link[0].rate" = ["10Mbps", "20Mbps"]
+"#;
+
+fn parse(text: &str) -> Result<Experiment, String> {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("base.toml"), BASE).unwrap();
+    Experiment::parse(text, "exp.toml", Some(dir.path())).map_err(|e| e.to_string())
+}
+
+fn err(text: &str) -> String {
+    parse(text).expect_err("should be refused")
+}
+
+#[test]
+fn a_good_file_parses() {
+    let e = parse(GOOD).unwrap();
+    assert_eq!(e.params, ["link[0].rate"]);
+    assert_eq!(e.points.len(), 2);
+    assert_eq!(e.seeds, [1, 2]);
+    assert_eq!(e.describe(&e.points[1]), "link[0].rate = 20Mbps");
+}
+
+#[test]
+fn points_and_grid_combine() {
+    let text = format!(
+        "{GOOD}\n[[point]]\n\"link[0].delay\" = \"5ms\"\n[[point]]\n\"link[0].delay\" = \"50ms\"\n\"flow[f].start\" = \"1s\"\n"
+    );
+    let e = parse(&text).unwrap();
+    assert_eq!(e.params, ["link[0].rate", "link[0].delay", "flow[f].start"]);
+    let d: Vec<String> = e.points.iter().map(|p| e.describe(p)).collect();
+    assert_eq!(
+        d,
+        [
+            "link[0].rate = 10Mbps, link[0].delay = 5ms",
+            "link[0].rate = 20Mbps, link[0].delay = 5ms",
+            "link[0].rate = 10Mbps, link[0].delay = 50ms, flow[f].start = 1s",
+            "link[0].rate = 20Mbps, link[0].delay = 50ms, flow[f].start = 1s",
+        ]
+    );
+}
+
+#[test]
+fn mistakes_name_the_file_line_and_field() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "\"flow.f.goodput_mbps\"",
+            "\"flow.f.goodput\"",
+            "exp.toml:5: experiment.measures[0]: \"flow.f.goodput\": unknown flow field \"goodput\"; flow fields are: goodput_mbps,",
+        ),
+        (
+            "\"flow.f.goodput_mbps\"",
+            "\"flow.g.goodput_mbps\"",
+            "exp.toml:5: experiment.measures[0]: flow.g.goodput_mbps: no flow is named \"g\"; flows are: f",
+        ),
+        (
+            "[\"10Mbps\", \"20Mbps\"]",
+            "\"10Mbps\"",
+            "exp.toml:8: vary.\"link[0].rate\": expected a non-empty list of values",
+        ),
+        (
+            "\"link[0].rate\" =",
+            "\"link[9].rate\" =",
+            "exp.toml:8: point p000: <override>: link[9].rate: link[9] does not exist: there are 1 [[link]] tables",
+        ),
+        (
+            "\"link[0].rate\" =",
+            "\"scenario.seed\" =",
+            "exp.toml:8: vary.\"scenario.seed\": the seed is set by `seeds`, not as a parameter",
+        ),
+        (
+            "\"link[0].rate\" =",
+            "link.rate =",
+            "exp.toml:8: vary.\"link\": `link` is a whole table: write the full path of a field as a quoted key",
+        ),
+        (
+            "seeds = 2",
+            "seeds = \"two\"",
+            "exp.toml:4: experiment.seeds: expected a count (seeds = 3 runs seeds 1, 2, 3) or a list",
+        ),
+        (
+            "base = \"base.toml\"",
+            "base = \"nope.toml\"",
+            "exp.toml:3: experiment.base: cannot read the base scenario",
+        ),
+        (
+            "name = \"x\"",
+            "name = \"x\"\nwindow = 3",
+            "exp.toml:3: experiment.window: unknown field `window`, expected one of `name`, `description`, `base`, `seeds`, `measures`, `outputs`",
+        ),
+        (
+            "[\"10Mbps\", \"20Mbps\"]",
+            "[\"10Mbps\", \"0Mbps\"]",
+            "exp.toml: point p001: the scenario is invalid at (link[0].rate = 0Mbps):",
+        ),
+    ];
+    for (from, to, want) in cases {
+        assert!(GOOD.contains(from), "{from}");
+        let got = err(&GOOD.replacen(from, to, 1));
+        assert!(got.starts_with(want), "\n got: {got}\nwant: {want}");
+    }
+}
+
+#[test]
+fn plot_mistakes_are_named() {
+    let plot = |body: &str| err(&format!("{GOOD}\n[[plot]]\nname = \"p\"\n{body}\n"));
+    assert!(plot("kind = \"pie\"")
+        .starts_with("exp.toml:12: plot[0].kind: unknown plot kind \"pie\"; kinds are: measure, over_time, histogram, cdf, scatter"));
+    assert!(plot("kind = \"measure\"\ny = \"flow.f.goodput_mbps\"")
+        .starts_with("exp.toml:11: plot[0].x: a measure plot needs `x`"));
+    assert!(plot("kind = \"measure\"\nx = \"link[0].delay\"\ny = \"flow.f.goodput_mbps\"")
+        .starts_with("exp.toml:13: plot[0].x: \"link[0].delay\" is not a varied parameter; parameters are: link[0].rate"));
+    assert!(plot("kind = \"cdf\"\ny = \"total_goodput_mbps\"")
+        .contains("plot[0].y: \"total_goodput_mbps\" is not one of the experiment's measures: flow.f.goodput_mbps"));
+    assert!(plot("kind = \"over_time\"\ncsv = \"cwnd\"\nx = \"a\"")
+        .contains("plot[0].x: a over_time plot does not use `x`"));
+    assert!(
+        plot("kind = \"cdf\"\ny = \"flow.f.goodput_mbps\"\nformats = [\"gif\"]")
+            .contains("plot[0].formats: expected a non-empty list of \"svg\" and/or \"png\"")
+    );
+}
+
+#[test]
+fn every_shipped_experiment_loads() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let mut found = 0;
+    let mut dirs = vec![root];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if std::fs::read_to_string(&p)
+                .unwrap()
+                .lines()
+                .any(|l| l.trim() == "[experiment]")
+            {
+                Experiment::load(&p).unwrap_or_else(|e| panic!("{e}"));
+                found += 1;
+            }
+        }
+    }
+    assert!(found >= 3);
+}
+
+#[test]
+fn unknown_papers_list_the_known_ones() {
+    let e = pep_exp::reproduce::find("nope").err().unwrap();
+    assert_eq!(
+        e,
+        "unknown paper \"nope\"; known papers: baseline (or `all` for every one)"
+    );
+    for p in pep_exp::reproduce::registry() {
+        assert_eq!(pep_exp::reproduce::find(p.name).unwrap().name, p.name);
+    }
+}

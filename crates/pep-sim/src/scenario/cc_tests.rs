@@ -1,0 +1,111 @@
+//! `tcp.cc` and `tcp.recovery`: which growth and recovery each name means,
+//! and the rule that SACK recovery needs a sink sending SACK blocks.
+
+use pep_core::cc::{Growth, Recovery};
+
+use super::tests::BASE;
+use super::*;
+use crate::build::{sink_config, tcp_config};
+
+/// `BASE` with a flow's `tcp` and `sink` tables, and optional defaults.
+fn with(defaults: &str, tcp: &str, sink: &str) -> String {
+    let text = BASE.replacen("[[node]]", &format!("{defaults}\n[[node]]"), 1);
+    format!("{text}tcp = {{ {tcp} }}\nsink = {{ {sink} }}\n")
+}
+
+/// The sender configuration the first flow gets.
+fn axes(defaults: &str, tcp: &str, sink: &str) -> (Growth, Recovery) {
+    let s = Scenario::from_toml_str(&with(defaults, tcp, sink), "t.toml")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let f = &s.flows[0];
+    let cfg = tcp_config(&f.tcp, &f.sink);
+    assert_eq!(sink_config(&f.sink, 40).sack, f.sink.sack);
+    (cfg.growth, cfg.recovery)
+}
+
+#[test]
+fn each_name_maps_to_a_growth_and_a_recovery() {
+    let reno = Growth::Reno { abc: None };
+    let cubic = Growth::Cubic(Default::default());
+    let cases = [
+        ("cc = \"tahoe\"", "", (reno, Recovery::Tahoe)),
+        ("cc = \"reno\"", "", (reno, Recovery::Reno)),
+        ("cc = \"newreno\"", "", (reno, Recovery::NewReno)),
+        ("cc = \"sack\"", "sack = true", (reno, Recovery::Sack)),
+        ("cc = \"cubic\"", "", (cubic, Recovery::NewReno)),
+        ("cc = \"cubic\"", "sack = true", (cubic, Recovery::Sack)),
+        (
+            "cc = \"westwood\"",
+            "",
+            (Growth::Westwood, Recovery::NewReno),
+        ),
+        (
+            "cc = \"westwood\"",
+            "sack = true",
+            (Growth::Westwood, Recovery::Sack),
+        ),
+        // An explicit recovery wins, for any cc.
+        (
+            "cc = \"cubic\", recovery = \"newreno\"",
+            "sack = true",
+            (cubic, Recovery::NewReno),
+        ),
+        (
+            "cc = \"reno\", recovery = \"tahoe\"",
+            "",
+            (reno, Recovery::Tahoe),
+        ),
+        (
+            "cc = \"newreno\", recovery = \"sack\"",
+            "sack = true",
+            (reno, Recovery::Sack),
+        ),
+        // The sink may send SACK blocks that a NewReno sender ignores.
+        ("cc = \"newreno\"", "sack = true", (reno, Recovery::NewReno)),
+    ];
+    for (tcp, sink, want) in cases {
+        assert_eq!(axes("", tcp, sink), want, "{tcp} / {sink}");
+    }
+    // Layered: the default's recovery applies to a flow that names only cc.
+    let d = "[defaults.tcp]\nrecovery = \"reno\"\n";
+    assert_eq!(axes(d, "cc = \"cubic\"", ""), (cubic, Recovery::Reno));
+}
+
+fn errors(text: &str) -> Vec<Diagnostic> {
+    match Scenario::from_toml_str(text, "t.toml") {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e.diagnostics().to_vec(),
+    }
+}
+
+#[test]
+fn sack_recovery_without_sack_blocks_is_an_error() {
+    let e = errors(&with("", "cc = \"sack\"", ""));
+    assert_eq!(e.len(), 1, "{e:#?}");
+    assert_eq!(e[0].field, "flow \"f1\".tcp.cc");
+    assert!(
+        e[0].message.contains("cc = \"sack\" needs SACK blocks"),
+        "{}",
+        e[0]
+    );
+    let e = errors(&with(
+        "",
+        "cc = \"cubic\", recovery = \"sack\"",
+        "sack = false",
+    ));
+    assert_eq!(e[0].field, "flow \"f1\".tcp.recovery");
+    assert!(e[0].message.contains("recovery = \"sack\""), "{}", e[0]);
+    // Written in the defaults: reported once, at the default, however many
+    // flows inherit it.
+    let text = with("[defaults.tcp]\ncc = \"sack\"\n", "mss = \"1000B\"", "") + "count = 3\n";
+    let e = errors(&text);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    assert_eq!(e[0].field, "defaults.tcp.cc");
+    // A flow that turns SACK off under a SACK default is reported there.
+    let d = "[defaults.tcp]\ncc = \"sack\"\n[defaults.sink]\nsack = true\n";
+    let e = errors(&with(d, "mss = \"1000B\"", "sack = false"));
+    assert_eq!(e[0].field, "flow \"f1\".sink.sack");
+    // And the unknown names are still refused by name.
+    let e = errors(&with("", "recovery = \"fack\"", ""));
+    assert!(e[0].message.contains("unknown variant `fack`"), "{}", e[0]);
+}
