@@ -657,3 +657,51 @@ fn check_flows(s: &report::Summary) -> Result<(), String> {
         Err(format!("not byte-exact: {}", bad.join(", ")))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(link_extra: &str, node_extra: &str) -> Scenario {
+        let text = format!(
+            "[scenario]\nname = \"t\"\nduration = \"1s\"\n[[node]]\nname = \"a\"\n{node_extra}\n\
+             [[node]]\nname = \"b\"\n[[link]]\nbetween = [\"a\", \"b\"]\nrate = \"10Mbps\"\n\
+             delay = \"1ms\"\n{link_extra}\n[[flow]]\nname = \"f\"\nfrom = \"a\"\nto = \"b\"\n"
+        );
+        Scenario::from_toml_str(&text, "t.toml").unwrap()
+    }
+
+    #[test]
+    fn simulator_only_network_models_are_refused_by_name() {
+        assert!(topology_from_scenario(&scenario("", "")).is_ok());
+        let bernoulli = "loss = { kind = \"bernoulli\", p = 0.01 }";
+        assert!(topology_from_scenario(&scenario(bernoulli, "")).is_ok());
+        for (link, node, says) in [
+            (
+                "queue = { kind = \"red\", auto = true }",
+                "",
+                "a queue other than DropTail",
+            ),
+            (
+                "queue = { kind = \"two-class\", data_share = 0.5 }",
+                "",
+                "DropTail",
+            ),
+            (
+                "loss = { kind = \"gilbert-elliott\", p = 0.1, r = 0.5 }",
+                "",
+                "Gilbert-Elliott",
+            ),
+            (
+                "loss = { kind = \"bernoulli\", p = 0.1, applies_to = \"acks\" }",
+                "",
+                "one packet kind",
+            ),
+            ("medium = \"half-duplex\"", "", "half-duplex"),
+            ("", "processing = { data = \"1ms\" }", "processing cost"),
+        ] {
+            let e = topology_from_scenario(&scenario(link, node)).unwrap_err();
+            assert!(e.contains(says) && e.contains("simulator-only"), "{e}");
+        }
+    }
+}
