@@ -8,7 +8,7 @@ use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use pep_core::Duration;
+use pep_core::{Duration, KindFilter};
 use pep_lab::emu::EmuOptions;
 use pep_lab::report;
 use pep_lab::signals::TerminationSignals;
@@ -16,7 +16,9 @@ use pep_lab::state::{self, LabState};
 use pep_lab::topology::{id_from, DirParams, LabTopology, LossParams, Role};
 use pep_lab::traffic::{self, Amount, FlowSpec, TrafficOptions, TrafficReport};
 use pep_lab::{Endpoint, Lab, LabOptions};
-use pep_sim::scenario::{LinkDirSpec, LossSpec, NodeKind, QueueSpec, Scenario, SourceSpec};
+use pep_sim::scenario::{
+    LinkDirSpec, LossSpec, MediumSpec, NodeKind, QueueSpec, Scenario, SourceSpec,
+};
 use pep_sim::units;
 
 #[derive(Subcommand)]
@@ -225,10 +227,18 @@ fn parse_size(s: &str) -> Result<u32, String> {
 
 /// The lab topology of a scenario: same nodes, links, rates, delays,
 /// queues and random loss. Scripted drops name segments of the simulator's
-/// TCP and have no meaning for the kernel's, so they are refused.
+/// TCP and have no meaning for the kernel's, so they are refused; so are,
+/// for now, the models the lab's link parameters do not carry yet (RED,
+/// priority and two-class queues, Gilbert-Elliott or per-kind loss,
+/// half-duplex media, host processing cost), rather than silently
+/// emulating something else.
 pub fn topology_from_scenario(sc: &Scenario) -> Result<LabTopology, String> {
     let mut t = LabTopology::new(&sc.name, sc.seed);
+    let sim_only = |what: String| format!("{what} is simulator-only for now (not in the lab yet)");
     for n in &sc.nodes {
+        if n.processing.is_some() {
+            return Err(sim_only(format!("node {}: a processing cost", n.name)));
+        }
         let role = match n.kind {
             NodeKind::Host => Role::Host,
             NodeKind::Router => Role::Router,
@@ -236,10 +246,23 @@ pub fn topology_from_scenario(sc: &Scenario) -> Result<LabTopology, String> {
         t.node(&n.name, role);
     }
     let dir = |link: &str, d: &LinkDirSpec| -> Result<DirParams, String> {
-        let QueueSpec::DropTail { limit } = d.queue;
+        let QueueSpec::DropTail { limit } = d.queue else {
+            return Err(sim_only(format!(
+                "link {link}: a queue other than DropTail"
+            )));
+        };
         let loss = match &d.loss {
             LossSpec::None => LossParams::None,
-            LossSpec::Bernoulli { p } => LossParams::Bernoulli { p: *p },
+            LossSpec::Bernoulli {
+                p,
+                applies_to: KindFilter::All,
+            } => LossParams::Bernoulli { p: *p },
+            LossSpec::Bernoulli { .. } => {
+                return Err(sim_only(format!("link {link}: loss on one packet kind")))
+            }
+            LossSpec::GilbertElliott { .. } => {
+                return Err(sim_only(format!("link {link}: Gilbert-Elliott loss")))
+            }
             LossSpec::Drop { .. } => {
                 return Err(format!(
                     "link {link}: scripted drops are simulator-only (they name segments of \
@@ -255,6 +278,9 @@ pub fn topology_from_scenario(sc: &Scenario) -> Result<LabTopology, String> {
         })
     };
     for l in &sc.links {
+        if l.medium != MediumSpec::FullDuplex {
+            return Err(sim_only(format!("link {}: a half-duplex medium", l.name)));
+        }
         let (a, b) = (&sc.nodes[l.a].name, &sc.nodes[l.b].name);
         let i = t.link(a, b, dir(&l.name, &l.forward)?, dir(&l.name, &l.reverse)?);
         t.links[i].name = l.name.clone();
@@ -629,5 +655,53 @@ fn check_flows(s: &report::Summary) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!("not byte-exact: {}", bad.join(", ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(link_extra: &str, node_extra: &str) -> Scenario {
+        let text = format!(
+            "[scenario]\nname = \"t\"\nduration = \"1s\"\n[[node]]\nname = \"a\"\n{node_extra}\n\
+             [[node]]\nname = \"b\"\n[[link]]\nbetween = [\"a\", \"b\"]\nrate = \"10Mbps\"\n\
+             delay = \"1ms\"\n{link_extra}\n[[flow]]\nname = \"f\"\nfrom = \"a\"\nto = \"b\"\n"
+        );
+        Scenario::from_toml_str(&text, "t.toml").unwrap()
+    }
+
+    #[test]
+    fn simulator_only_network_models_are_refused_by_name() {
+        assert!(topology_from_scenario(&scenario("", "")).is_ok());
+        let bernoulli = "loss = { kind = \"bernoulli\", p = 0.01 }";
+        assert!(topology_from_scenario(&scenario(bernoulli, "")).is_ok());
+        for (link, node, says) in [
+            (
+                "queue = { kind = \"red\", auto = true }",
+                "",
+                "a queue other than DropTail",
+            ),
+            (
+                "queue = { kind = \"two-class\", data_share = 0.5 }",
+                "",
+                "DropTail",
+            ),
+            (
+                "loss = { kind = \"gilbert-elliott\", p = 0.1, r = 0.5 }",
+                "",
+                "Gilbert-Elliott",
+            ),
+            (
+                "loss = { kind = \"bernoulli\", p = 0.1, applies_to = \"acks\" }",
+                "",
+                "one packet kind",
+            ),
+            ("medium = \"half-duplex\"", "", "half-duplex"),
+            ("", "processing = { data = \"1ms\" }", "processing cost"),
+        ] {
+            let e = topology_from_scenario(&scenario(link, node)).unwrap_err();
+            assert!(e.contains(says) && e.contains("simulator-only"), "{e}");
+        }
     }
 }

@@ -29,13 +29,19 @@
 //! * [`segment`]: the segment model mechanisms act on.
 //! * [`rng`]: seeded, labelled random streams.
 //! * [`queue`], [`loss`], [`link`]: time-driven network models shared by the
-//!   simulator and the lab.
+//!   simulator and the lab: queue disciplines (DropTail, RED, priority,
+//!   weighted two-class sharing), loss models (Bernoulli, Gilbert-Elliott,
+//!   scripted, per packet kind), link directions.
+//! * [`medium`]: a half-duplex medium shared by a link's two directions.
+//! * [`host`]: per-packet processing cost at an end host.
 //! * [`relay`]: the split-connection relay (two bounded byte streams,
 //!   backpressure, half-close, resets, idle timeout) that the daemon drives.
 
 pub mod cc;
+pub mod host;
 pub mod link;
 pub mod loss;
+pub mod medium;
 pub mod queue;
 pub mod relay;
 pub mod rng;
@@ -44,6 +50,6 @@ pub mod segment;
 pub mod seq;
 pub mod time;
 
-pub use segment::{Flags, FlowId, SackBlocks, Segment, Timestamps};
+pub use segment::{Flags, FlowId, KindFilter, SackBlocks, Segment, Timestamps};
 pub use seq::Seq;
 pub use time::{Duration, Instant, Rate};

@@ -15,6 +15,16 @@
 //! That halves the events a packet costs per hop. The catch-up happens before
 //! any admission decision, so at equal instants a transmission that ends
 //! frees the transmitter before a new arrival is admitted.
+//!
+//! The catch-up asks the queue for the next packet at the exact instant each
+//! transmission ends, after every arrival up to then has been offered (each
+//! `enqueue` catches up first). Disciplines that choose at dequeue (priority,
+//! weighted sharing) and RED's idle clock therefore behave exactly as in an
+//! eager simulator: laziness only defers *when the code runs*, never what
+//! the discipline sees.
+//!
+//! A direction may instead share its transmitter with the opposite one (a
+//! half-duplex medium); [`crate::medium::HalfDuplex`] then drives both.
 
 use std::collections::VecDeque;
 
@@ -76,6 +86,9 @@ pub struct LinkDir<T> {
     /// Serialized packets kept for a trace; `None` (the default) costs one
     /// branch per packet.
     tap: Option<Vec<Tapped>>,
+    /// The transmitter is shared with the opposite direction: a
+    /// [`crate::medium::HalfDuplex`] starts transmissions, not this link.
+    shared: bool,
 }
 
 impl<T: LinkItem> LinkDir<T> {
@@ -89,6 +102,7 @@ impl<T: LinkItem> LinkDir<T> {
             tx: None,
             pipe: VecDeque::new(),
             tap: None,
+            shared: false,
         }
     }
 
@@ -117,7 +131,9 @@ impl<T: LinkItem> LinkDir<T> {
     }
 
     /// Offers a packet for transmission at `now`.
+    #[inline(always)]
     pub fn enqueue(&mut self, now: Instant, item: T) -> Result<(), (T, DropReason)> {
+        debug_assert!(!self.shared, "a half-duplex direction is fed by its medium");
         self.advance(now);
         self.queue.enqueue(now, item)?;
         if self.tx.is_none() {
@@ -126,6 +142,7 @@ impl<T: LinkItem> LinkDir<T> {
         Ok(())
     }
 
+    #[inline(always)]
     fn start_next(&mut self, at: Instant) {
         debug_assert!(self.tx.is_none());
         if let Some(item) = self.queue.dequeue(at) {
@@ -135,11 +152,62 @@ impl<T: LinkItem> LinkDir<T> {
         }
     }
 
+    /// Starts the next queued packet at `at + gap` (a medium's contention
+    /// backoff); the packet is chosen at `at`.
+    pub(crate) fn start_after(&mut self, at: Instant, gap: Duration) {
+        self.start_next(at);
+        if let Some((done, _)) = &mut self.tx {
+            *done += gap;
+        }
+    }
+
+    /// The next arrival at the far end, if a packet is propagating.
+    pub(crate) fn next_arrival(&self) -> Option<Instant> {
+        self.pipe.front().map(|(t, _)| *t)
+    }
+
+    /// When the current transmission ends, if one is under way.
+    pub(crate) fn tx_end(&self) -> Option<Instant> {
+        self.tx.as_ref().map(|(t, _)| *t)
+    }
+
+    pub(crate) fn set_shared(&mut self) {
+        self.shared = true;
+    }
+
+    /// Completes the current transmission: counters, loss, delay line.
+    #[inline(always)]
+    pub(crate) fn finish_tx(&mut self) {
+        let Some((done, item)) = self.tx.take() else {
+            return;
+        };
+        self.stats.tx_packets += 1;
+        self.stats.tx_bytes += item.wire_len() as u64;
+        let lost = self.loss.lose(done, item.segment());
+        if let Some(tap) = &mut self.tap {
+            tap.push(Tapped {
+                at: done,
+                seg: *item.segment(),
+                lost,
+            });
+        }
+        if lost {
+            self.stats.lost_packets += 1;
+        } else {
+            self.pipe.push_back((done + self.delay, item));
+        }
+    }
+
     /// When the driver must call [`Self::handle_timeout`] next: when the
     /// next packet reaches the far end. With nothing propagating, that is the
     /// end of the current transmission plus the delay (an early wake-up if
     /// the packet turns out to be lost: the link then asks again).
+    ///
+    /// A half-duplex direction must also wake when its transmission ends:
+    /// ask [`crate::medium::HalfDuplex::poll_timeout`] instead.
+    #[inline]
     pub fn poll_timeout(&self) -> Option<Instant> {
+        debug_assert!(!self.shared, "ask the medium for a half-duplex deadline");
         match (self.pipe.front(), &self.tx) {
             (Some((t, _)), _) => Some(*t),
             (None, Some((done, _))) => Some(*done + self.delay),
@@ -147,7 +215,8 @@ impl<T: LinkItem> LinkDir<T> {
         }
     }
 
-    /// Catches up to `now` and readies the arrivals due by then.
+    /// Catches up to `now` and readies the arrivals due by then. (A
+    /// half-duplex direction is caught up by its medium instead.)
     pub fn handle_timeout(&mut self, now: Instant) {
         self.advance(now);
     }
@@ -156,31 +225,21 @@ impl<T: LinkItem> LinkDir<T> {
     /// the instant the previous one ended (so rounding never accumulates).
     /// Call it before reading the queue or the counters at `now`.
     pub fn advance(&mut self, now: Instant) {
+        debug_assert!(
+            !self.shared,
+            "a half-duplex direction advances with its medium"
+        );
         while let Some((done, _)) = self.tx {
             if done > now {
                 break;
             }
-            let (done, item) = self.tx.take().expect("checked above");
-            self.stats.tx_packets += 1;
-            self.stats.tx_bytes += item.wire_len() as u64;
-            let lost = self.loss.lose(done, item.segment());
-            if let Some(tap) = &mut self.tap {
-                tap.push(Tapped {
-                    at: done,
-                    seg: *item.segment(),
-                    lost,
-                });
-            }
-            if lost {
-                self.stats.lost_packets += 1;
-            } else {
-                self.pipe.push_back((done + self.delay, item));
-            }
+            self.finish_tx();
             self.start_next(done);
         }
     }
 
     /// The next packet that has reached the far end by `now`.
+    #[inline]
     pub fn poll_deliver(&mut self, now: Instant) -> Option<T> {
         match self.pipe.front() {
             Some((t, _)) if *t <= now => {

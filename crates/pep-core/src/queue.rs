@@ -4,10 +4,27 @@
 //! A discipline holds packets waiting for a link's transmitter; the packet
 //! being serialized has already left it (as in ns-2, whose `limit_` counts
 //! waiting packets only).
+//!
+//! The link asks a discipline for its next packet only at the instant the
+//! transmitter frees ([`Queue::dequeue`] with that instant), after every
+//! arrival up to that instant has been offered. So disciplines that decide
+//! at dequeue (priority, weighted sharing) see exactly what they would in
+//! an eager simulator, even though links complete transmissions lazily.
+//!
+//! Disciplines: [`DropTail`], [`red::Red`] (Floyd & Jacobson, as ns-2 2.35),
+//! and [`classful::Classful`] (a classifier over DropTail bands, served by
+//! strict priority or by weighted fair sharing).
+
+pub mod classful;
+pub mod red;
 
 use std::collections::VecDeque;
 
+use crate::link::LinkItem;
 use crate::time::Instant;
+
+pub use classful::{BandStats, Classful, Classifier, Scheduler};
+pub use red::{Red, RedParams};
 
 /// What a queue needs to know about the items it holds.
 pub trait Queued {
@@ -31,13 +48,21 @@ pub enum QueueLimit {
 /// Why a queue refused a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DropReason {
-    /// The queue was full (tail drop).
+    /// The queue (or the packet's band) was full (tail drop).
     Overflow,
+    /// RED dropped it at random: the average queue was between the
+    /// thresholds (base probability below 1).
+    Early,
+    /// RED dropped it because the average queue was past the point where
+    /// the base probability reaches 1 (`max_th`, or `2 max_th` when gentle).
+    Forced,
 }
 
-/// Counters kept by every discipline. Identity:
-/// `enqueued = dequeued + len_packets()` and every offered packet is either
-/// enqueued or counted in `dropped`.
+/// Counters kept by every discipline, after ns-3's `QueueDisc::Stats`.
+/// Identities (checked by tests):
+/// * `enqueued = dequeued + len_packets()`;
+/// * every offered packet is either enqueued or dropped;
+/// * `dropped = dropped_overflow + dropped_early + dropped_forced`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QueueStats {
     pub enqueued: u64,
@@ -45,6 +70,12 @@ pub struct QueueStats {
     pub dropped: u64,
     pub enqueued_bytes: u64,
     pub dropped_bytes: u64,
+    /// Drops because the queue or band was full.
+    pub dropped_overflow: u64,
+    /// RED's random drops.
+    pub dropped_early: u64,
+    /// RED's drops with base probability 1.
+    pub dropped_forced: u64,
 }
 
 /// First in, first out, dropping arrivals when full.
@@ -67,20 +98,74 @@ impl<T: Queued> DropTail<T> {
             limit,
         }
     }
+    #[inline]
     fn has_room(&self, len: u32) -> bool {
         match self.limit {
             QueueLimit::Packets(n) => (self.buf.len() as u64) < n as u64,
             QueueLimit::Bytes(b) => self.bytes + len as u64 <= b,
         }
     }
+    /// Appends `item` if it fits.
+    #[inline(always)]
+    fn push(&mut self, item: T) -> Result<(), (T, DropReason)> {
+        let len = item.wire_len();
+        if self.has_room(len) {
+            self.bytes += len as u64;
+            self.buf.push_back(item);
+            Ok(())
+        } else {
+            Err((item, DropReason::Overflow))
+        }
+    }
+    #[inline(always)]
+    fn pop(&mut self) -> Option<T> {
+        let it = self.buf.pop_front()?;
+        self.bytes -= it.wire_len() as u64;
+        Some(it)
+    }
+    fn head_len(&self) -> Option<u32> {
+        self.buf.front().map(Queued::wire_len)
+    }
+    pub fn len_packets(&self) -> usize {
+        self.buf.len()
+    }
+    pub fn len_bytes(&self) -> u64 {
+        self.bytes
+    }
 }
 
 /// The queue disciplines a link direction can use. A closed enum: the hot
-/// path dispatches with a match, not a vtable. Add a discipline by adding a
-/// variant here and its file beside this one.
+/// path dispatches with a match, not a vtable. DropTail stays inline (the
+/// common case); the larger disciplines are boxed so a link stays small.
 #[derive(Clone, Debug)]
 pub enum Qdisc<T> {
     DropTail(DropTail<T>),
+    Red(Box<Red<T>>),
+    Classful(Box<Classful<T>>),
+}
+
+impl<T: LinkItem> Qdisc<T> {
+    #[inline(never)]
+    fn len_packets_boxed(&self) -> usize {
+        match self {
+            Qdisc::DropTail(q) => q.len_packets(),
+            Qdisc::Red(q) => q.len_packets(),
+            Qdisc::Classful(q) => q.len_packets(),
+        }
+    }
+}
+
+impl QueueStats {
+    #[cold]
+    fn count_drop(&mut self, why: DropReason, len: u64) {
+        self.dropped += 1;
+        self.dropped_bytes += len;
+        match why {
+            DropReason::Overflow => self.dropped_overflow += 1,
+            DropReason::Early => self.dropped_early += 1,
+            DropReason::Forced => self.dropped_forced += 1,
+        }
+    }
 }
 
 /// A discipline together with its counters.
@@ -90,105 +175,176 @@ pub struct Queue<T> {
     pub stats: QueueStats,
 }
 
-impl<T: Queued> Queue<T> {
+impl<T: LinkItem> Queue<T> {
     pub fn drop_tail(limit: QueueLimit) -> Self {
+        Self::with(Qdisc::DropTail(DropTail::new(limit)))
+    }
+
+    /// RED with `params`, drawing its random numbers from `rng`.
+    pub fn red(params: RedParams, rng: crate::rng::Stream) -> Self {
+        Self::with(Qdisc::Red(Box::new(Red::new(params, rng))))
+    }
+
+    /// A classifier over DropTail bands (priority or weighted sharing).
+    pub fn classful(c: Classful<T>) -> Self {
+        Self::with(Qdisc::Classful(Box::new(c)))
+    }
+
+    fn with(disc: Qdisc<T>) -> Self {
         Queue {
-            disc: Qdisc::DropTail(DropTail::new(limit)),
+            disc,
             stats: QueueStats::default(),
         }
     }
 
-    /// Offers a packet. A refused packet is handed back with the reason.
-    pub fn enqueue(&mut self, _now: Instant, item: T) -> Result<(), (T, DropReason)> {
-        let len = item.wire_len();
-        let res = match &mut self.disc {
-            Qdisc::DropTail(q) => {
-                if q.has_room(len) {
-                    q.bytes += len as u64;
-                    q.buf.push_back(item);
-                    Ok(())
-                } else {
-                    Err((item, DropReason::Overflow))
-                }
+    /// Offers a packet at `now`. A refused packet is handed back with the
+    /// reason.
+    #[inline(always)]
+    pub fn enqueue(&mut self, now: Instant, item: T) -> Result<(), (T, DropReason)> {
+        // DropTail inline, shaped as before the other disciplines existed:
+        // it is the per-packet path of most links.
+        if let Qdisc::DropTail(q) = &mut self.disc {
+            let len = item.wire_len();
+            if q.has_room(len) {
+                q.bytes += len as u64;
+                q.buf.push_back(item);
+                self.stats.enqueued += 1;
+                self.stats.enqueued_bytes += len as u64;
+                return Ok(());
             }
+            self.stats.count_drop(DropReason::Overflow, len as u64);
+            return Err((item, DropReason::Overflow));
+        }
+        self.enqueue_other(now, item)
+    }
+
+    #[inline(never)]
+    fn enqueue_other(&mut self, now: Instant, item: T) -> Result<(), (T, DropReason)> {
+        let len = item.wire_len() as u64;
+        let res = match &mut self.disc {
+            Qdisc::DropTail(q) => q.push(item),
+            Qdisc::Red(q) => q.enqueue(now, item),
+            Qdisc::Classful(q) => q.enqueue(item),
         };
         match &res {
             Ok(()) => {
                 self.stats.enqueued += 1;
-                self.stats.enqueued_bytes += len as u64;
+                self.stats.enqueued_bytes += len;
             }
-            Err(_) => {
-                self.stats.dropped += 1;
-                self.stats.dropped_bytes += len as u64;
-            }
+            Err((_, why)) => self.stats.count_drop(*why, len),
         }
         res
     }
 
-    /// Takes the next packet to transmit.
-    pub fn dequeue(&mut self, _now: Instant) -> Option<T> {
+    /// Takes the next packet to transmit. `now` is the instant the
+    /// transmitter frees: RED records it as the start of an idle period
+    /// when there is nothing to send.
+    #[inline(always)]
+    pub fn dequeue(&mut self, now: Instant) -> Option<T> {
+        if let Qdisc::DropTail(q) = &mut self.disc {
+            let it = q.pop()?;
+            self.stats.dequeued += 1;
+            return Some(it);
+        }
+        self.dequeue_other(now)
+    }
+
+    #[inline(never)]
+    fn dequeue_other(&mut self, now: Instant) -> Option<T> {
         let item = match &mut self.disc {
-            Qdisc::DropTail(q) => {
-                let it = q.buf.pop_front()?;
-                q.bytes -= it.wire_len() as u64;
-                it
-            }
-        };
+            Qdisc::DropTail(q) => q.pop(),
+            Qdisc::Red(q) => q.dequeue(now),
+            Qdisc::Classful(q) => q.dequeue(),
+        }?;
         self.stats.dequeued += 1;
         Some(item)
     }
 
+    #[inline(always)]
     pub fn len_packets(&self) -> usize {
         match &self.disc {
-            Qdisc::DropTail(q) => q.buf.len(),
+            Qdisc::DropTail(q) => q.len_packets(),
+            other => other.len_packets_boxed(),
         }
     }
 
     pub fn len_bytes(&self) -> u64 {
         match &self.disc {
-            Qdisc::DropTail(q) => q.bytes,
+            Qdisc::DropTail(q) => q.len_bytes(),
+            Qdisc::Red(q) => q.len_bytes(),
+            Qdisc::Classful(q) => q.len_bytes(),
         }
     }
 
     pub fn is_empty(&self) -> bool {
         self.len_packets() == 0
     }
+
+    /// Per-band counters of a classful discipline; empty for the others.
+    pub fn band_stats(&self) -> &[BandStats] {
+        match &self.disc {
+            Qdisc::Classful(q) => q.band_stats(),
+            _ => &[],
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_item {
+    use crate::link::LinkItem;
+    use crate::segment::{Flags, FlowId, Segment};
+
+    /// A segment of `wire` bytes on the wire: a pure ACK when `wire` is 40.
+    pub fn seg(flow: u32, wire: u32) -> Segment {
+        Segment {
+            flow: FlowId(flow),
+            len: wire - 40,
+            hdr_len: 40,
+            flags: Flags::ACK,
+            ..Default::default()
+        }
+    }
+
+    /// Compile-time check that segments are link items.
+    #[allow(dead_code)]
+    fn is_item<T: LinkItem>() {}
+    #[allow(dead_code)]
+    fn check() {
+        is_item::<Segment>();
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::test_item::seg;
     use super::*;
-
-    #[derive(Debug, PartialEq)]
-    struct P(u32);
-    impl Queued for P {
-        fn wire_len(&self) -> u32 {
-            self.0
-        }
-    }
 
     #[test]
     fn packet_limit_drops_the_arrival() {
         let mut q = Queue::drop_tail(QueueLimit::Packets(2));
         let t = Instant::ZERO;
-        assert!(q.enqueue(t, P(10)).is_ok());
-        assert!(q.enqueue(t, P(20)).is_ok());
-        assert_eq!(q.enqueue(t, P(30)), Err((P(30), DropReason::Overflow)));
-        assert_eq!(q.dequeue(t), Some(P(10)));
-        assert_eq!(q.len_bytes(), 20);
+        assert!(q.enqueue(t, seg(1, 50)).is_ok());
+        assert!(q.enqueue(t, seg(2, 60)).is_ok());
+        assert_eq!(
+            q.enqueue(t, seg(3, 70)),
+            Err((seg(3, 70), DropReason::Overflow))
+        );
+        assert_eq!(q.dequeue(t), Some(seg(1, 50)));
+        assert_eq!(q.len_bytes(), 60);
         assert_eq!(q.stats.enqueued, 2);
         assert_eq!(q.stats.dropped, 1);
+        assert_eq!(q.stats.dropped_overflow, 1);
         assert_eq!(q.stats.enqueued, q.stats.dequeued + q.len_packets() as u64);
     }
 
     #[test]
     fn byte_limit_counts_bytes() {
-        let mut q = Queue::drop_tail(QueueLimit::Bytes(100));
+        let mut q = Queue::drop_tail(QueueLimit::Bytes(200));
         let t = Instant::ZERO;
-        assert!(q.enqueue(t, P(60)).is_ok());
-        assert!(q.enqueue(t, P(50)).is_err());
-        assert!(q.enqueue(t, P(40)).is_ok());
-        assert_eq!(q.len_bytes(), 100);
+        assert!(q.enqueue(t, seg(1, 120)).is_ok());
+        assert!(q.enqueue(t, seg(1, 100)).is_err());
+        assert!(q.enqueue(t, seg(1, 80)).is_ok());
+        assert_eq!(q.len_bytes(), 200);
         assert_eq!(q.len_packets(), 2);
     }
 }

@@ -135,6 +135,29 @@ impl Segment {
     }
 }
 
+/// Which packets a per-kind model (a loss model, a classifier) acts on. A
+/// *pure ACK* is [`Segment::is_pure_ack`]; everything else (payload, SYN,
+/// FIN, RST) counts as data.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum KindFilter {
+    #[default]
+    All,
+    /// Packets that are not pure ACKs.
+    Data,
+    /// Pure ACKs only.
+    Acks,
+}
+
+impl KindFilter {
+    pub fn matches(self, seg: &Segment) -> bool {
+        match self {
+            KindFilter::All => true,
+            KindFilter::Data => !seg.is_pure_ack(),
+            KindFilter::Acks => seg.is_pure_ack(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

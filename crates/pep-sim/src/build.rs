@@ -1,18 +1,22 @@
 //! Turning a validated [`Scenario`] into a runnable [`Simulation`].
 
+use pep_core::host::Processor;
 use pep_core::link::LinkDir;
-use pep_core::loss::{LossModel, ScriptedDrop};
-use pep_core::queue::Queue;
+use pep_core::loss::{GilbertElliott, LossModel, ScriptedDrop};
+use pep_core::medium::HalfDuplex;
+use pep_core::queue::red::{ns2_min_th, ns2_ptc, ns2_q_w};
+use pep_core::queue::{Classful, Classifier, Queue, RedParams, Scheduler};
 use pep_core::rng::Stream;
-use pep_core::{FlowId, Instant, Seq};
+use pep_core::{Duration, FlowId, Instant, KindFilter, Rate, Seq};
 
 use crate::events::{Armed, Event, EventQueue};
 use crate::metrics::{Metrics, SeriesSet};
+use crate::packet::Packet;
 use crate::scenario::{
-    AckSpec, CcKind, Dir, LinkDirSpec, LossSpec, QueueSpec, RecoveryKind, Scenario, Series,
-    SourceSpec,
+    AckSpec, CcKind, ClassifySpec, Dir, LinkDirSpec, LossSpec, MediumSpec, QueueSpec, RecoveryKind,
+    RedSpec, Scenario, Series, SourceSpec,
 };
-use crate::sim::{Flow, Port, RunInfo, Simulation, NO_ROUTE};
+use crate::sim::{Cpu, Flow, Port, RunInfo, Simulation, NONE, NO_ROUTE};
 use crate::tcp::{
     AckPolicy, AppSource, Growth, PacingConfig, Recovery, SinkConfig, TcpConfig, TcpSink,
 };
@@ -89,8 +93,10 @@ impl Simulation {
             .map(|f| tcp_config(&f.tcp, &f.sink))
             .collect();
 
-        let mut ports = Vec::with_capacity(sc.links.len() * 2);
+        let mut ports: Vec<Port> = Vec::with_capacity(sc.links.len() * 2);
+        let mut media = Vec::new();
         for l in &sc.links {
+            let base = ports.len();
             for d in [Dir::Forward, Dir::Reverse] {
                 let spec = l.dir(d);
                 let from = &sc.nodes[l.from_node(d)].name;
@@ -106,6 +112,33 @@ impl Simulation {
                     to: l.to_node(d) as u32,
                     name: format!("{from}->{to}"),
                     max_queue: 0,
+                    medium: NONE,
+                });
+            }
+            if let MediumSpec::HalfDuplex { backoff } = l.medium {
+                let (lo, hi) = ports.split_at_mut(base + 1);
+                let rng = Stream::derive(sc.seed, &format!("link/{}/medium", l.name));
+                media.push(HalfDuplex::new(
+                    &mut lo[base].link,
+                    &mut hi[0].link,
+                    backoff,
+                    rng,
+                ));
+                lo[base].medium = media.len() as u32 - 1;
+                hi[0].medium = media.len() as u32 - 1;
+            }
+        }
+
+        let mut cpus = Vec::new();
+        let mut node_cpu = vec![NONE; n_nodes];
+        for (i, n) in sc.nodes.iter().enumerate() {
+            if let Some(cost) = n.processing {
+                let rng = Stream::derive(sc.seed, &format!("node/{}/processing", n.name));
+                node_cpu[i] = cpus.len() as u32;
+                cpus.push(Cpu {
+                    proc: Processor::new(cost, rng),
+                    armed: Armed::default(),
+                    node: i as u32,
                 });
             }
         }
@@ -155,6 +188,8 @@ impl Simulation {
                     sink_armed: Armed::default(),
                     retransmissions: Vec::new(),
                     local_drops: 0,
+                    src_cpu: node_cpu[f.src],
+                    dst_cpu: node_cpu[f.dst],
                 }
             })
             .collect::<Vec<_>>();
@@ -180,6 +215,8 @@ impl Simulation {
             end: Instant::ZERO + sc.duration,
             queue,
             ports,
+            media,
+            cpus,
             next_hop,
             n_nodes,
             flows,
@@ -195,21 +232,78 @@ impl Simulation {
     }
 }
 
-fn link_dir(
-    spec: &LinkDirSpec,
-    seed: u64,
-    label: &str,
-    flows: &[TcpConfig],
-) -> LinkDir<crate::packet::Packet> {
-    let queue = match spec.queue {
-        QueueSpec::DropTail { limit } => Queue::drop_tail(limit),
+fn link_dir(spec: &LinkDirSpec, seed: u64, label: &str, flows: &[TcpConfig]) -> LinkDir<Packet> {
+    let queue = match &spec.queue {
+        QueueSpec::DropTail { limit } => Queue::drop_tail(*limit),
+        QueueSpec::Red(r) => Queue::red(
+            red_params(r, spec.rate, spec.delay),
+            Stream::derive(seed, &format!("{label}/red")),
+        ),
+        QueueSpec::Priority { classify, limit } => {
+            let (classifier, bands) = match classify {
+                ClassifySpec::AcksFirst => (Classifier::Kind { acks: 0, data: 1 }, 2),
+                ClassifySpec::DataFirst => (Classifier::Kind { acks: 1, data: 0 }, 2),
+                ClassifySpec::Flow {
+                    bands,
+                    flows: listed,
+                } => {
+                    let last = bands - 1;
+                    let mut map = vec![last; flows.len()];
+                    for &(f, b) in listed {
+                        map[f] = b;
+                    }
+                    let c = Classifier::Flow {
+                        bands: map,
+                        default: last,
+                    };
+                    (c, *bands as usize)
+                }
+            };
+            Queue::classful(Classful::new(
+                classifier,
+                Scheduler::Strict,
+                &vec![*limit; bands],
+            ))
+        }
+        QueueSpec::TwoClass {
+            data_weight,
+            ack_weight,
+            limit,
+        } => Queue::classful(Classful::two_class(*data_weight, *ack_weight, *limit)),
+    };
+    let loss_rng = || Stream::derive(seed, &format!("{label}/loss"));
+    let only = |only: KindFilter, m: LossModel| match only {
+        KindFilter::All => m,
+        _ => LossModel::Only {
+            only,
+            inner: Box::new(m),
+        },
     };
     let loss = match &spec.loss {
         LossSpec::None => LossModel::None,
-        LossSpec::Bernoulli { p } => LossModel::Bernoulli {
-            p: *p,
-            rng: Box::new(Stream::derive(seed, &format!("{label}/loss"))),
-        },
+        LossSpec::Bernoulli { p, applies_to } => only(
+            *applies_to,
+            LossModel::Bernoulli {
+                p: *p,
+                rng: Box::new(loss_rng()),
+            },
+        ),
+        LossSpec::GilbertElliott {
+            p,
+            r,
+            loss_good,
+            loss_bad,
+            applies_to,
+        } => only(
+            *applies_to,
+            LossModel::GilbertElliott(Box::new(GilbertElliott::new(
+                *p,
+                *r,
+                *loss_good,
+                *loss_bad,
+                loss_rng(),
+            ))),
+        ),
         LossSpec::Drop { flow, segments } => {
             let cfg = &flows[*flow];
             LossModel::Scripted {
@@ -224,6 +318,27 @@ fn link_dir(
         }
     };
     LinkDir::new(spec.rate, spec.delay, queue, loss)
+}
+
+/// RED's parameters on a link direction of `rate` and `delay`: the written
+/// values, and ns-2 2.35's automatic ones for those left out.
+pub fn red_params(r: &RedSpec, rate: Rate, delay: Duration) -> RedParams {
+    let ptc = ns2_ptc(rate, r.mean_pktsize);
+    let min_th = r
+        .min_th
+        .unwrap_or_else(|| ns2_min_th(ptc, r.target_delay.as_secs_f64()));
+    RedParams {
+        min_th,
+        max_th: r.max_th.unwrap_or(3.0 * min_th),
+        max_p: r.max_p,
+        q_w: r.q_w.unwrap_or_else(|| ns2_q_w(ptc, delay)),
+        gentle: r.gentle,
+        wait: r.wait,
+        bytes: r.bytes,
+        mean_pktsize: r.mean_pktsize,
+        ptc,
+        limit: r.limit,
+    }
 }
 
 /// Sequence number of the first byte of 1-based data segment `n`.

@@ -21,6 +21,8 @@ pub enum Event {
     FlowStart(u32),
     /// A flow's application generator writes its next packet.
     App(u32),
+    /// A host's packet processor finishes a packet.
+    Host(u32),
     /// Periodic measurement: sample queues and windows.
     Sample,
     /// End of a goodput/utilisation bin.
@@ -37,6 +39,7 @@ impl Event {
             Event::Sample => (4, 0),
             Event::Bin => (5, 0),
             Event::App(i) => (6, i),
+            Event::Host(i) => (7, i),
         };
         k << 32 | i as u64
     }
@@ -49,7 +52,8 @@ impl Event {
             3 => Event::FlowStart(i),
             4 => Event::Sample,
             5 => Event::Bin,
-            _ => Event::App(i),
+            6 => Event::App(i),
+            _ => Event::Host(i),
         }
     }
 }
@@ -166,6 +170,7 @@ mod tests {
             Event::Sample,
             Event::Bin,
             Event::App(4),
+            Event::Host(7),
         ] {
             assert_eq!(Event::unpack(ev.pack()), ev);
         }

@@ -27,3 +27,23 @@ impl LinkItem for Packet {
         &self.seg
     }
 }
+
+/// A packet at a host's processor, and which way it is going.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostJob {
+    pub p: Packet,
+    /// Received by the host (to its TCP endpoint) rather than sent by it.
+    pub inbound: bool,
+}
+
+impl Queued for HostJob {
+    fn wire_len(&self) -> u32 {
+        self.p.seg.wire_len()
+    }
+}
+
+impl LinkItem for HostJob {
+    fn segment(&self) -> &Segment {
+        &self.p.seg
+    }
+}

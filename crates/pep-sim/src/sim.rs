@@ -6,18 +6,22 @@
 //! pending wake-up per component ([`Armed`]). The loop never reads a clock:
 //! `now` is the time of the event being handled.
 
+use pep_core::host::Processor;
 use pep_core::link::LinkDir;
+use pep_core::medium::HalfDuplex;
 use pep_core::{Duration, Instant, Seq};
 
 use crate::events::{Armed, Event, EventQueue};
 use crate::metrics::Metrics;
-use crate::packet::{NodeIndex, Packet};
+use crate::packet::{HostJob, NodeIndex, Packet};
 use crate::tcp::{AppSource, TcpConfig, TcpSender, TcpSink, TxKind};
 use crate::traffic::OnOff;
 use crate::tseq::{TseqEvent, TseqRow};
 
 /// No route from a node to a destination.
 pub(crate) const NO_ROUTE: u32 = u32::MAX;
+/// A port on a full-duplex link; a node without a processor.
+pub(crate) const NONE: u32 = u32::MAX;
 
 /// One link direction and the node it delivers to.
 pub(crate) struct Port {
@@ -28,6 +32,16 @@ pub(crate) struct Port {
     pub name: String,
     /// Most packets ever waiting in its queue.
     pub max_queue: usize,
+    /// Index into `Simulation::media` when the link is half-duplex (its
+    /// two ports are `2k` and `2k + 1`), else [`NONE`].
+    pub medium: u32,
+}
+
+/// A node's packet processor (per-packet host cost).
+pub(crate) struct Cpu {
+    pub proc: Processor<HostJob>,
+    pub armed: Armed,
+    pub node: NodeIndex,
 }
 
 /// A retransmission, as the trace and the tests see it.
@@ -57,6 +71,9 @@ pub(crate) struct Flow {
     pub retransmissions: Vec<Retransmission>,
     /// Packets the sender's own host queue refused.
     pub local_drops: u64,
+    /// The processors of the sending and receiving nodes, or [`NONE`].
+    pub src_cpu: u32,
+    pub dst_cpu: u32,
     /// The application writing into an [`AppSource::Open`] sender.
     pub generator: Option<OnOff>,
     pub generator_armed: Armed,
@@ -77,6 +94,10 @@ pub struct Simulation {
     pub(crate) end: Instant,
     pub(crate) queue: EventQueue,
     pub(crate) ports: Vec<Port>,
+    /// Half-duplex media, each arbitrating a pair of ports.
+    pub(crate) media: Vec<HalfDuplex>,
+    /// Host processors.
+    pub(crate) cpus: Vec<Cpu>,
     /// `next_hop[node * n_nodes + dst]`: the port a node sends on.
     pub(crate) next_hop: Vec<u32>,
     pub(crate) n_nodes: usize,
@@ -148,6 +169,7 @@ impl Simulation {
             Event::Sender(i) => self.on_sender_timer(i as usize),
             Event::Sink(i) => self.on_sink_timer(i as usize),
             Event::FlowStart(i) => self.on_flow_start(i as usize),
+            Event::Host(i) => self.on_host(i as usize),
             Event::App(i) => self.on_app(i as usize),
             Event::Sample => {
                 self.advance_ports();
@@ -168,14 +190,50 @@ impl Simulation {
     /// (links complete transmissions lazily).
     fn advance_ports(&mut self) {
         for i in 0..self.ports.len() {
+            // Both ports of a half-duplex link catch up together, once.
+            if self.ports[i].medium == NONE || i % 2 == 0 {
+                self.catch_up_port(i);
+            }
+        }
+    }
+
+    /// Brings port `i` (and, on a half-duplex link, its partner) up to now
+    /// and re-arms it.
+    pub(crate) fn catch_up_port(&mut self, i: usize) {
+        if self.ports[i].medium == NONE {
             self.ports[i].link.advance(self.now);
             self.rearm_port(i);
+        } else {
+            self.advance_medium(i);
+            self.rearm_shared(i);
+            self.rearm_shared(i ^ 1);
         }
+    }
+
+    /// The two ports of a half-duplex link (`i` is either) and its medium.
+    fn medium_pair(
+        &mut self,
+        i: usize,
+    ) -> (&mut HalfDuplex, &mut LinkDir<Packet>, &mut LinkDir<Packet>) {
+        let base = i & !1;
+        let m = self.ports[base].medium as usize;
+        let (lo, hi) = self.ports.split_at_mut(base + 1);
+        (&mut self.media[m], &mut lo[base].link, &mut hi[0].link)
+    }
+
+    fn advance_medium(&mut self, i: usize) {
+        let now = self.now;
+        let (m, a, b) = self.medium_pair(i);
+        m.advance(a, b, now);
     }
 
     fn on_link(&mut self, i: usize) {
         let now = self.now;
         if !self.ports[i].armed.fire(now) {
+            return;
+        }
+        if self.ports[i].medium != NONE {
+            self.on_shared_link(i);
             return;
         }
         self.ports[i].link.handle_timeout(now);
@@ -186,12 +244,42 @@ impl Simulation {
         self.rearm_port(i);
     }
 
-    /// A packet reaches `node`: hand it to the flow's endpoint or forward it.
+    /// [`Self::on_link`] for a half-duplex port: the medium catches up both
+    /// directions, and both are re-armed (the channel may have passed to
+    /// the other one).
+    #[inline(never)]
+    fn on_shared_link(&mut self, i: usize) {
+        let now = self.now;
+        self.advance_medium(i);
+        let to = self.ports[i].to;
+        while let Some(p) = self.ports[i].link.poll_deliver(now) {
+            self.arrive(to, p);
+        }
+        self.rearm_shared(i);
+        self.rearm_shared(i ^ 1);
+    }
+
+    /// A packet reaches `node`: hand it to the flow's endpoint (through the
+    /// node's processor, if it has one) or forward it.
+    #[inline]
     fn arrive(&mut self, node: NodeIndex, p: Packet) {
         if p.dst != node {
             self.send(node, p);
             return;
         }
+        let f = &self.flows[p.seg.flow.0 as usize];
+        let cpu = if node == f.dst { f.dst_cpu } else { f.src_cpu };
+        if cpu != NONE {
+            self.process(cpu as usize, p, true);
+        } else {
+            self.deliver(node, p);
+        }
+    }
+
+    /// Hands a packet addressed to `node` to the flow's endpoint there
+    /// (directly, or once the node's processor is done with it).
+    #[inline]
+    fn deliver(&mut self, node: NodeIndex, p: Packet) {
         let fi = p.seg.flow.0 as usize;
         let now = self.now;
         if node == self.flows[fi].dst {
@@ -216,6 +304,10 @@ impl Simulation {
         let port = port as usize;
         let now = self.now;
         let pt = &mut self.ports[port];
+        if pt.medium != NONE {
+            self.send_shared(node, port, p);
+            return;
+        }
         if pt.link.enqueue(now, p).is_ok() {
             pt.max_queue = pt.max_queue.max(pt.link.queue.len_packets());
         } else if p.src == node {
@@ -226,6 +318,79 @@ impl Simulation {
         self.rearm_port(port);
     }
 
+    /// [`Self::send`] on a half-duplex link: through its medium, and both
+    /// directions re-armed (the channel may have changed hands).
+    #[inline(never)]
+    fn send_shared(&mut self, node: NodeIndex, port: usize, p: Packet) {
+        let now = self.now;
+        let (m, a, b) = self.medium_pair(port);
+        let ok = m.enqueue(a, b, port & 1, now, p).is_ok();
+        let pt = &mut self.ports[port];
+        if ok {
+            pt.max_queue = pt.max_queue.max(pt.link.queue.len_packets());
+        } else if p.src == node {
+            let fi = p.seg.flow.0 as usize;
+            self.flows[fi].local_drops += 1;
+        }
+        self.rearm_shared(port);
+        self.rearm_shared(port ^ 1);
+    }
+
+    /// A packet the flow's endpoint at `node` sends: through the node's
+    /// processor (`cpu`, if any) to its interface.
+    #[inline]
+    fn emit(&mut self, node: NodeIndex, cpu: u32, p: Packet) {
+        if cpu == NONE {
+            self.send(node, p);
+        } else {
+            self.process(cpu as usize, p, false);
+        }
+    }
+
+    #[inline(never)]
+    fn process(&mut self, c: usize, p: Packet, inbound: bool) {
+        let now = self.now;
+        self.cpus[c].proc.enqueue(now, HostJob { p, inbound });
+        self.rearm_cpu(c);
+    }
+
+    fn on_host(&mut self, c: usize) {
+        let now = self.now;
+        if !self.cpus[c].armed.fire(now) {
+            return;
+        }
+        self.cpus[c].proc.handle_timeout(now);
+        let node = self.cpus[c].node;
+        while let Some(job) = self.cpus[c].proc.poll_ready(now) {
+            if job.inbound {
+                self.deliver(node, job.p);
+            } else {
+                self.send(node, job.p);
+            }
+        }
+        self.rearm_cpu(c);
+    }
+
+    fn rearm_cpu(&mut self, c: usize) {
+        let cpu = &mut self.cpus[c];
+        if let Some(t) = cpu.proc.poll_timeout() {
+            if cpu.armed.arm(Some(t)) {
+                self.queue.schedule(t, Event::Host(c as u32));
+            }
+        }
+    }
+
+    /// [`Self::rearm_port`] for a half-duplex port.
+    fn rearm_shared(&mut self, i: usize) {
+        let pt = &mut self.ports[i];
+        if let Some(t) = HalfDuplex::poll_timeout(&pt.link) {
+            if pt.armed.arm(Some(t)) {
+                self.queue.schedule(t, Event::Link(i as u32));
+            }
+        }
+    }
+
+    #[inline]
     pub(crate) fn rearm_port(&mut self, i: usize) {
         let pt = &mut self.ports[i];
         if let Some(t) = pt.link.poll_timeout() {
@@ -319,11 +484,11 @@ impl Simulation {
                 src: f.src,
                 dst: f.dst,
             };
-            let src = f.src;
+            let (src, cpu) = (f.src, f.src_cpu);
             if self.metrics.series.tseq {
                 self.metrics.tseq.push(sent_row(now, &seg, kind));
             }
-            self.send(src, p);
+            self.emit(src, cpu, p);
         }
         let f = &mut self.flows[fi];
         let deadline = f.sender.as_ref().and_then(|s| s.poll_timeout());
@@ -343,8 +508,8 @@ impl Simulation {
                 src: f.dst,
                 dst: f.src,
             };
-            let dst = f.dst;
-            self.send(dst, p);
+            let (dst, cpu) = (f.dst, f.dst_cpu);
+            self.emit(dst, cpu, p);
         }
         let f = &mut self.flows[fi];
         let deadline = f.sink.poll_timeout();
@@ -382,6 +547,19 @@ impl Simulation {
     /// A link direction's model, by its "a->b" name.
     pub fn link(&self, name: &str) -> Option<&LinkDir<Packet>> {
         self.ports.iter().find(|p| p.name == name).map(|p| &p.link)
+    }
+
+    /// The half-duplex medium of the link with direction "a->b", if it has
+    /// one.
+    pub fn medium(&self, name: &str) -> Option<&HalfDuplex> {
+        let p = self.ports.iter().find(|p| p.name == name)?;
+        self.media.get(p.medium as usize)
+    }
+
+    /// The processor of the node named `name`, if it has a processing cost.
+    pub fn processor(&self, name: &str) -> Option<&Processor<HostJob>> {
+        let n = self.info.node_names.iter().position(|n| n == name)? as u32;
+        self.cpus.iter().find(|c| c.node == n).map(|c| &c.proc)
     }
 
     pub fn engine_stats(&self) -> EngineStats {

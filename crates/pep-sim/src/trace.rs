@@ -156,16 +156,14 @@ impl Simulation {
     /// Writes what the traced links serialized up to now. Called by the
     /// event loop every few thousand events and at the end of the run.
     pub(crate) fn flush_traces(&mut self) {
-        let now = self.now;
         for ti in 0..self.traces.len() {
             let mut scratch = std::mem::take(&mut self.traces[ti].scratch);
             let ports = self.traces[ti].ports.clone();
             for (&p, buf) in ports.iter().zip(scratch.iter_mut()) {
                 // Bringing the link up to now records everything serialized
                 // by now, so batches from both directions merge in order.
-                self.ports[p].link.advance(now);
+                self.catch_up_port(p);
                 self.ports[p].link.drain_tap(buf);
-                self.rearm_port(p);
             }
             let t = &mut self.traces[ti];
             let (a, b) = scratch.split_at_mut(1);

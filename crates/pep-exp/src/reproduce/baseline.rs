@@ -67,7 +67,7 @@ fn link_limited(sc: &Scenario) -> f64 {
 fn mathis(sc: &Scenario) -> f64 {
     use pep_sim::scenario::LossSpec;
     let p = match sc.links[0].forward.loss {
-        LossSpec::Bernoulli { p } => p,
+        LossSpec::Bernoulli { p, .. } => p,
         _ => f64::NAN,
     };
     let mss = f64::from(sc.flows[0].tcp.mss) * 8.0;

@@ -11,7 +11,7 @@ use pep_core::{Duration, Rate};
 use toml::{Spanned, Table};
 
 use super::error::{join, Ctx};
-use super::model::{LinkDirSpec, LinkSpec, LossSpec, QueueSpec};
+use super::model::{LinkDirSpec, LinkSpec, LossSpec, MediumSpec, QueueSpec};
 use super::raw;
 use super::tagged::{self, FlowNames};
 use super::validate::{check_name, rate, Nodes};
@@ -64,9 +64,17 @@ pub(crate) fn links(
         // Link-wide values, each checked once.
         let rate_all = l.rate.as_ref().map(|r| rate(ctx, r, &join(&p, "rate")));
         let delay_all = l.delay.as_ref().map(|d| d.get_ref().0);
+        let queue = |c: &mut Ctx, t: Table, f: &str, s: Option<Range<usize>>| {
+            tagged::queue(c, t, f, s, flows)
+        };
         let queue_all = match &l.queue {
             Some(q) => resolve(ctx, default_queue.clone(), q, &join(&p, "queue"), queue),
             None => default_queue.clone(),
+        };
+        let medium = match &l.medium {
+            Some(v) => resolve(ctx, Ok(None), v, &join(&p, "medium"), tagged::medium)
+                .map(|m| m.map_or(MediumSpec::FullDuplex, |(_, m)| m)),
+            None => Ok(MediumSpec::FullDuplex),
         };
         let loss_all = match &l.loss {
             Some(v) => resolve(ctx, Ok(None), v, &join(&p, "loss"), |c, t, f, s| {
@@ -127,14 +135,29 @@ pub(crate) fn links(
             ctx.err(Some(l.between.span()), join(&p, field), msg);
         }
 
-        out.push(match (a, b, forward, reverse) {
-            (Some(a), Some(b), Some(forward), Some(reverse)) if a != b => Some(LinkSpec {
-                name,
-                a,
-                b,
-                forward,
-                reverse,
-            }),
+        if let (Ok(MediumSpec::HalfDuplex { .. }), Some(f), Some(r)) = (&medium, &forward, &reverse)
+        {
+            if f.rate != r.rate {
+                let msg = format!(
+                    "a half-duplex medium has one rate, but forward is {} and reverse {}",
+                    f.rate, r.rate
+                );
+                let span = l.medium.as_ref().and_then(|m| m.span.clone());
+                ctx.err(span, join(&p, "medium"), msg);
+            }
+        }
+
+        out.push(match (a, b, forward, reverse, medium) {
+            (Some(a), Some(b), Some(forward), Some(reverse), Ok(medium)) if a != b => {
+                Some(LinkSpec {
+                    name,
+                    a,
+                    b,
+                    forward,
+                    reverse,
+                    medium,
+                })
+            }
             _ => None,
         });
     }
@@ -179,8 +202,4 @@ fn resolve<T>(
     let merged = tagged::layer(base.as_ref().map(|(t, _)| t), &over);
     let spec = read(ctx, merged.clone(), field, v.span.clone()).ok_or(())?;
     Ok(Some((merged, spec)))
-}
-
-fn queue(ctx: &mut Ctx, t: Table, field: &str, span: Option<Range<usize>>) -> Option<QueueSpec> {
-    tagged::queue(ctx, t, field, span)
 }

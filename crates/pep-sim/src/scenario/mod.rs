@@ -33,15 +33,17 @@ mod cc_tests;
 #[cfg(test)]
 mod fuzz_tests;
 #[cfg(test)]
+mod netmodel_tests;
+#[cfg(test)]
 mod tests;
 
 use std::path::Path;
 
 pub use error::{Diagnostic, Pos, ScenarioError};
 pub use model::{
-    AckSpec, CcKind, Dir, FlowSpec, LinkDirSpec, LinkSpec, LossSpec, NodeKind, NodeSpec,
-    OutputSpec, QueueSpec, RecoveryKind, Scenario, Series, SinkSpec, SourceSpec, TcpSpec,
-    TraceSpec,
+    AckSpec, CcKind, ClassifySpec, Dir, FlowSpec, LinkDirSpec, LinkSpec, LossSpec, MediumSpec,
+    NodeKind, NodeSpec, OutputSpec, QueueSpec, RecoveryKind, RedSpec, Scenario, Series, SinkSpec,
+    SourceSpec, TcpSpec, TraceSpec,
 };
 pub use overrides::{apply_override, parse_override};
 pub use routes::{Routes, MAX_NODES};

@@ -1,8 +1,9 @@
 //! The validated scenario: plain data, every reference resolved to an index,
 //! every unit converted, every default applied.
 
+use pep_core::host::HostCost;
 use pep_core::queue::QueueLimit;
-use pep_core::{Duration, Rate};
+use pep_core::{Duration, KindFilter, Rate};
 use serde::Deserialize;
 
 use super::routes::Routes;
@@ -44,6 +45,9 @@ pub struct TraceSpec {
 pub struct NodeSpec {
     pub name: String,
     pub kind: NodeKind,
+    /// Per-packet processing cost of the packets this node sends or
+    /// receives as an endpoint (not those it forwards); `None` is free.
+    pub processing: Option<HostCost>,
 }
 
 /// What a node does with packets addressed to someone else.
@@ -71,6 +75,19 @@ pub struct LinkSpec {
     pub forward: LinkDirSpec,
     /// From `b` to `a`.
     pub reverse: LinkDirSpec,
+    /// Whether the two directions share one channel.
+    pub medium: MediumSpec,
+}
+
+/// How a link's two directions use the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MediumSpec {
+    /// Two independent channels.
+    FullDuplex,
+    /// One channel, one transmission at a time across both directions, in
+    /// order of arrival; when both directions wait as the channel frees,
+    /// the next transmission waits a uniform random time in `[0, backoff]`.
+    HalfDuplex { backoff: Duration },
 }
 
 /// A direction of a link.
@@ -117,19 +134,80 @@ pub struct LinkDirSpec {
     pub loss: LossSpec,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum QueueSpec {
     /// FIFO, dropping arrivals when full. The limit counts waiting packets
     /// (or bytes), not the one being serialized, as in ns-2.
     DropTail { limit: QueueLimit },
+    /// Random Early Detection (see `docs/queues-and-links.md`).
+    Red(RedSpec),
+    /// Strict priority over DropTail bands, band 0 first.
+    Priority {
+        classify: ClassifySpec,
+        /// Each band's own limit.
+        limit: QueueLimit,
+    },
+    /// Weighted sharing between a data band and a pure-ACK band.
+    TwoClass {
+        /// Relative weights (positive; only their ratio matters).
+        data_weight: u32,
+        ack_weight: u32,
+        /// Each band's own limit.
+        limit: QueueLimit,
+    },
+}
+
+/// RED's settings; `None` values are computed from the link at build time
+/// as ns-2 2.35 does.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RedSpec {
+    pub limit: QueueLimit,
+    /// In packets (units of `mean_pktsize` bytes in bytes mode); `None`:
+    /// ns-2's automatic value.
+    pub min_th: Option<f64>,
+    /// `None`: `3 min_th`.
+    pub max_th: Option<f64>,
+    /// `None`: ns-2's automatic weight from the link's rate and delay.
+    pub q_w: Option<f64>,
+    pub max_p: f64,
+    pub gentle: bool,
+    pub wait: bool,
+    pub bytes: bool,
+    pub mean_pktsize: u32,
+    /// Queueing delay the automatic `min_th` aims at (twice it).
+    pub target_delay: Duration,
+}
+
+/// How a priority queue sorts packets into bands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClassifySpec {
+    /// Two bands: pure ACKs in band 0, everything else in band 1.
+    AcksFirst,
+    /// Two bands: data in band 0, pure ACKs in band 1.
+    DataFirst,
+    /// `bands` bands; the listed flows (indices into
+    /// [`Scenario::flows`]) go to their band, the others to the last.
+    Flow { bands: u8, flows: Vec<(usize, u8)> },
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum LossSpec {
     None,
-    /// Each packet lost independently with probability `p` in [0, 1].
+    /// Each packet (of the kind `applies_to` selects) lost independently
+    /// with probability `p` in [0, 1].
     Bernoulli {
         p: f64,
+        applies_to: KindFilter,
+    },
+    /// Gilbert-Elliott: lost with `loss_good` / `loss_bad` in the Good /
+    /// Bad state, then Good->Bad with `p` and Bad->Good with `r`, per packet
+    /// of the selected kind.
+    GilbertElliott {
+        p: f64,
+        r: f64,
+        loss_good: f64,
+        loss_bad: f64,
+        applies_to: KindFilter,
     },
     /// Scripted: the listed data segments of flow `flow` (an index into
     /// [`Scenario::flows`]) are lost. Segment `n` is the one carrying payload

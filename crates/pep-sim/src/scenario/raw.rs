@@ -7,7 +7,7 @@
 //! parsed here, during deserialization, so a bad unit is reported with the
 //! field path and position serde and toml already track.
 //!
-//! Tables tagged by `kind` (queue, loss, ack, source) are kept as raw
+//! Tables tagged by `kind` (queue, loss, medium, ack, source) are kept as raw
 //! `toml::Value`s ([`Located`]): they layer (defaults, link, direction)
 //! before their kind is known, and `tagged.rs` reads them once layered.
 
@@ -64,6 +64,16 @@ pub(crate) struct Defaults {
 pub(crate) struct Node {
     pub name: S<String>,
     pub kind: Option<NodeKind>,
+    pub processing: Option<Processing>,
+}
+
+/// A node's per-packet processing cost.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Processing {
+    pub data: Option<Dur>,
+    pub ack: Option<Dur>,
+    pub jitter: Option<Dur>,
 }
 
 /// Link-wide values; `forward`/`reverse` override them per direction.
@@ -76,6 +86,7 @@ pub(crate) struct Link {
     pub delay: Option<S<Dur>>,
     pub queue: Option<Located>,
     pub loss: Option<Located>,
+    pub medium: Option<Located>,
     pub forward: Option<LinkDir>,
     pub reverse: Option<LinkDir>,
 }
@@ -164,8 +175,69 @@ pub(crate) struct DropTail {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+pub(crate) struct Red {
+    pub limit: Option<Limit>,
+    pub auto: Option<bool>,
+    pub min_th: Option<f64>,
+    pub max_th: Option<f64>,
+    pub q_w: Option<f64>,
+    pub max_p: Option<f64>,
+    pub gentle: Option<bool>,
+    pub wait: Option<bool>,
+    pub bytes: Option<bool>,
+    pub mean_pktsize: Option<Size>,
+    pub target_delay: Option<Dur>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Priority {
+    pub limit: Option<Limit>,
+    pub classify: Option<String>,
+    pub bands: Option<u8>,
+    /// Flow name -> band, with `classify = "flow"`.
+    pub flows: Option<std::collections::BTreeMap<String, u8>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TwoClass {
+    pub limit: Option<Limit>,
+    pub data_share: f64,
+}
+
+/// `applies_to` of a loss model.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum AppliesTo {
+    All,
+    Data,
+    Acks,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Bernoulli {
     pub p: f64,
+    pub applies_to: Option<AppliesTo>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GilbertElliott {
+    pub p: Option<f64>,
+    pub r: Option<f64>,
+    pub loss_good: Option<f64>,
+    pub loss_bad: Option<f64>,
+    pub mean_loss: Option<f64>,
+    pub mean_burst: Option<f64>,
+    pub applies_to: Option<AppliesTo>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HalfDuplex {
+    pub backoff: Option<Dur>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -1,11 +1,11 @@
-//! Tables tagged by `kind`: queue, loss, ack and source.
+//! Tables tagged by `kind`: queue, loss, medium, ack and source.
 //!
 //! A tagged value is a table `{ kind = "...", <fields of that kind> }`, or
 //! just the kind's name when it needs no fields (`ack = "every"`). Layers
 //! (defaults, link, direction, flow) combine by one rule: a table whose
 //! `kind` is omitted or equal to the one below refines it field by field; a
-//! different `kind` replaces it. New kinds (RED, Gilbert-Elliott, Pareto) are
-//! a match arm and a field struct each.
+//! different `kind` replaces it. New kinds are a match arm and a field
+//! struct each.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -14,9 +14,11 @@ use serde::de::DeserializeOwned;
 use toml::{Table, Value};
 
 use super::error::{join, Ctx};
-use super::model::{AckSpec, LossSpec, QueueSpec, SourceSpec};
+use super::model::{AckSpec, ClassifySpec, LossSpec, MediumSpec, QueueSpec, RedSpec, SourceSpec};
 use super::raw;
-use pep_core::Duration;
+use pep_core::loss::GilbertElliott;
+use pep_core::queue::QueueLimit;
+use pep_core::{Duration, KindFilter};
 
 /// The written value as a table with `kind` inside, if it is a table or a
 /// kind name.
@@ -122,17 +124,220 @@ fn fields<T: DeserializeOwned>(
     }
 }
 
+/// The limit of a RED queue or of each band when none is written: the
+/// built-in DropTail's.
+const DEFAULT_LIMIT: QueueLimit = QueueLimit::Packets(100);
+
 pub(crate) fn queue(
     ctx: &mut Ctx,
     t: Table,
     field: &str,
     span: Option<Range<usize>>,
+    flows: &FlowNames,
 ) -> Option<QueueSpec> {
-    let (kind, rest) = take_kind(ctx, t, field, &span, &["droptail"])?;
+    let kinds = ["droptail", "red", "priority", "two-class"];
+    let (kind, rest) = take_kind(ctx, t, field, &span, &kinds)?;
     match kind.as_str() {
         "droptail" => {
             let q: raw::DropTail = fields(ctx, rest, field, &span)?;
             Some(QueueSpec::DropTail { limit: q.limit.0 })
+        }
+        "red" => {
+            let q: raw::Red = fields(ctx, rest, field, &span)?;
+            red(ctx, q, field, span).map(QueueSpec::Red)
+        }
+        "priority" => {
+            let q: raw::Priority = fields(ctx, rest, field, &span)?;
+            priority(ctx, q, field, span, flows)
+        }
+        "two-class" => {
+            let q: raw::TwoClass = fields(ctx, rest, field, &span)?;
+            let share = q.data_share;
+            // Weights in millionths: the share as written, to 6 digits.
+            let data = libm::round(share * 1e6) as u32;
+            if !(share > 0.0 && share < 1.0) || data == 0 || data >= 1_000_000 {
+                let msg = format!(
+                    "the data class's share of the link must be within (0, 1) \
+                     (the ACK class gets the rest), got {share}"
+                );
+                ctx.err(span, join(field, "data_share"), msg);
+                return None;
+            }
+            Some(QueueSpec::TwoClass {
+                data_weight: data,
+                ack_weight: 1_000_000 - data,
+                limit: q.limit.map_or(DEFAULT_LIMIT, |l| l.0),
+            })
+        }
+        _ => None,
+    }
+}
+
+fn red(ctx: &mut Ctx, q: raw::Red, field: &str, span: Option<Range<usize>>) -> Option<RedSpec> {
+    let auto = q.auto.unwrap_or(false);
+    let given: Vec<&str> = [("min_th", q.min_th), ("max_th", q.max_th), ("q_w", q.q_w)]
+        .iter()
+        .filter(|(_, v)| v.is_some())
+        .map(|(k, _)| *k)
+        .collect();
+    let mut ok = true;
+    let mut bad = |ctx: &mut Ctx, key: &str, msg: String| {
+        ctx.err(span.clone(), join(field, key), msg);
+        ok = false;
+    };
+    if auto && !given.is_empty() {
+        let msg = format!(
+            "auto = true computes min_th, max_th and q_w from the link; remove {} or auto",
+            given.join(", ")
+        );
+        bad(ctx, "auto", msg);
+    } else if !auto && q.min_th.is_none() {
+        let msg = "give the thresholds (min_th, and optionally max_th and q_w), \
+                   or auto = true for ns-2's automatic ones"
+            .to_string();
+        bad(ctx, "min_th", msg);
+    }
+    let prob = |v: f64| v > 0.0 && v <= 1.0;
+    if let Some(v) = q.min_th.filter(|v| v.is_nan() || *v <= 0.0) {
+        bad(ctx, "min_th", format!("must be positive, got {v}"));
+    }
+    if let (Some(min), Some(max)) = (q.min_th, q.max_th) {
+        if max.is_nan() || max <= min {
+            bad(
+                ctx,
+                "max_th",
+                format!("must exceed min_th ({min}), got {max}"),
+            );
+        }
+    }
+    if let Some(v) = q.q_w.filter(|v| !prob(*v)) {
+        bad(
+            ctx,
+            "q_w",
+            format!("a weight must be within (0, 1], got {v}"),
+        );
+    }
+    let max_p = q.max_p.unwrap_or(pep_core::queue::red::NS2_MAX_P);
+    if !prob(max_p) {
+        bad(
+            ctx,
+            "max_p",
+            format!("a probability must be within (0, 1], got {max_p}"),
+        );
+    }
+    let mean = q.mean_pktsize.map_or(500, |s| s.0);
+    if mean == 0 || mean > u32::MAX as u64 {
+        bad(
+            ctx,
+            "mean_pktsize",
+            format!("must be within 1B and 4GB, got {mean}B"),
+        );
+    }
+    let target = q.target_delay.map_or(Duration::from_millis(5), |d| d.0);
+    if target == Duration::ZERO {
+        bad(ctx, "target_delay", "must be positive".to_string());
+    }
+    ok.then(|| RedSpec {
+        limit: q.limit.map_or(DEFAULT_LIMIT, |l| l.0),
+        min_th: q.min_th,
+        max_th: q.max_th,
+        q_w: q.q_w,
+        max_p,
+        gentle: q.gentle.unwrap_or(true),
+        wait: q.wait.unwrap_or(true),
+        bytes: q.bytes.unwrap_or(true),
+        mean_pktsize: mean as u32,
+        target_delay: target,
+    })
+}
+
+/// Most bands a priority queue may have.
+const MAX_BANDS: u8 = 16;
+
+fn priority(
+    ctx: &mut Ctx,
+    q: raw::Priority,
+    field: &str,
+    span: Option<Range<usize>>,
+    flows: &FlowNames,
+) -> Option<QueueSpec> {
+    let limit = q.limit.map_or(DEFAULT_LIMIT, |l| l.0);
+    let classify = q.classify.as_deref().unwrap_or("acks-first");
+    let by_kind = match classify {
+        "acks-first" => Some(ClassifySpec::AcksFirst),
+        "data-first" => Some(ClassifySpec::DataFirst),
+        "flow" => None,
+        other => {
+            let msg = format!(
+                "unknown classifier {other:?}; expected one of \"acks-first\", \"data-first\", \"flow\""
+            );
+            ctx.err(span, join(field, "classify"), msg);
+            return None;
+        }
+    };
+    if let Some(c) = by_kind {
+        if q.flows.is_some() || q.bands.is_some() {
+            let msg = format!("classify = {classify:?} has two bands and no flow list; use classify = \"flow\" to list flows");
+            ctx.err(span, join(field, "classify"), msg);
+            return None;
+        }
+        return Some(QueueSpec::Priority { classify: c, limit });
+    }
+    let Some(listed) = q.flows.filter(|f| !f.is_empty()) else {
+        let msg = "classify = \"flow\" needs flows = { <flow name> = <band>, ... }";
+        ctx.err(span, join(field, "flows"), msg);
+        return None;
+    };
+    let top = listed.values().copied().max().unwrap_or(0);
+    let bands = q.bands.unwrap_or(top.saturating_add(2));
+    if bands == 0 || bands > MAX_BANDS || top >= bands {
+        let msg = format!(
+            "bands must be within 1 and {MAX_BANDS} and above every listed band (highest {top}), got {bands}"
+        );
+        ctx.err(span, join(field, "bands"), msg);
+        return None;
+    }
+    let mut out = Vec::new();
+    for (name, band) in listed {
+        if let Some(&i) = flows.by_name.get(&name) {
+            out.push((i, band));
+        } else if let Some(&n) = flows.groups.get(&name) {
+            // A group name stands for all its copies.
+            for k in 0..n {
+                out.push((flows.by_name[&format!("{name}.{k}")], band));
+            }
+        } else {
+            ctx.err(
+                span.clone(),
+                join(field, "flows"),
+                format!("unknown flow {name:?}"),
+            );
+            return None;
+        }
+    }
+    out.sort();
+    Some(QueueSpec::Priority {
+        classify: ClassifySpec::Flow { bands, flows: out },
+        limit,
+    })
+}
+
+pub(crate) fn medium(
+    ctx: &mut Ctx,
+    t: Table,
+    field: &str,
+    span: Option<Range<usize>>,
+) -> Option<MediumSpec> {
+    let (kind, rest) = take_kind(ctx, t, field, &span, &["full-duplex", "half-duplex"])?;
+    match kind.as_str() {
+        "full-duplex" => {
+            fields::<raw::NoFields>(ctx, rest, field, &span).map(|_| MediumSpec::FullDuplex)
+        }
+        "half-duplex" => {
+            let h: raw::HalfDuplex = fields(ctx, rest, field, &span)?;
+            Some(MediumSpec::HalfDuplex {
+                backoff: h.backoff.map_or(Duration::ZERO, |d| d.0),
+            })
         }
         _ => None,
     }
@@ -153,18 +358,21 @@ pub(crate) fn loss(
     span: Option<Range<usize>>,
     flows: &FlowNames,
 ) -> Option<LossSpec> {
-    let (kind, rest) = take_kind(ctx, t, field, &span, &["none", "bernoulli", "drop"])?;
+    let kinds = ["none", "bernoulli", "gilbert-elliott", "drop"];
+    let (kind, rest) = take_kind(ctx, t, field, &span, &kinds)?;
     match kind.as_str() {
         "none" => fields::<raw::NoFields>(ctx, rest, field, &span).map(|_| LossSpec::None),
         "bernoulli" => {
             let b: raw::Bernoulli = fields(ctx, rest, field, &span)?;
-            if (0.0..=1.0).contains(&b.p) {
-                Some(LossSpec::Bernoulli { p: b.p })
-            } else {
-                let msg = format!("a probability must be within [0, 1], got {}", b.p);
-                ctx.err(span, join(field, "p"), msg);
-                None
-            }
+            probability(ctx, b.p, field, "p", &span)?;
+            Some(LossSpec::Bernoulli {
+                p: b.p,
+                applies_to: applies_to(b.applies_to),
+            })
+        }
+        "gilbert-elliott" => {
+            let g: raw::GilbertElliott = fields(ctx, rest, field, &span)?;
+            gilbert_elliott(ctx, g, field, span)
         }
         "drop" => {
             let d: raw::ScriptedDrop = fields(ctx, rest, field, &span)?;
@@ -193,6 +401,85 @@ pub(crate) fn loss(
         }
         _ => None,
     }
+}
+
+fn applies_to(a: Option<raw::AppliesTo>) -> KindFilter {
+    match a {
+        None | Some(raw::AppliesTo::All) => KindFilter::All,
+        Some(raw::AppliesTo::Data) => KindFilter::Data,
+        Some(raw::AppliesTo::Acks) => KindFilter::Acks,
+    }
+}
+
+/// Checks that `v` (written as `key`) is a probability.
+fn probability(
+    ctx: &mut Ctx,
+    v: f64,
+    field: &str,
+    key: &str,
+    span: &Option<Range<usize>>,
+) -> Option<()> {
+    if (0.0..=1.0).contains(&v) {
+        Some(())
+    } else {
+        let msg = format!("a probability must be within [0, 1], got {v}");
+        ctx.err(span.clone(), join(field, key), msg);
+        None
+    }
+}
+
+fn gilbert_elliott(
+    ctx: &mut Ctx,
+    g: raw::GilbertElliott,
+    field: &str,
+    span: Option<Range<usize>>,
+) -> Option<LossSpec> {
+    let loss_good = g.loss_good.unwrap_or(0.0);
+    let loss_bad = g.loss_bad.unwrap_or(1.0);
+    probability(ctx, loss_good, field, "loss_good", &span)?;
+    probability(ctx, loss_bad, field, "loss_bad", &span)?;
+    let (p, r) = match (g.p, g.r, g.mean_loss, g.mean_burst) {
+        (Some(p), Some(r), None, None) => {
+            probability(ctx, p, field, "p", &span)?;
+            probability(ctx, r, field, "r", &span)?;
+            if p + r == 0.0 {
+                let msg = "p and r are both 0: the chain never moves; use bernoulli";
+                ctx.err(span, join(field, "r"), msg);
+                return None;
+            }
+            (p, r)
+        }
+        (None, None, Some(rate), Some(burst)) => {
+            if g.loss_good.is_some_and(|v| v != 0.0) || g.loss_bad.is_some_and(|v| v != 1.0) {
+                let msg = "mean_loss and mean_burst describe Gilbert's model \
+                           (loss_good = 0, loss_bad = 1); give p and r instead";
+                ctx.err(span, join(field, "mean_loss"), msg);
+                return None;
+            }
+            let Some(pr) = GilbertElliott::params_from_rate_and_burst(rate, burst) else {
+                let msg = format!(
+                    "no chain has mean_loss {rate} and mean_burst {burst}: need 0 < mean_loss < 1, \
+                     mean_burst >= 1 and mean_loss <= mean_burst / (mean_burst + 1)"
+                );
+                ctx.err(span, join(field, "mean_loss"), msg);
+                return None;
+            };
+            pr
+        }
+        _ => {
+            let msg = "give either p and r (per-packet transition probabilities Good->Bad and \
+                       Bad->Good) or mean_loss and mean_burst";
+            ctx.err(span, field, msg);
+            return None;
+        }
+    };
+    Some(LossSpec::GilbertElliott {
+        p,
+        r,
+        loss_good,
+        loss_bad,
+        applies_to: applies_to(g.applies_to),
+    })
 }
 
 /// ns-2's DelAckSink: an ACK every 2 segments, 100 ms timer.

@@ -37,18 +37,18 @@ from = "a"
 to = "b"
 "#;
 
-fn load(text: &str) -> Result<Scenario, ScenarioError> {
+pub(super) fn load(text: &str) -> Result<Scenario, ScenarioError> {
     Scenario::from_toml_str(text, "t.toml")
 }
 
 /// `BASE` with `from` replaced by `to` (which must occur).
-fn base_with(from: &str, to: &str) -> String {
+pub(super) fn base_with(from: &str, to: &str) -> String {
     assert!(BASE.contains(from), "BASE has no {from:?}");
     BASE.replacen(from, to, 1)
 }
 
 /// `BASE` with `extra` appended.
-fn base_plus(extra: &str) -> String {
+pub(super) fn base_plus(extra: &str) -> String {
     format!("{BASE}{extra}")
 }
 
@@ -69,7 +69,7 @@ fn diags(text: &str) -> Vec<Diagnostic> {
 /// The one diagnostic for `field`, checking it sits on the line of `needle`
 /// and that its message contains `says`.
 #[track_caller]
-fn expect(text: &str, field: &str, needle: &str, says: &str) -> Diagnostic {
+pub(super) fn expect(text: &str, field: &str, needle: &str, says: &str) -> Diagnostic {
     let all = diags(text);
     let d = all
         .iter()
@@ -267,8 +267,20 @@ stagger = "500ms"
             limit: QueueLimit::Packets(5)
         }
     );
-    assert_eq!(l.forward.loss, LossSpec::Bernoulli { p: 0.01 });
-    assert_eq!(l.reverse.loss, LossSpec::Bernoulli { p: 0.5 });
+    assert_eq!(
+        l.forward.loss,
+        LossSpec::Bernoulli {
+            p: 0.01,
+            applies_to: pep_core::KindFilter::All
+        }
+    );
+    assert_eq!(
+        l.reverse.loss,
+        LossSpec::Bernoulli {
+            p: 0.5,
+            applies_to: pep_core::KindFilter::All
+        }
+    );
     assert_eq!(
         (l.forward.rate, l.reverse.rate),
         (Rate::mbps(1), Rate::kbps(64))
@@ -311,7 +323,13 @@ fn shorthand_and_kind_replacement() {
     );
     let s = load(&text).unwrap();
     assert_eq!(s.links[0].forward.loss, LossSpec::None);
-    assert_eq!(s.links[0].reverse.loss, LossSpec::Bernoulli { p: 0.1 });
+    assert_eq!(
+        s.links[0].reverse.loss,
+        LossSpec::Bernoulli {
+            p: 0.1,
+            applies_to: pep_core::KindFilter::All
+        }
+    );
 }
 
 #[test]
@@ -323,7 +341,13 @@ fn dotted_keys_and_subtables_work() {
         "delay = \"1ms\"\nloss.kind = \"bernoulli\"\nloss.p = 0.25\nforward.rate = \"2Mbps\"",
     ) + "tcp.cc = \"reno\"\nsink.ack.kind = \"delayed\"\n[flow.source]\nkind = \"finite\"\nsize = \"1KB\"\n";
     let s = load(&text).unwrap();
-    assert_eq!(s.links[0].reverse.loss, LossSpec::Bernoulli { p: 0.25 });
+    assert_eq!(
+        s.links[0].reverse.loss,
+        LossSpec::Bernoulli {
+            p: 0.25,
+            applies_to: pep_core::KindFilter::All
+        }
+    );
     assert_eq!(s.links[0].forward.rate, Rate::mbps(2));
     assert_eq!(s.flows[0].tcp.cc, CcKind::Reno);
     assert!(matches!(s.flows[0].sink.ack, AckSpec::Delayed { .. }));
@@ -656,12 +680,12 @@ fn other_checks() {
     );
     let text = base_plus("tcp = { cc = \"bbr\" }\n");
     expect(&text, "flow[0].tcp.cc", "bbr", "unknown variant `bbr`");
-    let text = base_with("[[flow]]", "[defaults.queue]\nkind = \"red\"\n[[flow]]");
+    let text = base_with("[[flow]]", "[defaults.queue]\nkind = \"codel\"\n[[flow]]");
     expect(
         &text,
         "defaults.queue.kind",
         "[defaults.queue]",
-        "unknown kind \"red\"",
+        "unknown kind \"codel\"",
     );
     let text = base_with("delay = \"1ms\"", "delay = \"1ms\"\nqueue = { limit = 0 }");
     expect(&text, "link[0].queue.limit", "queue =", "must be positive");

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
+use pep_core::host::HostCost;
 use pep_core::queue::QueueLimit;
 use pep_core::{Duration, Rate};
 use toml::{Spanned, Table, Value};
@@ -37,8 +38,10 @@ pub(crate) fn validate(doc: &raw::Doc, ctx: &mut Ctx) -> Option<Scenario> {
     }
 
     let nodes = nodes(doc, ctx);
-    let base = defaults(doc, ctx);
+    let mut base = defaults(doc, ctx);
     let (flows, names, endpoints) = flows(doc, ctx, &nodes, &base, duration);
+    // After the flows: a priority queue may name them.
+    default_queue(doc, ctx, &mut base, &names);
     let (links, ends) = links::links(doc, ctx, &nodes, base.queue.as_ref(), &names);
 
     // The table has nodes^2 entries: past the cap only the count error stands.
@@ -153,9 +156,21 @@ fn nodes(doc: &raw::Doc, ctx: &mut Ctx) -> Nodes {
         out.specs.push(NodeSpec {
             name,
             kind: r.kind.unwrap_or(NodeKind::Host),
+            processing: r.processing.as_ref().and_then(processing),
         });
     }
     out
+}
+
+/// A node's processing cost; all-zero costs nothing, so it is `None`.
+fn processing(p: &raw::Processing) -> Option<HostCost> {
+    let d = |v: &Option<raw::Dur>| v.as_ref().map_or(Duration::ZERO, |d| d.0);
+    let cost = HostCost {
+        data: d(&p.data),
+        ack: d(&p.ack),
+        jitter: d(&p.jitter),
+    };
+    (cost != HostCost::default()).then_some(cost)
 }
 
 /// Which layer wrote a TCP or sink value.
@@ -247,14 +262,22 @@ fn defaults(doc: &raw::Doc, ctx: &mut Ctx) -> Base {
         Layer::Defaults,
     );
     cross_check(ctx, &base, Layer::Defaults);
-    if let Some(q) = &d.queue {
-        let field = "defaults.queue";
-        let below = base.queue.as_ref().map(|(t, _)| t);
-        base.queue = tagged::normalize(ctx, &q.value, field, q.span.clone())
-            .map(|t| tagged::layer(below, &t))
-            .and_then(|t| Some((t.clone(), tagged::queue(ctx, t, field, q.span.clone())?)));
-    }
     base
+}
+
+/// Lays `[defaults.queue]` over the built-in queue.
+fn default_queue(doc: &raw::Doc, ctx: &mut Ctx, base: &mut Base, flows: &FlowNames) {
+    let Some(q) = doc.defaults.as_ref().and_then(|d| d.queue.as_ref()) else {
+        return;
+    };
+    let field = "defaults.queue";
+    let below = base.queue.as_ref().map(|(t, _)| t);
+    base.queue = tagged::normalize(ctx, &q.value, field, q.span.clone())
+        .map(|t| tagged::layer(below, &t))
+        .and_then(|t| {
+            let spec = tagged::queue(ctx, t.clone(), field, q.span.clone(), flows)?;
+            Some((t, spec))
+        });
 }
 
 /// Reads one optional value of a layer, recording where it was written.
