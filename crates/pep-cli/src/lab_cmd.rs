@@ -229,7 +229,7 @@ fn parse_size(s: &str) -> Result<u32, String> {
 /// queues and random loss. Scripted drops name segments of the simulator's
 /// TCP and have no meaning for the kernel's, so they are refused; so are,
 /// for now, the models the lab's link parameters do not carry yet (RED,
-/// priority and two-class queues, Gilbert-Elliott or per-kind loss,
+/// priority and two-class queues, loss on one packet kind only,
 /// half-duplex media, host processing cost), rather than silently
 /// emulating something else.
 pub fn topology_from_scenario(sc: &Scenario) -> Result<LabTopology, String> {
@@ -260,8 +260,20 @@ pub fn topology_from_scenario(sc: &Scenario) -> Result<LabTopology, String> {
             LossSpec::Bernoulli { .. } => {
                 return Err(sim_only(format!("link {link}: loss on one packet kind")))
             }
+            LossSpec::GilbertElliott {
+                p,
+                r,
+                loss_good,
+                loss_bad,
+                applies_to: KindFilter::All,
+            } => LossParams::GilbertElliott {
+                p: *p,
+                r: *r,
+                loss_good: *loss_good,
+                loss_bad: *loss_bad,
+            },
             LossSpec::GilbertElliott { .. } => {
-                return Err(sim_only(format!("link {link}: Gilbert-Elliott loss")))
+                return Err(sim_only(format!("link {link}: loss on one packet kind")))
             }
             LossSpec::Drop { .. } => {
                 return Err(format!(
@@ -676,6 +688,13 @@ mod tests {
         assert!(topology_from_scenario(&scenario("", "")).is_ok());
         let bernoulli = "loss = { kind = \"bernoulli\", p = 0.01 }";
         assert!(topology_from_scenario(&scenario(bernoulli, "")).is_ok());
+        // Gilbert-Elliott is the core's model: the lab runs it as it is.
+        let ge = "loss = { kind = \"gilbert-elliott\", p = 0.1, r = 0.5 }";
+        let t = topology_from_scenario(&scenario(ge, "")).unwrap();
+        assert!(matches!(
+            t.links[0].forward.loss,
+            LossParams::GilbertElliott { p, r, .. } if p == 0.1 && r == 0.5
+        ));
         for (link, node, says) in [
             (
                 "queue = { kind = \"red\", auto = true }",
@@ -688,9 +707,9 @@ mod tests {
                 "DropTail",
             ),
             (
-                "loss = { kind = \"gilbert-elliott\", p = 0.1, r = 0.5 }",
+                "loss = { kind = \"gilbert-elliott\", p = 0.1, r = 0.5, applies_to = \"data\" }",
                 "",
-                "Gilbert-Elliott",
+                "one packet kind",
             ),
             (
                 "loss = { kind = \"bernoulli\", p = 0.1, applies_to = \"acks\" }",

@@ -24,7 +24,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 
 use pep_core::link::{LinkDir, LinkStats};
-use pep_core::loss::LossModel;
+use pep_core::loss::{GilbertElliott, LossModel};
 use pep_core::queue::{Queue, QueueStats};
 use pep_core::rng::Stream;
 use pep_core::{Duration, Instant};
@@ -151,6 +151,18 @@ impl LinkEmulator {
                     // same stream in both.
                     rng: Box::new(Stream::derive(seed, &format!("link/{name}/{dir}/loss"))),
                 },
+                LossParams::GilbertElliott {
+                    p,
+                    r,
+                    loss_good,
+                    loss_bad,
+                } => LossModel::GilbertElliott(Box::new(GilbertElliott::new(
+                    p,
+                    r,
+                    loss_good,
+                    loss_bad,
+                    Stream::derive(seed, &format!("link/{name}/{dir}/loss")),
+                ))),
             };
             let task = DirTask {
                 netns: netns.to_string(),

@@ -58,6 +58,15 @@ pub enum LossParams {
     Bernoulli {
         p: f64,
     },
+    /// Bursty loss from the core's two-state Gilbert-Elliott chain: `p`
+    /// moves Good to Bad, `r` Bad to Good, per packet; `loss_good` and
+    /// `loss_bad` are the loss probabilities in each state.
+    GilbertElliott {
+        p: f64,
+        r: f64,
+        loss_good: f64,
+        loss_bad: f64,
+    },
 }
 
 /// One direction of a link, as the core's `LinkDir` models it.

@@ -283,6 +283,59 @@ fn bernoulli_loss_matches_its_probability() {
     assert_eq!(fwd.kernel_drops, 0);
 }
 
+/// Gilbert-Elliott loss (the core's chain, run by the emulator): a 2 % mean
+/// loss rate in bursts of 4 packets on average, over 40k packets.
+#[test]
+fn gilbert_elliott_loss_matches_its_mean_rate() {
+    let Some(_g) = root_test("ge_loss") else {
+        return;
+    };
+    let (rate, burst) = (0.02, 4.0);
+    let (p, r) = pep_core::loss::GilbertElliott::params_from_rate_and_burst(rate, burst).unwrap();
+    let d = DirParams {
+        queue: pep_core::queue::QueueLimit::Packets(50_000),
+        ..DirParams::new(Rate::mbps(100), Duration::from_millis(1), 0)
+    }
+    .with_loss(LossParams::GilbertElliott {
+        p,
+        r,
+        loss_good: 0.0,
+        loss_bad: 1.0,
+    });
+    let lab = Lab::up(&two_hosts("geloss", d), &LabOptions::default()).expect("lab up");
+    let (a, b) = (lab.endpoint("a").unwrap(), lab.endpoint("b").unwrap());
+    let spec = UdpProbeSpec {
+        packets: 40_000,
+        ip_size: 200,
+        rate: Some(Rate::mbps(20)),
+        port: 6003,
+        linger: Duration::from_millis(300),
+    };
+    let got = udp_probe(&a, &b, &spec).unwrap();
+    let reports = lab.down().unwrap();
+    let fwd = &reports[0];
+    println!(
+        "gilbert-elliott: sent {} received {} -> {:.3} % (emulator: {} lost of {})",
+        got.sent,
+        got.received,
+        got.loss() * 100.0,
+        fwd.link.lost_packets,
+        fwd.link.tx_packets
+    );
+    // Bursts make the count vary more than Bernoulli's: about 200 bursts
+    // here, so the rate is within roughly 10 % (one sigma); allow 30 %.
+    assert!(
+        (got.loss() / rate - 1.0).abs() < 0.3,
+        "measured loss {}",
+        got.loss()
+    );
+    assert_eq!(
+        got.sent - got.received,
+        fwd.link.lost_packets,
+        "only the model drops"
+    );
+}
+
 /// Finite transfers, concurrently, with each congestion control the issue
 /// names (set with TCP_CONGESTION, which fails for one the kernel lacks):
 /// exactly the bytes asked for arrive, unchanged.
