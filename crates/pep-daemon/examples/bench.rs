@@ -244,6 +244,34 @@ fn wait_listening(ns: &str, addr: SocketAddr) -> Res<()> {
     Err(format!("nothing listening on {addr} in {ns}"))
 }
 
+/// `pep_connections_accepted_total` from the daemon's metrics endpoint:
+/// proof that the connections went through the proxy.
+fn accepted(ns: &str) -> Res<u64> {
+    let body = netns::in_netns(ns, || {
+        let mut s = TcpStream::connect(("127.0.0.1", 9187))
+            .map_err(|e| pep_lab::LabError::Traffic(e.to_string()))?;
+        let _ = s.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n");
+        let mut v = String::new();
+        let _ = s.read_to_string(&mut v);
+        Ok(v)
+    })
+    .map_err(|e| e.to_string())?;
+    body.lines()
+        .find(|l| l.starts_with("pep_connections_accepted_total"))
+        .and_then(|l| l.split_whitespace().last())
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| "no pep_connections_accepted_total in the metrics".into())
+}
+
+fn expect_accepted(ns: &str, n: u64) -> Res<()> {
+    match accepted(ns)? {
+        got if got == n => Ok(()),
+        got => Err(format!(
+            "the proxy accepted {got} connections, expected {n}"
+        )),
+    }
+}
+
 fn start_pep(t: &Topo, pep: &str) -> Res<Relay> {
     let cfg = std::env::temp_dir().join(format!("pepb{}.toml", std::process::id()));
     std::fs::write(
@@ -370,6 +398,7 @@ fn run() -> Res<()> {
         let (b2, s) = downloads(&t.c, direct100, 100, each100)?;
         let c2 = cpu_secs(pid)?;
         let p100 = gbps(b2, s);
+        expect_accepted(&t.p, 101)?;
         drop(pep);
         println!(
             "{label}: 1 flow direct {d1:.2} Gbit/s, via pep {p1:.2} ({:.0} %), pep CPU {:.2} s/GB; \
@@ -405,6 +434,7 @@ fn run() -> Res<()> {
     let (d50, d99, dc) = setup_latency(&t.c, fb, a.connects)?;
     let pep = start_pep(&t, &a.pep)?;
     let (p50, p99, pc) = setup_latency(&t.c, fb, a.connects)?;
+    expect_accepted(&t.p, a.connects as u64)?;
     drop(pep);
     println!(
         "setup (connect + first byte, {} connects, unthrottled): direct p50 {d50:.0} µs p99 {d99:.0} µs; \
