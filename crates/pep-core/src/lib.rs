@@ -37,6 +37,7 @@ pub mod loss;
 pub mod queue;
 pub mod rng;
 pub mod rtt;
+mod rtt_ns2;
 pub mod segment;
 pub mod seq;
 pub mod time;

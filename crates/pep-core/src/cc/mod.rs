@@ -52,7 +52,7 @@ mod sack_tests;
 mod tests;
 
 pub use cubic::{CubicConfig, CubicView};
-pub use growth::{Growth, GrowthView};
+pub use growth::{Growth, GrowthView, WindowUnit};
 pub use recovery::Recovery;
 pub use sack::{NextSeg, Scoreboard, SCOREBOARD_RANGES};
 pub use westwood::WestwoodView;

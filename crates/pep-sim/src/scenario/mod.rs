@@ -22,6 +22,7 @@ mod error;
 mod links;
 mod model;
 mod overrides;
+mod profile;
 mod raw;
 mod routes;
 mod tagged;
@@ -40,7 +41,7 @@ use std::path::Path;
 pub use error::{Diagnostic, Pos, ScenarioError};
 pub use model::{
     AckSpec, CcKind, Dir, FlowSpec, LinkDirSpec, LinkSpec, LossSpec, NodeKind, NodeSpec,
-    OutputSpec, QueueSpec, RecoveryKind, Scenario, Series, SinkSpec, SourceSpec, TcpSpec,
+    OutputSpec, Profile, QueueSpec, RecoveryKind, Scenario, Series, SinkSpec, SourceSpec, TcpSpec,
     TraceSpec,
 };
 pub use overrides::{apply_override, parse_override};

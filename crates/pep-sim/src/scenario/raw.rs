@@ -21,7 +21,7 @@ use serde::Deserialize;
 use serde_spanned::__unstable as spanned;
 use toml::{Spanned, Table, Value};
 
-use super::model::{CcKind, NodeKind, RecoveryKind, Series};
+use super::model::{CcKind, NodeKind, Profile, RecoveryKind, Series};
 use crate::units::{self, UnitError};
 
 type S<T> = Spanned<T>;
@@ -107,6 +107,7 @@ pub(crate) struct Flow {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Tcp {
+    pub profile: Option<S<Profile>>,
     pub cc: Option<S<CcKind>>,
     pub recovery: Option<S<RecoveryKind>>,
     pub mss: Option<S<Size>>,

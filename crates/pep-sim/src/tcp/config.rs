@@ -1,7 +1,7 @@
 //! Configuration of the simulated TCP endpoints.
 
 use pep_core::cc::{CcConfig, Growth, Recovery};
-use pep_core::rtt::RttConfig;
+use pep_core::rtt::{RttConfig, RttMode};
 use pep_core::{Duration, Seq};
 
 /// Sender parameters. Defaults follow the RFCs; ns-2 reproductions override
@@ -33,6 +33,8 @@ pub struct TcpConfig {
     /// If set, RTT samples are rounded to this tick and the RTO up to a
     /// multiple of it (ns-2's `tcpTick_`, 10 ms). Default none (exact).
     pub rto_tick: Option<Duration>,
+    /// RFC 6298 or ns-2 arithmetic for the retransmission timer.
+    pub rtt_mode: RttMode,
     /// Duplicate ACKs that trigger fast retransmit. Default 3 (RFC 5681).
     pub dupack_threshold: u32,
     /// Loss recovery. Default NewReno (RFC 6582).
@@ -69,6 +71,7 @@ impl Default for TcpConfig {
             max_rto: rtt.max_rto,
             clock_granularity: rtt.granularity,
             rto_tick: rtt.tick,
+            rtt_mode: rtt.mode,
             dupack_threshold: 3,
             recovery: Recovery::default(),
             growth: Growth::default(),
@@ -89,6 +92,7 @@ impl TcpConfig {
             max_rto: self.max_rto,
             granularity: self.clock_granularity,
             tick: self.rto_tick,
+            mode: self.rtt_mode,
         }
     }
 

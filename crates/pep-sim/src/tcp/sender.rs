@@ -418,7 +418,7 @@ impl TcpSender {
         if self.syn_retransmitted {
             self.rtt.reinit_after_syn_timeout();
         } else if let Some(sent) = self.syn_sent_at {
-            self.rtt_sample(now - sent);
+            self.rtt_sample(now, sent);
         }
         if self.app == AppSource::Finite(0) {
             self.completion = Some(now);
@@ -430,7 +430,7 @@ impl TcpSender {
         let acked = ack.bytes_since(self.snd_una);
         if let Some((end, sent)) = self.timing {
             if ack.ge(end) {
-                self.rtt_sample(now - sent);
+                self.rtt_sample(now, sent);
                 self.timing = None;
             }
         }
@@ -713,9 +713,11 @@ impl TcpSender {
                 .on_sack(self.snd_una, self.snd_max, seg.sack.as_slice())
     }
 
-    /// Feeds an RTT sample to the estimator and the congestion controller.
-    fn rtt_sample(&mut self, sample: Duration) {
-        self.rtt.on_sample(sample);
+    /// Feeds an RTT sample (a segment sent at `sent`, answered at `now`) to
+    /// the estimator and the congestion controller.
+    fn rtt_sample(&mut self, now: Instant, sent: Instant) {
+        let sample = now - sent;
+        self.rtt.on_sample_at(sample, sent);
         let srtt = self.rtt.srtt().unwrap_or(sample);
         self.cc.on_rtt_sample(sample, srtt);
     }
