@@ -122,3 +122,76 @@ fn link_limited_with_drops() {
     }
     compare("link-limited", &sc, &[1], 0.02);
 }
+
+#[test]
+fn newreno_random_loss_mean_over_seeds() {
+    // 1% Bernoulli loss on the bottleneck's data direction. ns-2's RNG and
+    // ours draw different loss patterns: compare the mean over 16 seeds.
+    let mut sc = two_hosts("5Mbps", "40ms", 100, "{ kind = \"bernoulli\", p = 0.01 }", "cc = \"newreno\"", 60);
+    for f in &mut sc.flows {
+        f.sink.rwnd = 200 * f.tcp.mss;
+    }
+    compare("newreno-1%-loss", &sc, &(1..=16).collect::<Vec<_>>(), 0.05);
+}
+
+#[test]
+fn reno_and_sack_link_limited() {
+    for cc in ["reno", "sack"] {
+        let sink = if cc == "sack" { "\n[defaults.sink]\nsack = true" } else { "" };
+        let mut sc = two_hosts("2Mbps", "30ms", 10, "\"none\"", &format!("cc = \"{cc}\"{sink}"), 40);
+        for f in &mut sc.flows {
+            f.sink.rwnd = 200 * f.tcp.mss;
+        }
+        compare(&format!("{cc}-link-limited"), &sc, &[1], 0.02);
+    }
+}
+
+#[test]
+fn five_flow_dumbbell() {
+    let sc = scenario(
+        r#"
+[scenario]
+name = "dumbbell"
+duration = "60s"
+[defaults.tcp]
+profile = "ns2"
+cc = "newreno"
+[defaults.sink]
+rwnd = "100000B"
+[[node]]
+name = "s"
+[[node]]
+name = "r1"
+kind = "router"
+[[node]]
+name = "r2"
+kind = "router"
+[[node]]
+name = "d"
+[[link]]
+between = ["s", "r1"]
+rate = "100Mbps"
+delay = "2ms"
+queue = { limit = 1000 }
+[[link]]
+between = ["r1", "r2"]
+rate = "10Mbps"
+delay = "20ms"
+queue = { limit = 50 }
+[[link]]
+between = ["r2", "d"]
+rate = "100Mbps"
+delay = "2ms"
+queue = { limit = 1000 }
+[[flow]]
+name = "f"
+from = "s"
+to = "d"
+count = 5
+stagger = "100ms"
+[output]
+series = []
+"#,
+    );
+    compare("5-flow-dumbbell", &sc, &[1], 0.02);
+}
