@@ -84,7 +84,12 @@ mod tests {
     fn first_sample_and_rto_in_ticks() {
         let mut r = Ns2Rtt::default();
         // 105 ms sent at a tick boundary: 10 ticks.
-        let s = r.update(Duration::from_millis(105), Instant::ZERO, TICK, Duration::ZERO);
+        let s = r.update(
+            Duration::from_millis(105),
+            Instant::ZERO,
+            TICK,
+            Duration::ZERO,
+        );
         assert_eq!(s, 10);
         assert_eq!((r.srtt, r.rttvar), (80, 20));
         // srtt + 4 rttvar = 10 + 4 x 5 = 30 ticks.
@@ -105,10 +110,20 @@ mod tests {
     #[test]
     fn clobber_restarts_the_filter() {
         let mut r = Ns2Rtt::default();
-        r.update(Duration::from_millis(100), Instant::ZERO, TICK, Duration::ZERO);
+        r.update(
+            Duration::from_millis(100),
+            Instant::ZERO,
+            TICK,
+            Duration::ZERO,
+        );
         r.clobber();
-        assert_eq!((r.srtt, r.rttvar), (0, 10 + 10));
-        r.update(Duration::from_millis(200), Instant::ZERO, TICK, Duration::ZERO);
+        assert_eq!((r.srtt, r.rttvar), (0, 20 + 10));
+        r.update(
+            Duration::from_millis(200),
+            Instant::ZERO,
+            TICK,
+            Duration::ZERO,
+        );
         assert_eq!((r.srtt, r.rttvar), (160, 40));
     }
 }

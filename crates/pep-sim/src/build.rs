@@ -9,14 +9,14 @@ use pep_core::{FlowId, Instant, Seq};
 use crate::events::{Armed, Event, EventQueue};
 use crate::metrics::{Metrics, SeriesSet};
 use crate::scenario::{
-    AckSpec, CcKind, Dir, LinkDirSpec, LossSpec, Profile, QueueSpec, RecoveryKind, Scenario, Series,
-    SourceSpec,
+    AckSpec, CcKind, Dir, LinkDirSpec, LossSpec, Profile, QueueSpec, RecoveryKind, Scenario,
+    Series, SourceSpec,
 };
 use crate::sim::{Flow, Port, RunInfo, Simulation, NO_ROUTE};
 use crate::tcp::{AckPolicy, AppSource, Growth, Recovery, SinkConfig, TcpConfig, TcpSink};
+use crate::traffic::OnOff;
 use pep_core::cc::WindowUnit;
 use pep_core::rtt::RttMode;
-use crate::traffic::OnOff;
 
 /// The port (link direction) index of `link` in direction `d`.
 fn port_index(link: usize, d: Dir) -> usize {
@@ -42,6 +42,9 @@ pub fn tcp_config(t: &crate::scenario::TcpSpec, sink: &crate::scenario::SinkSpec
             boot: t.clock_granularity / 2,
         };
         cfg.initial_ssthresh = (sink.rwnd / t.mss) as u64 * t.mss as u64;
+    }
+    if t.profile == Some(Profile::Linux) {
+        cfg.prr = true;
     }
     cfg
 }

@@ -82,7 +82,10 @@ pub fn script(sc: &Scenario, warmup: Duration, ns_seed: u64) -> Result<String, S
                 | crate::scenario::CcKind::NewReno
                 | crate::scenario::CcKind::Sack
         ) {
-            return Err(format!("flow {}: ns-2 has no {:?} agent here", f.name, t.cc));
+            return Err(format!(
+                "flow {}: ns-2 has no {:?} agent here",
+                f.name, t.cc
+            ));
         }
         let sink = match (f.sink.sack, &f.sink.ack) {
             (false, AckSpec::Every) => "Agent/TCPSink".to_string(),
@@ -103,7 +106,11 @@ pub fn script(sc: &Scenario, warmup: Duration, ns_seed: u64) -> Result<String, S
         set(w, "rtxcur_init_", secs(t.initial_rto));
         set(w, "maxrto_", secs(t.max_rto));
         set(w, "tcpTick_", secs(t.clock_granularity));
-        set(w, "syn_", (if t.handshake { "true" } else { "false" }).into());
+        set(
+            w,
+            "syn_",
+            (if t.handshake { "true" } else { "false" }).into(),
+        );
         set(w, "maxburst_", t.max_burst.unwrap_or(0).to_string());
         set(w, "fid_", i.to_string());
         let _ = writeln!(w, "set sink({i}) [new {sink}]");

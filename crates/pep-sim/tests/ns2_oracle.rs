@@ -26,18 +26,21 @@ fn ns_goodput(sc: &Scenario, seed: u64) -> Vec<f64> {
     std::fs::write(&path, script).unwrap();
     let out = Command::new("ns").arg(&path).output().expect("run ns");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let recs = ns2::parse(&stdout, sc.flows.len()).unwrap_or_else(|e| {
-        panic!("{e}\n{}", String::from_utf8_lossy(&out.stderr))
-    });
+    let recs = ns2::parse(&stdout, sc.flows.len())
+        .unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(&out.stderr)));
     let secs = (sc.duration.as_secs_f64()) - WARMUP_S as f64;
-    recs.iter().map(|(a, b)| (b - a) as f64 * 8.0 / secs).collect()
+    recs.iter()
+        .map(|(a, b)| (b - a) as f64 * 8.0 / secs)
+        .collect()
 }
 
 /// Goodput per flow (bit/s) after the warm-up, from the simulator.
 fn sim_goodput(sc: &Scenario) -> Vec<f64> {
     let mut sim = Simulation::new(sc);
     sim.run_until(Instant::ZERO + Duration::from_secs(WARMUP_S));
-    let a: Vec<u64> = (0..sim.flow_count()).map(|i| sim.sender(i).map_or(0, |s| s.bytes_acked())).collect();
+    let a: Vec<u64> = (0..sim.flow_count())
+        .map(|i| sim.sender(i).map_or(0, |s| s.bytes_acked()))
+        .collect();
     sim.run();
     let secs = (sc.duration.as_secs_f64()) - WARMUP_S as f64;
     (0..sim.flow_count())
@@ -98,7 +101,11 @@ fn compare(label: &str, sc: &Scenario, seeds: &[u64], tol: f64) {
         sc.seed = seed;
         let n: f64 = ns_goodput(&sc, seed).iter().sum();
         let s: f64 = sim_goodput(&sc).iter().sum();
-        println!("{label} seed {seed}: ns-2 {:.4} Mbit/s, sim {:.4} Mbit/s", n / 1e6, s / 1e6);
+        println!(
+            "{label} seed {seed}: ns-2 {:.4} Mbit/s, sim {:.4} Mbit/s",
+            n / 1e6,
+            s / 1e6
+        );
         ns_sum += n;
         sim_sum += s;
     }
@@ -127,7 +134,14 @@ fn link_limited_with_drops() {
 fn newreno_random_loss_mean_over_seeds() {
     // 1% Bernoulli loss on the bottleneck's data direction. ns-2's RNG and
     // ours draw different loss patterns: compare the mean over 16 seeds.
-    let mut sc = two_hosts("5Mbps", "40ms", 100, "{ kind = \"bernoulli\", p = 0.01 }", "cc = \"newreno\"", 60);
+    let mut sc = two_hosts(
+        "5Mbps",
+        "40ms",
+        100,
+        "{ kind = \"bernoulli\", p = 0.01 }",
+        "cc = \"newreno\"",
+        60,
+    );
     for f in &mut sc.flows {
         f.sink.rwnd = 200 * f.tcp.mss;
     }
@@ -137,8 +151,19 @@ fn newreno_random_loss_mean_over_seeds() {
 #[test]
 fn reno_and_sack_link_limited() {
     for cc in ["reno", "sack"] {
-        let sink = if cc == "sack" { "\n[defaults.sink]\nsack = true" } else { "" };
-        let mut sc = two_hosts("2Mbps", "30ms", 10, "\"none\"", &format!("cc = \"{cc}\"{sink}"), 40);
+        let sink = if cc == "sack" {
+            "\n[defaults.sink]\nsack = true"
+        } else {
+            ""
+        };
+        let mut sc = two_hosts(
+            "2Mbps",
+            "30ms",
+            10,
+            "\"none\"",
+            &format!("cc = \"{cc}\"{sink}"),
+            40,
+        );
         for f in &mut sc.flows {
             f.sink.rwnd = 200 * f.tcp.mss;
         }

@@ -54,7 +54,13 @@ fn slow_start_adds_at_most_one_smss_per_ack() {
 
 #[test]
 fn abc_slow_start_counts_bytes_up_to_l_segments() {
-    let mut c = cc(Recovery::NewReno, Growth::Reno { abc: Some(2), unit: Default::default() });
+    let mut c = cc(
+        Recovery::NewReno,
+        Growth::Reno {
+            abc: Some(2),
+            unit: Default::default(),
+        },
+    );
     c.on_new_ack(T, Seq(2001), 2000);
     assert_eq!(c.cwnd(), 12 * M);
     c.on_new_ack(T, Seq(5001), 3000); // capped at L*SMSS
@@ -91,7 +97,14 @@ fn congestion_avoidance_rounds_a_zero_increment_up_to_one_byte() {
 
 #[test]
 fn abc_congestion_avoidance_adds_one_smss_per_cwnd_acked() {
-    let mut c = in_ca(Recovery::NewReno, Growth::Reno { abc: Some(2), unit: Default::default() }, 4 * M);
+    let mut c = in_ca(
+        Recovery::NewReno,
+        Growth::Reno {
+            abc: Some(2),
+            unit: Default::default(),
+        },
+        4 * M,
+    );
     for i in 1..=3u32 {
         c.on_new_ack(T, Seq(1 + i * MSS), MSS);
         assert_eq!(c.cwnd(), 4 * M);

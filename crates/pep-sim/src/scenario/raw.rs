@@ -107,7 +107,6 @@ pub(crate) struct Flow {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Tcp {
-    pub profile: Option<S<Profile>>,
     pub cc: Option<S<CcKind>>,
     pub recovery: Option<S<RecoveryKind>>,
     pub mss: Option<S<Size>>,
@@ -119,6 +118,7 @@ pub(crate) struct Tcp {
     pub clock_granularity: Option<S<Dur>>,
     pub handshake: Option<S<bool>>,
     pub max_burst: Option<S<u32>>,
+    pub profile: Option<S<Profile>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -301,7 +301,11 @@ fn apply(
     layer: Layer,
 ) {
     let at = (prefix, layer);
-    if let Some(p) = tcp.and_then(|r| take(ctx, &mut base.set, at, "tcp.profile", &r.profile, |v| Ok(*v))) {
+    if let Some(p) = tcp.and_then(|r| {
+        take(ctx, &mut base.set, at, "tcp.profile", &r.profile, |v| {
+            Ok(*v)
+        })
+    }) {
         super::profile::apply(p, &mut base.tcp, &mut base.sink, &mut base.ack);
     }
     let (t, set) = (&mut base.tcp, &mut base.set);

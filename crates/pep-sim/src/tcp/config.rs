@@ -41,6 +41,9 @@ pub struct TcpConfig {
     pub recovery: Recovery,
     /// Window growth. Default Reno (RFC 5681) without byte counting.
     pub growth: Growth,
+    /// Proportional Rate Reduction (RFC 6937) in SACK recovery. Default
+    /// off (RFC 6675's immediate reduction).
+    pub prr: bool,
     /// Initial send sequence number. Default 0. The SYN occupies `isn` and
     /// data starts at `isn + 1` whether or not the handshake is simulated.
     pub isn: Seq,
@@ -75,6 +78,7 @@ impl Default for TcpConfig {
             dupack_threshold: 3,
             recovery: Recovery::default(),
             growth: Growth::default(),
+            prr: false,
             isn: Seq(0),
             handshake: false,
             max_burst: None,
@@ -105,6 +109,7 @@ impl TcpConfig {
             dupack_threshold: self.dupack_threshold,
             growth: self.growth,
             recovery: self.recovery,
+            prr: self.prr,
         }
     }
 }

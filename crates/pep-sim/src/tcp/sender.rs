@@ -669,6 +669,7 @@ impl TcpSender {
         }
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += seg.len as u64;
+        self.cc.on_transmit(seg.len);
         let end = seg.end_seq();
         if kind.is_retransmission() {
             self.stats.retransmitted_segments += 1;
