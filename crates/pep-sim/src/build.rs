@@ -42,9 +42,13 @@ pub fn tcp_config(t: &crate::scenario::TcpSpec, sink: &crate::scenario::SinkSpec
             boot: t.clock_granularity / 2,
         };
         cfg.initial_ssthresh = (sink.rwnd / t.mss) as u64 * t.mss as u64;
+        cfg.limited_transmit = true; // singledup_ 1
     }
     if t.profile == Some(Profile::Linux) {
         cfg.prr = true;
+        cfg.hystart = true;
+        cfg.timestamps = true;
+        cfg.limited_transmit = true;
     }
     cfg
 }

@@ -220,3 +220,20 @@ series = []
     );
     compare("5-flow-dumbbell", &sc, &[1], 0.02);
 }
+
+#[test]
+fn timeouts_dominate_at_5_percent_loss() {
+    // ns-2's window_ of 20 and 5% loss: many recoveries end in a timeout,
+    // so the RTO arithmetic (10 ms ticks, minrto_ before backoff) and
+    // limited transmit matter (without limited transmit the ratio is 0.83).
+    // A known gap remains (0.93, docs/tcp.md): the tolerance is 10%.
+    let sc = two_hosts(
+        "10Mbps",
+        "20ms",
+        100,
+        "{ kind = \"bernoulli\", p = 0.05 }",
+        "cc = \"newreno\"",
+        60,
+    );
+    compare("newreno-5%-loss", &sc, &(1..=16).collect::<Vec<_>>(), 0.10);
+}

@@ -58,7 +58,8 @@ fn ns2_bundle_and_model_pieces() {
     assert!(matches!(cfg.rtt_mode, RttMode::Ns2 { .. }));
     assert_eq!(cfg.rto_tick, Some(Duration::from_millis(10)));
     assert_eq!(cfg.initial_ssthresh, 20_000);
-    assert!(!cfg.prr);
+    assert!(cfg.limited_transmit);
+    assert!(!cfg.prr && !cfg.hystart && !cfg.timestamps);
 }
 
 #[test]
@@ -77,7 +78,7 @@ fn linux_bundle_and_model_pieces() {
         }
     );
     let cfg = tcp_config(&f.tcp, &f.sink);
-    assert!(cfg.prr);
+    assert!(cfg.prr && cfg.hystart && cfg.timestamps && cfg.limited_transmit);
     assert!(matches!(cfg.growth, Growth::Cubic(_)));
     assert_eq!(cfg.rtt_mode, RttMode::Rfc6298);
 }
@@ -150,4 +151,47 @@ series = []
     assert!(s.is_complete());
     assert_eq!(s.stats().timeouts, 0);
     assert_eq!(s.stats().fast_retransmits, 1);
+}
+
+#[test]
+fn linux_profile_hystart_leaves_slow_start_before_the_queue_overflows() {
+    // 20 Mbit/s, 40 ms each way: BDP 200 kB (138 packets); a 1000-packet
+    // queue. Plain slow start would fill it and lose hundreds of packets;
+    // HyStart++ sees the RTT rise, goes through CSS and sets ssthresh with
+    // no loss at all.
+    let text = r#"
+[scenario]
+name = "hystart"
+duration = "10s"
+[defaults.tcp]
+profile = "linux"
+[[node]]
+name = "a"
+[[node]]
+name = "b"
+[[link]]
+between = ["a", "b"]
+rate = "20Mbps"
+delay = "40ms"
+queue = { limit = 1000 }
+[[flow]]
+name = "f"
+from = "a"
+to = "b"
+[output]
+series = []
+"#;
+    let sc = Scenario::from_toml_str(text, "hystart.toml").unwrap();
+    let mut sim = Simulation::new(&sc);
+    sim.run();
+    let s = sim.sender(0).unwrap();
+    println!(
+        "hystart: ssthresh {} B ({} packets), retransmitted {}",
+        s.ssthresh(),
+        s.ssthresh() / 1448,
+        s.stats().retransmitted_segments
+    );
+    assert_eq!(s.stats().retransmitted_segments, 0);
+    assert!(s.ssthresh() < 400 * 1448, "ssthresh {}", s.ssthresh());
+    assert!(s.ssthresh() > 100 * 1448, "ssthresh {}", s.ssthresh());
 }

@@ -40,6 +40,7 @@
 
 mod cubic;
 mod growth;
+mod hystart;
 mod prr;
 mod recovery;
 mod sack;
@@ -94,6 +95,9 @@ pub struct CcConfig {
     /// Proportional Rate Reduction (RFC 6937) during SACK recovery, as
     /// Linux; otherwise cwnd drops to ssthresh at once (RFC 6675).
     pub prr: bool,
+    /// HyStart++ (RFC 9406) in the initial slow start; needs
+    /// [`Congestion::on_ack_rtt`] on every ACK of new data.
+    pub hystart: bool,
 }
 
 impl CcConfig {
@@ -108,6 +112,7 @@ impl CcConfig {
             growth: Growth::default(),
             recovery: Recovery::default(),
             prr: false,
+            hystart: false,
         }
     }
 }
@@ -188,6 +193,8 @@ pub struct Congestion {
     recovery: RecoveryState,
     /// PRR's state, if on (with SACK recovery only).
     prr: Option<prr::Prr>,
+    /// HyStart++'s state, if on.
+    hystart: Option<hystart::HyStart>,
 }
 
 impl Congestion {
@@ -220,6 +227,9 @@ impl Congestion {
             growth: GrowthState::new(cfg.growth),
             recovery: RecoveryState::new(cfg.recovery),
             prr: (cfg.prr && cfg.recovery == Recovery::Sack).then(prr::Prr::default),
+            hystart: cfg
+                .hystart
+                .then(|| hystart::HyStart::new(cfg.initial_ssthresh)),
         }
     }
 
@@ -281,8 +291,21 @@ impl Congestion {
             self.prr_ack(ack, acked as u64);
             return action;
         }
+        let before = s.cwnd;
         self.growth.on_ack(now, s, acked);
+        if let Some(h) = &mut self.hystart {
+            h.after_slow_start(s, before);
+        }
         None
+    }
+
+    /// An ACK of new data up to `ack` carried an RTT sample (a timestamp
+    /// echo); SND.NXT is `snd_nxt`. Call before [`Congestion::on_new_ack`]
+    /// for the same ACK. Only HyStart++ uses it.
+    pub fn on_ack_rtt(&mut self, rtt: Duration, ack: Seq, snd_nxt: Seq) {
+        if let Some(h) = &mut self.hystart {
+            h.on_rtt(&mut self.state, rtt, ack, snd_nxt);
+        }
     }
 
     /// A duplicate ACK (see [`Congestion::is_duplicate`]) arrived while

@@ -44,6 +44,18 @@ pub struct TcpConfig {
     /// Proportional Rate Reduction (RFC 6937) in SACK recovery. Default
     /// off (RFC 6675's immediate reduction).
     pub prr: bool,
+    /// HyStart++ (RFC 9406) in the initial slow start; needs `timestamps`
+    /// for its per-ACK RTT samples. Default off.
+    pub hystart: bool,
+    /// Send the timestamps option (RFC 7323) with a microsecond clock; the
+    /// sink echoes it and every ACK of new data then gives an RTT sample
+    /// (for HyStart++; the RTO keeps timing one segment per RTT). Default
+    /// off.
+    pub timestamps: bool,
+    /// Limited transmit (RFC 3042; ns-2's `singledup_`): each of the first
+    /// DupThresh - 1 duplicate ACKs lets one new segment beyond cwnd out.
+    /// Default off.
+    pub limited_transmit: bool,
     /// Initial send sequence number. Default 0. The SYN occupies `isn` and
     /// data starts at `isn + 1` whether or not the handshake is simulated.
     pub isn: Seq,
@@ -79,6 +91,9 @@ impl Default for TcpConfig {
             recovery: Recovery::default(),
             growth: Growth::default(),
             prr: false,
+            hystart: false,
+            timestamps: false,
+            limited_transmit: false,
             isn: Seq(0),
             handshake: false,
             max_burst: None,
@@ -110,6 +125,7 @@ impl TcpConfig {
             growth: self.growth,
             recovery: self.recovery,
             prr: self.prr,
+            hystart: self.hystart,
         }
     }
 }

@@ -40,7 +40,7 @@
 
 use pep_core::cc::{Congestion, LossAction, NextSeg};
 use pep_core::rtt::RttEstimator;
-use pep_core::{Duration, Flags, FlowId, Instant, SackBlocks, Segment, Seq};
+use pep_core::{Duration, Flags, FlowId, Instant, SackBlocks, Segment, Seq, Timestamps};
 
 use super::config::{AppSource, TcpConfig};
 
@@ -186,6 +186,11 @@ pub struct TcpSender {
     /// The FIN has been acknowledged: nothing more to do.
     closed: bool,
     stats: SenderStats,
+    /// Timestamps option on, and its clock (microseconds) for the segments
+    /// being sent now.
+    timestamps: bool,
+    ts_clock: u32,
+    limited_transmit: bool,
 }
 
 impl TcpSender {
@@ -232,6 +237,9 @@ impl TcpSender {
             completion,
             closed: false,
             stats: SenderStats::default(),
+            timestamps: cfg.timestamps,
+            ts_clock: 0,
+            limited_transmit: cfg.limited_transmit,
         }
     }
 
@@ -286,6 +294,7 @@ impl TcpSender {
         if self.closed {
             return None;
         }
+        self.ts_clock = ts_clock(now);
         if self.phase == Phase::SynSent {
             let kind = self.pending.take()?;
             let seg = self.segment(self.isn, 0, Flags::SYN);
@@ -309,7 +318,7 @@ impl TcpSender {
             self.on_sent(now, &seg, kind);
             return Some((seg, kind));
         }
-        let wnd = self.cc.window().min(self.rwnd as u64);
+        let wnd = (self.cc.window() + self.limited_transmit_allowance()).min(self.rwnd as u64);
         if let Some((seg, kind)) = self.next_in_window(wnd) {
             self.on_sent(now, &seg, kind);
             return Some((seg, kind));
@@ -427,6 +436,12 @@ impl TcpSender {
 
     fn on_new_ack(&mut self, now: Instant, seg: &Segment) {
         let ack = seg.ack;
+        if let (true, Some(ts)) = (self.timestamps, seg.ts) {
+            // RFC 7323's RTTM: an RTT sample from every ACK of new data.
+            let rtt = ts_clock(now).wrapping_sub(ts.ecr);
+            let rtt = Duration::from_micros(rtt as u64);
+            self.cc.on_ack_rtt(rtt, ack, self.snd_nxt);
+        }
         let acked = ack.bytes_since(self.snd_una);
         if let Some((end, sent)) = self.timing {
             if ack.ge(end) {
@@ -553,7 +568,10 @@ impl TcpSender {
             hdr_len: self.hdr_len,
             wnd: SENDER_RWND,
             sack: SackBlocks::new(),
-            ts: None,
+            ts: self.timestamps.then_some(Timestamps {
+                val: self.ts_clock,
+                ecr: 0,
+            }),
         }
     }
 
@@ -714,6 +732,17 @@ impl TcpSender {
                 .on_sack(self.snd_una, self.snd_max, seg.sack.as_slice())
     }
 
+    /// RFC 3042: "a TCP sender SHOULD send a segment of previously unsent
+    /// data in response to each of the first two duplicate ACKs" (ns-2:
+    /// `t_seqno_ <= highest_ack_ + cwnd_ + dupacks_`).
+    fn limited_transmit_allowance(&self) -> u64 {
+        let s = self.cc.state();
+        if !self.limited_transmit || s.in_recovery || s.dupacks >= s.dupack_threshold {
+            return 0;
+        }
+        s.dupacks as u64 * self.mss as u64
+    }
+
     /// Feeds an RTT sample (a segment sent at `sent`, answered at `now`) to
     /// the estimator and the congestion controller.
     fn rtt_sample(&mut self, now: Instant, sent: Instant) {
@@ -750,4 +779,9 @@ impl TcpSender {
         }
         d.min(max)
     }
+}
+
+/// The timestamps option's clock: microseconds, wrapping.
+fn ts_clock(now: Instant) -> u32 {
+    (now.0 / 1000) as u32
 }
