@@ -46,6 +46,7 @@ pub mod queue;
 pub mod relay;
 pub mod rng;
 pub mod rtt;
+mod rtt_ns2;
 pub mod segment;
 pub mod seq;
 pub mod time;

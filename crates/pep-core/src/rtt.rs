@@ -31,7 +31,8 @@
 //! | `granularity` | 1 ms | G; the virtual clock is exact, so this only floors the variance term |
 //! | `tick` | none | sample and RTO quantisation (ns-2: 10 ms) |
 
-use crate::time::Duration;
+use crate::rtt_ns2::Ns2Rtt;
+use crate::time::{Duration, Instant};
 
 /// RFC 6298's K: the RTO is SRTT plus K times RTTVAR.
 const K: u64 = 4;
@@ -50,6 +51,20 @@ pub struct RttConfig {
     /// If set, samples are rounded to the nearest multiple of the tick
     /// (minimum one tick) and the RTO is rounded up to a multiple of it.
     pub tick: Option<Duration>,
+    /// The estimator's arithmetic: RFC 6298 (default) or ns-2's.
+    pub mode: RttMode,
+}
+
+/// Which arithmetic the estimator uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RttMode {
+    /// RFC 6298 in nanoseconds, with the optional `tick` rounding above.
+    #[default]
+    Rfc6298,
+    /// ns-2 2.35's `rtt_update`/`rtt_timeout` in whole ticks of `tick`
+    /// (10 ms if unset), see `rtt_ns2.rs`. `boot` is ns-2's `boot_time_`,
+    /// the phase of its tick clock (ns-2 draws it uniformly in [0, tick)).
+    Ns2 { boot: Duration },
 }
 
 impl Default for RttConfig {
@@ -60,6 +75,7 @@ impl Default for RttConfig {
             max_rto: Duration::from_secs(60),
             granularity: Duration::from_millis(1),
             tick: None,
+            mode: RttMode::Rfc6298,
         }
     }
 }
@@ -79,6 +95,8 @@ pub struct RttEstimator {
     base_rto: Duration,
     /// Number of doublings applied since the last valid sample.
     backoff: u32,
+    /// ns-2's fixed-point state, in [`RttMode::Ns2`].
+    ns2: Ns2Rtt,
 }
 
 impl RttEstimator {
@@ -90,11 +108,39 @@ impl RttEstimator {
             latest: None,
             base_rto: cfg.initial_rto.min(cfg.max_rto),
             backoff: 0,
+            ns2: Ns2Rtt::default(),
         }
     }
 
     pub fn config(&self) -> &RttConfig {
         &self.cfg
+    }
+
+    /// Feeds one RTT measurement of a segment sent at `sent`; ns-2's
+    /// arithmetic needs the send time to count tick boundaries.
+    pub fn on_sample_at(&mut self, sample: Duration, sent: Instant) {
+        let RttMode::Ns2 { boot } = self.cfg.mode else {
+            return self.on_sample(sample);
+        };
+        let tick = self.ns2_tick();
+        let r = self.ns2.update(sample, sent, tick, boot);
+        self.latest = Some(Duration(r as u64 * tick.0));
+        self.srtt = Some(self.ns2.srtt(tick));
+        self.rttvar = self.ns2.rttvar(tick);
+        // rtt_timeout: minrto_ first (rfc2988_), maxrto_, two ticks at least.
+        let rtxcur = Duration(self.ns2.rtxcur() as u64 * tick.0);
+        self.base_rto = rtxcur
+            .max(self.cfg.min_rto)
+            .min(self.cfg.max_rto)
+            .max(tick * 2);
+        self.backoff = 0;
+    }
+
+    fn ns2_tick(&self) -> Duration {
+        self.cfg
+            .tick
+            .filter(|t| t.0 > 0)
+            .unwrap_or(Duration::from_millis(10))
     }
 
     /// Feeds one RTT measurement (from a segment that was not retransmitted)
@@ -127,6 +173,10 @@ impl RttEstimator {
     pub fn on_timeout(&mut self) {
         if self.rto() < self.cfg.max_rto {
             self.backoff += 1;
+        }
+        // ns-2 `rtt_backoff`: "if (t_backoff_ > 8)" clobber the SRTT.
+        if matches!(self.cfg.mode, RttMode::Ns2 { .. }) && self.backoff > 3 {
+            self.ns2.clobber();
         }
     }
 
@@ -225,6 +275,7 @@ mod tests {
             max_rto: Duration::from_secs(60),
             granularity: Duration::ZERO,
             tick: None,
+            mode: RttMode::Rfc6298,
         }
     }
 

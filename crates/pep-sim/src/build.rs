@@ -13,14 +13,16 @@ use crate::events::{Armed, Event, EventQueue};
 use crate::metrics::{Metrics, SeriesSet};
 use crate::packet::Packet;
 use crate::scenario::{
-    AckSpec, CcKind, ClassifySpec, Dir, LinkDirSpec, LossSpec, MediumSpec, QueueSpec, RecoveryKind,
-    RedSpec, Scenario, Series, SourceSpec,
+    AckSpec, CcKind, ClassifySpec, Dir, LinkDirSpec, LossSpec, MediumSpec, Profile, QueueSpec,
+    RecoveryKind, RedSpec, Scenario, Series, SourceSpec,
 };
 use crate::sim::{Cpu, Flow, Port, RunInfo, Simulation, NONE, NO_ROUTE};
 use crate::tcp::{
     AckPolicy, AppSource, Growth, PacingConfig, Recovery, SinkConfig, TcpConfig, TcpSink,
 };
 use crate::traffic::OnOff;
+use pep_core::cc::WindowUnit;
+use pep_core::rtt::RttMode;
 
 /// The port (link direction) index of `link` in direction `d`.
 fn port_index(link: usize, d: Dir) -> usize {
@@ -33,6 +35,31 @@ fn port_index(link: usize, d: Dir) -> usize {
 
 /// The sender configuration a flow's scenario settings describe.
 pub fn tcp_config(t: &crate::scenario::TcpSpec, sink: &crate::scenario::SinkSpec) -> TcpConfig {
+    let mut cfg = base_tcp_config(t, sink);
+    if t.profile == Some(Profile::Ns2) {
+        // ns-2's model pieces: windows in packets, its tick-based RTT
+        // arithmetic (boot_time_ at half a tick, the mean of ns-2's draw),
+        // and "ssthresh_ = int(wnd_)" at the start.
+        if let Growth::Reno { unit, .. } = &mut cfg.growth {
+            *unit = WindowUnit::Packets;
+        }
+        cfg.rto_tick = Some(t.clock_granularity);
+        cfg.rtt_mode = RttMode::Ns2 {
+            boot: t.clock_granularity / 2,
+        };
+        cfg.initial_ssthresh = (sink.rwnd / t.mss) as u64 * t.mss as u64;
+        cfg.limited_transmit = true; // singledup_ 1
+    }
+    if t.profile == Some(Profile::Linux) {
+        cfg.prr = true;
+        cfg.hystart = true;
+        cfg.timestamps = true;
+        cfg.limited_transmit = true;
+    }
+    cfg
+}
+
+fn base_tcp_config(t: &crate::scenario::TcpSpec, sink: &crate::scenario::SinkSpec) -> TcpConfig {
     TcpConfig {
         // What the sender assumes until the first ACK tells it the window.
         initial_rwnd: sink.rwnd,

@@ -21,6 +21,7 @@ pub mod bench;
 pub mod build;
 pub mod events;
 pub mod metrics;
+pub mod ns2;
 pub mod output;
 pub mod packet;
 pub mod scenario;

@@ -20,6 +20,8 @@ pub enum Growth {
         /// one SMSS per cwnd of bytes acknowledged. `None`: RFC 5681's
         /// per-ACK rules, as ns-2 does.
         abc: Option<u32>,
+        /// How congestion avoidance rounds and how a loss sets ssthresh.
+        unit: WindowUnit,
     },
     /// CUBIC (RFC 9438): cubic growth in time since the last reduction,
     /// `beta = 0.7`, Reno-friendly region, fast convergence.
@@ -32,8 +34,26 @@ pub enum Growth {
 
 impl Default for Growth {
     fn default() -> Self {
-        Growth::Reno { abc: None }
+        Growth::Reno {
+            abc: None,
+            unit: WindowUnit::Bytes,
+        }
     }
+}
+
+/// The unit Reno growth counts its window in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WindowUnit {
+    /// RFC 5681 in bytes: `cwnd += SMSS*SMSS/cwnd` truncated to whole bytes,
+    /// `ssthresh = max(FlightSize/2, 2*SMSS)`.
+    #[default]
+    Bytes,
+    /// ns-2's `cwnd_` in packets (a double): congestion avoidance adds
+    /// exactly `1/cwnd` packet per ACK (the byte remainder is carried, not
+    /// truncated), and a loss sets `ssthresh = max(floor(W/2), 2)` packets
+    /// with `W = floor(min(cwnd, FlightSize))` packets (ns-2's `slowdown`
+    /// with `window() = min(cwnd_, window_)`).
+    Packets,
 }
 
 /// What a growth algorithm currently believes, for traces and tests.
@@ -50,8 +70,10 @@ pub(super) enum GrowthState {
     Reno {
         /// ABC limit in segments, if byte counting is on.
         abc: Option<u32>,
+        unit: WindowUnit,
         /// RFC 3465's `bytes_acked`: bytes acknowledged in congestion
-        /// avoidance not yet turned into window.
+        /// avoidance not yet turned into window; with packet windows, the
+        /// remainder of `SMSS*SMSS/cwnd` not yet added.
         bytes_acked: u64,
     },
     /// Boxed (allocated once per connection) so that Reno flows stay small.
@@ -62,8 +84,9 @@ pub(super) enum GrowthState {
 impl GrowthState {
     pub(super) fn new(cfg: Growth) -> Self {
         match cfg {
-            Growth::Reno { abc } => GrowthState::Reno {
+            Growth::Reno { abc, unit } => GrowthState::Reno {
                 abc,
+                unit,
                 bytes_acked: 0,
             },
             Growth::Cubic(c) => GrowthState::Cubic(Box::new(Cubic::new(c))),
@@ -73,7 +96,10 @@ impl GrowthState {
 
     pub(super) fn config(&self) -> Growth {
         match self {
-            GrowthState::Reno { abc, .. } => Growth::Reno { abc: *abc },
+            GrowthState::Reno { abc, unit, .. } => Growth::Reno {
+                abc: *abc,
+                unit: *unit,
+            },
             GrowthState::Cubic(c) => Growth::Cubic(c.config()),
             GrowthState::Westwood(_) => Growth::Westwood,
         }
@@ -90,11 +116,15 @@ impl GrowthState {
     /// An ACK of `acked` new bytes arrived outside loss recovery.
     pub(super) fn on_ack(&mut self, now: Instant, s: &mut CcState, acked: u32) {
         match self {
-            GrowthState::Reno { abc, bytes_acked } => {
-                reno_on_ack(s, *abc, bytes_acked, acked as u64)
-            }
+            GrowthState::Reno {
+                abc,
+                unit,
+                bytes_acked,
+            } => reno_on_ack(s, *abc, *unit, bytes_acked, acked as u64),
             GrowthState::Cubic(c) => c.on_ack(now, s, acked),
-            GrowthState::Westwood(_) => reno_on_ack(s, None, &mut 0, acked as u64),
+            GrowthState::Westwood(_) => {
+                reno_on_ack(s, None, WindowUnit::Bytes, &mut 0, acked as u64)
+            }
         }
     }
 
@@ -123,7 +153,7 @@ impl GrowthState {
     /// the new ssthresh.
     pub(super) fn loss_ssthresh(&mut self, s: &CcState, flight: u64) -> u64 {
         match self {
-            GrowthState::Reno { .. } => reno_ssthresh(s, flight),
+            GrowthState::Reno { unit, .. } => unit_ssthresh(s, *unit, flight),
             GrowthState::Cubic(c) => c.on_loss(s, flight),
             GrowthState::Westwood(w) => w.ssthresh(s).unwrap_or(reno_ssthresh(s, flight)),
         }
@@ -133,7 +163,7 @@ impl GrowthState {
     /// `flight` bytes outstanding: the new ssthresh.
     pub(super) fn timeout_ssthresh(&mut self, s: &CcState, flight: u64) -> u64 {
         match self {
-            GrowthState::Reno { .. } => reno_ssthresh(s, flight),
+            GrowthState::Reno { unit, .. } => unit_ssthresh(s, *unit, flight),
             GrowthState::Cubic(c) => c.on_timeout(s, flight),
             GrowthState::Westwood(w) => {
                 let t = w.ssthresh(s).unwrap_or(reno_ssthresh(s, flight));
@@ -156,6 +186,19 @@ pub(super) fn reno_ssthresh(s: &CcState, flight: u64) -> u64 {
     (flight / 2).max(2 * s.smss as u64)
 }
 
+fn unit_ssthresh(s: &CcState, unit: WindowUnit, flight: u64) -> u64 {
+    match unit {
+        WindowUnit::Bytes => reno_ssthresh(s, flight),
+        WindowUnit::Packets => {
+            // ns-2 `slowdown`: "ssthresh_ = (int) halfwin" with halfwin =
+            // int(window() / 2), then "if (ssthresh_ < 2) ssthresh_ = 2".
+            let smss = s.smss as u64;
+            let w = s.cwnd.min(flight) / smss;
+            (w / 2).max(2) * smss
+        }
+    }
+}
+
 /// Slow start (RFC 5681 eq. 2, or RFC 3465 with limit `abc`) when
 /// `cwnd < ssthresh`; true if it applied.
 pub(super) fn slow_start(s: &mut CcState, abc: Option<u32>, acked: u64) -> bool {
@@ -174,12 +217,26 @@ pub(super) fn slow_start(s: &mut CcState, abc: Option<u32>, acked: u64) -> bool 
     true
 }
 
-fn reno_on_ack(s: &mut CcState, abc: Option<u32>, bytes_acked: &mut u64, acked: u64) {
+fn reno_on_ack(
+    s: &mut CcState,
+    abc: Option<u32>,
+    unit: WindowUnit,
+    bytes_acked: &mut u64,
+    acked: u64,
+) {
     if slow_start(s, abc, acked) {
         return;
     }
     let smss = s.smss as u64;
     match abc {
+        None if unit == WindowUnit::Packets => {
+            // ns-2 `opencwnd`: "cwnd_ += increase_num_ / cwnd_" in packets,
+            // i.e. SMSS*SMSS/cwnd bytes with the remainder carried.
+            let num = smss * smss + *bytes_acked;
+            let cwnd = s.cwnd.max(1);
+            *bytes_acked = num % cwnd;
+            s.cwnd = s.cwnd.saturating_add(num / cwnd);
+        }
         None => {
             // Eq. (3): "cwnd += SMSS*SMSS/cwnd" on each non-duplicate ACK.
             // "If the above formula yields 0, the result SHOULD be rounded

@@ -40,6 +40,8 @@
 
 mod cubic;
 mod growth;
+mod hystart;
+mod prr;
 mod recovery;
 mod sack;
 mod westwood;
@@ -52,7 +54,7 @@ mod sack_tests;
 mod tests;
 
 pub use cubic::{CubicConfig, CubicView};
-pub use growth::{Growth, GrowthView};
+pub use growth::{Growth, GrowthView, WindowUnit};
 pub use recovery::Recovery;
 pub use sack::{NextSeg, Scoreboard, SCOREBOARD_RANGES};
 pub use westwood::WestwoodView;
@@ -90,6 +92,12 @@ pub struct CcConfig {
     pub growth: Growth,
     /// Loss recovery algorithm.
     pub recovery: Recovery,
+    /// Proportional Rate Reduction (RFC 6937) during SACK recovery, as
+    /// Linux; otherwise cwnd drops to ssthresh at once (RFC 6675).
+    pub prr: bool,
+    /// HyStart++ (RFC 9406) in the initial slow start; needs
+    /// [`Congestion::on_ack_rtt`] on every ACK of new data.
+    pub hystart: bool,
 }
 
 impl CcConfig {
@@ -103,6 +111,8 @@ impl CcConfig {
             dupack_threshold: 3,
             growth: Growth::default(),
             recovery: Recovery::default(),
+            prr: false,
+            hystart: false,
         }
     }
 }
@@ -181,6 +191,10 @@ pub struct Congestion {
     growth: GrowthState,
     /// Loss recovery algorithm and its private state.
     recovery: RecoveryState,
+    /// PRR's state, if on (with SACK recovery only).
+    prr: Option<prr::Prr>,
+    /// HyStart++'s state, if on.
+    hystart: Option<hystart::HyStart>,
 }
 
 impl Congestion {
@@ -212,6 +226,10 @@ impl Congestion {
             },
             growth: GrowthState::new(cfg.growth),
             recovery: RecoveryState::new(cfg.recovery),
+            prr: (cfg.prr && cfg.recovery == Recovery::Sack).then(prr::Prr::default),
+            hystart: cfg
+                .hystart
+                .then(|| hystart::HyStart::new(cfg.initial_ssthresh)),
         }
     }
 
@@ -269,10 +287,25 @@ impl Congestion {
         s.dupacks = 0;
         s.timed_out = false;
         if s.in_recovery {
-            return recovery::on_recovery_ack(&self.recovery, s, ack, acked);
+            let action = recovery::on_recovery_ack(&self.recovery, s, ack, acked);
+            self.prr_ack(ack, acked as u64);
+            return action;
         }
+        let before = s.cwnd;
         self.growth.on_ack(now, s, acked);
+        if let Some(h) = &mut self.hystart {
+            h.after_slow_start(s, before);
+        }
         None
+    }
+
+    /// An ACK of new data up to `ack` carried an RTT sample (a timestamp
+    /// echo); SND.NXT is `snd_nxt`. Call before [`Congestion::on_new_ack`]
+    /// for the same ACK. Only HyStart++ uses it.
+    pub fn on_ack_rtt(&mut self, rtt: Duration, ack: Seq, snd_nxt: Seq) {
+        if let Some(h) = &mut self.hystart {
+            h.on_rtt(&mut self.state, rtt, ack, snd_nxt);
+        }
     }
 
     /// A duplicate ACK (see [`Congestion::is_duplicate`]) arrived while
@@ -280,6 +313,9 @@ impl Congestion {
     pub fn on_dupack(&mut self, now: Instant, snd_una: Seq, snd_max: Seq) -> Option<LossAction> {
         self.growth.on_dupack(now, &self.state);
         if !recovery::dupack_starts_recovery(&self.recovery, &mut self.state, snd_una) {
+            if self.state.in_recovery {
+                self.prr_ack(snd_una, 0);
+            }
             return None;
         }
         // RFC 5681 step 2: "When the third duplicate ACK is received, a TCP
@@ -296,7 +332,36 @@ impl Congestion {
             snd_max,
         );
         self.growth.on_congestion();
+        if let Some(p) = &mut self.prr {
+            p.start(flight);
+            self.prr_ack(snd_una, 0);
+        }
         Some(action)
+    }
+
+    /// PRR (RFC 6937) on an ACK during SACK recovery that left SND.UNA at
+    /// `una` after acknowledging `acked` new bytes: cwnd = pipe + sndcnt.
+    fn prr_ack(&mut self, una: Seq, acked: u64) {
+        let (Some(p), RecoveryState::Sack(b)) = (&mut self.prr, &self.recovery) else {
+            return;
+        };
+        let s = &mut self.state;
+        if !s.in_recovery {
+            return;
+        }
+        let delivered = p.delivered_data(acked);
+        let pipe = b.pipe(una, p.max, s.dupack_threshold, s.smss);
+        s.cwnd = p.on_ack(delivered, pipe, s.ssthresh, s.smss as u64);
+    }
+
+    /// The transport sent `len` bytes (any segment): PRR's `prr_out`.
+    #[inline]
+    pub fn on_transmit(&mut self, len: u32) {
+        if let Some(p) = &mut self.prr {
+            if self.state.in_recovery {
+                p.out += len as u64;
+            }
+        }
     }
 
     /// The retransmission timer expired with `[snd_una, snd_max)`
@@ -349,7 +414,11 @@ impl Congestion {
             RecoveryState::Sack(b) => {
                 // SetPipe() runs on every ACK: rescue bytes are counted anew.
                 b.rescue_in_pipe = 0;
-                b.update(una, max, blocks)
+                let new = b.update(una, max, blocks);
+                if let Some(p) = &mut self.prr {
+                    p.on_sack(b.sacked_bytes(), max);
+                }
+                new
             }
             _ => false,
         }

@@ -18,7 +18,7 @@ fn cc(recovery: Recovery, growth: Growth) -> Congestion {
 }
 
 fn reno_growth() -> Growth {
-    Growth::Reno { abc: None }
+    Growth::default()
 }
 
 /// A controller in congestion avoidance at `cwnd` bytes.
@@ -35,7 +35,7 @@ fn defaults_follow_the_rfcs() {
     assert_eq!(c.cwnd(), 10 * M); // RFC 6928
     assert_eq!(c.ssthresh(), u64::MAX);
     assert_eq!(c.recovery(), Recovery::NewReno);
-    assert_eq!(c.growth(), Growth::Reno { abc: None });
+    assert_eq!(c.growth(), Growth::default());
     assert_eq!(c.state().recover, Seq(0));
 }
 
@@ -54,7 +54,13 @@ fn slow_start_adds_at_most_one_smss_per_ack() {
 
 #[test]
 fn abc_slow_start_counts_bytes_up_to_l_segments() {
-    let mut c = cc(Recovery::NewReno, Growth::Reno { abc: Some(2) });
+    let mut c = cc(
+        Recovery::NewReno,
+        Growth::Reno {
+            abc: Some(2),
+            unit: Default::default(),
+        },
+    );
     c.on_new_ack(T, Seq(2001), 2000);
     assert_eq!(c.cwnd(), 12 * M);
     c.on_new_ack(T, Seq(5001), 3000); // capped at L*SMSS
@@ -91,7 +97,14 @@ fn congestion_avoidance_rounds_a_zero_increment_up_to_one_byte() {
 
 #[test]
 fn abc_congestion_avoidance_adds_one_smss_per_cwnd_acked() {
-    let mut c = in_ca(Recovery::NewReno, Growth::Reno { abc: Some(2) }, 4 * M);
+    let mut c = in_ca(
+        Recovery::NewReno,
+        Growth::Reno {
+            abc: Some(2),
+            unit: Default::default(),
+        },
+        4 * M,
+    );
     for i in 1..=3u32 {
         c.on_new_ack(T, Seq(1 + i * MSS), MSS);
         assert_eq!(c.cwnd(), 4 * M);

@@ -25,7 +25,7 @@ fn axes(defaults: &str, tcp: &str, sink: &str) -> (Growth, Recovery) {
 
 #[test]
 fn each_name_maps_to_a_growth_and_a_recovery() {
-    let reno = Growth::Reno { abc: None };
+    let reno = Growth::default();
     let cubic = Growth::Cubic(Default::default());
     let cases = [
         ("cc = \"tahoe\"", "", (reno, Recovery::Tahoe)),

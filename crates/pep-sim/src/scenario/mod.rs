@@ -22,6 +22,7 @@ mod error;
 mod links;
 mod model;
 mod overrides;
+mod profile;
 mod raw;
 mod routes;
 mod tagged;
@@ -42,8 +43,8 @@ use std::path::Path;
 pub use error::{Diagnostic, Pos, ScenarioError};
 pub use model::{
     AckSpec, CcKind, ClassifySpec, Dir, FlowSpec, LinkDirSpec, LinkSpec, LossSpec, MediumSpec,
-    NodeKind, NodeSpec, OutputSpec, QueueSpec, RecoveryKind, RedSpec, Scenario, Series, SinkSpec,
-    SourceSpec, TcpSpec, TraceSpec,
+    NodeKind, NodeSpec, OutputSpec, Profile, QueueSpec, RecoveryKind, RedSpec, Scenario, Series,
+    SinkSpec, SourceSpec, TcpSpec, TraceSpec,
 };
 pub use overrides::{apply_override, parse_override};
 pub use routes::{Routes, MAX_NODES};

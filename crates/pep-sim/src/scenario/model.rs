@@ -266,6 +266,18 @@ pub enum CcKind {
     Westwood,
 }
 
+/// A named bundle of TCP and sink defaults (`tcp.profile`); see
+/// `scenario/profile.rs` and docs/tcp.md for what each sets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// ns-2 2.35's one-way agents: packet-counted windows, 10 ms tick RTT
+    /// estimator, `window_` 20, `windowInit_` 2, SYN before data.
+    Ns2,
+    /// Linux: CUBIC with SACK, IW10, PRR, HyStart++, 40 ms delayed ACKs.
+    Linux,
+}
+
 /// A loss recovery algorithm (`tcp.recovery`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -279,6 +291,9 @@ pub enum RecoveryKind {
 /// TCP sender settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TcpSpec {
+    /// The profile whose bundle these settings started from, if any; it
+    /// also selects the model variants the bundle implies (build.rs).
+    pub profile: Option<Profile>,
     pub cc: CcKind,
     /// Loss recovery as written; `None` takes the one `cc` implies (see
     /// [`TcpSpec::recovery`]).

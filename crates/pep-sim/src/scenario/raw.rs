@@ -21,7 +21,7 @@ use serde::Deserialize;
 use serde_spanned::__unstable as spanned;
 use toml::{Spanned, Table, Value};
 
-use super::model::{CcKind, NodeKind, RecoveryKind, Series};
+use super::model::{CcKind, NodeKind, Profile, RecoveryKind, Series};
 use crate::units::{self, UnitError};
 
 type S<T> = Spanned<T>;
@@ -132,6 +132,7 @@ pub(crate) struct Tcp {
     pub pacing: Option<S<bool>>,
     pub max_pacing_rate: Option<S<RateV>>,
     pub sndbuf: Option<S<Size>>,
+    pub profile: Option<S<Profile>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -97,6 +97,7 @@ fn base_loads_with_builtin_defaults() {
     assert_eq!(
         f.tcp,
         TcpSpec {
+            profile: None,
             cc: CcKind::NewReno,
             recovery: None,
             mss: 1460,

@@ -217,6 +217,7 @@ fn builtin() -> Base {
     queue.insert("limit".into(), Value::Integer(100));
     Base {
         tcp: TcpSpec {
+            profile: None,
             cc: CcKind::NewReno,
             recovery: None,
             mss: 1460,
@@ -326,6 +327,13 @@ fn apply(
     layer: Layer,
 ) {
     let at = (prefix, layer);
+    if let Some(p) = tcp.and_then(|r| {
+        take(ctx, &mut base.set, at, "tcp.profile", &r.profile, |v| {
+            Ok(*v)
+        })
+    }) {
+        super::profile::apply(p, &mut base.tcp, &mut base.sink, &mut base.ack);
+    }
     let (t, set) = (&mut base.tcp, &mut base.set);
     if let Some(r) = tcp {
         if let Some(v) = take(ctx, set, at, "tcp.cc", &r.cc, |v| Ok(*v)) {

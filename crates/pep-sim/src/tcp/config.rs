@@ -1,7 +1,7 @@
 //! Configuration of the simulated TCP endpoints.
 
 use pep_core::cc::{CcConfig, Growth, Recovery};
-use pep_core::rtt::RttConfig;
+use pep_core::rtt::{RttConfig, RttMode};
 use pep_core::{Duration, Seq};
 
 use super::pacing::PacingConfig;
@@ -35,12 +35,29 @@ pub struct TcpConfig {
     /// If set, RTT samples are rounded to this tick and the RTO up to a
     /// multiple of it (ns-2's `tcpTick_`, 10 ms). Default none (exact).
     pub rto_tick: Option<Duration>,
+    /// RFC 6298 or ns-2 arithmetic for the retransmission timer.
+    pub rtt_mode: RttMode,
     /// Duplicate ACKs that trigger fast retransmit. Default 3 (RFC 5681).
     pub dupack_threshold: u32,
     /// Loss recovery. Default NewReno (RFC 6582).
     pub recovery: Recovery,
     /// Window growth. Default Reno (RFC 5681) without byte counting.
     pub growth: Growth,
+    /// Proportional Rate Reduction (RFC 6937) in SACK recovery. Default
+    /// off (RFC 6675's immediate reduction).
+    pub prr: bool,
+    /// HyStart++ (RFC 9406) in the initial slow start; needs `timestamps`
+    /// for its per-ACK RTT samples. Default off.
+    pub hystart: bool,
+    /// Send the timestamps option (RFC 7323) with a microsecond clock; the
+    /// sink echoes it and every ACK of new data then gives an RTT sample
+    /// (for HyStart++; the RTO keeps timing one segment per RTT). Default
+    /// off.
+    pub timestamps: bool,
+    /// Limited transmit (RFC 3042; ns-2's `singledup_`): each of the first
+    /// DupThresh - 1 duplicate ACKs lets one new segment beyond cwnd out.
+    /// Default off.
+    pub limited_transmit: bool,
     /// Initial send sequence number. Default 0. The SYN occupies `isn` and
     /// data starts at `isn + 1` whether or not the handshake is simulated.
     pub isn: Seq,
@@ -78,9 +95,14 @@ impl Default for TcpConfig {
             max_rto: rtt.max_rto,
             clock_granularity: rtt.granularity,
             rto_tick: rtt.tick,
+            rtt_mode: rtt.mode,
             dupack_threshold: 3,
             recovery: Recovery::default(),
             growth: Growth::default(),
+            prr: false,
+            hystart: false,
+            timestamps: false,
+            limited_transmit: false,
             isn: Seq(0),
             handshake: false,
             max_burst: None,
@@ -100,6 +122,7 @@ impl TcpConfig {
             max_rto: self.max_rto,
             granularity: self.clock_granularity,
             tick: self.rto_tick,
+            mode: self.rtt_mode,
         }
     }
 
@@ -112,6 +135,8 @@ impl TcpConfig {
             dupack_threshold: self.dupack_threshold,
             growth: self.growth,
             recovery: self.recovery,
+            prr: self.prr,
+            hystart: self.hystart,
         }
     }
 }

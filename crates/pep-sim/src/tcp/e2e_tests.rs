@@ -403,7 +403,7 @@ proptest! {
     fn any_drop_pattern_completes(
         recovery in prop_oneof![Just(Recovery::Tahoe), Just(Recovery::Reno), Just(Recovery::NewReno), Just(Recovery::Sack)],
         growth in prop_oneof![
-            Just(Growth::Reno { abc: None }),
+            Just(Growth::default()),
             Just(Growth::Cubic(Default::default())),
             Just(Growth::Westwood)
         ],

@@ -36,9 +36,11 @@
 //! window, zero-window probing, `max_burst`, Linux-style pacing
 //! ([`pacing`]), a send-buffer cap (`sndbuf`), FIN; delayed ACKs with count
 //! and timer, immediate ACKs on out-of-order data and hole fills, SACK
-//! block generation. Not modelled (yet): limited transmit (RFC 3042),
-//! HyStart++ (RFC 9406), PRR (RFC 6937), RACK (RFC 8985), timestamps
-//! (RFC 7323),
+//! block generation; as options (the `linux` profile): PRR (RFC 6937),
+//! HyStart++ (RFC 9406) and the timestamps option (RFC 7323) for its RTT
+//! samples; ns-2's tick-based timer (the `ns2` profile). Not modelled
+//! (yet): limited transmit (RFC 3042), RACK-TLP (RFC 8985), RTO from
+//! timestamps,
 //! D-SACK (RFC 2883), restart after idle (RFC 5681 4.1) and congestion
 //! window validation (RFC 7661), a receiver whose application reads slowly
 //! (the sink delivers in-order data at once, so its window never shrinks),

@@ -40,7 +40,7 @@
 
 use pep_core::cc::{Congestion, LossAction, NextSeg};
 use pep_core::rtt::RttEstimator;
-use pep_core::{Duration, Flags, FlowId, Instant, SackBlocks, Segment, Seq};
+use pep_core::{Duration, Flags, FlowId, Instant, SackBlocks, Segment, Seq, Timestamps};
 
 use super::config::{AppSource, TcpConfig};
 use super::pacing::{Pacer, RateInputs};
@@ -193,6 +193,11 @@ pub struct TcpSender {
     /// `SO_SNDBUF`: a cap on in-flight bytes.
     sndbuf: u64,
     stats: SenderStats,
+    /// Timestamps option on, and its clock (microseconds) for the segments
+    /// being sent now.
+    timestamps: bool,
+    ts_clock: u32,
+    limited_transmit: bool,
 }
 
 impl TcpSender {
@@ -242,6 +247,9 @@ impl TcpSender {
             paced: None,
             sndbuf: cfg.sndbuf,
             stats: SenderStats::default(),
+            timestamps: cfg.timestamps,
+            ts_clock: 0,
+            limited_transmit: cfg.limited_transmit,
         }
     }
 
@@ -296,6 +304,7 @@ impl TcpSender {
         if self.closed {
             return None;
         }
+        self.ts_clock = ts_clock(now);
         self.paced = None;
         if let Some(at) = self.pacer.as_ref().and_then(|p| p.release(now)) {
             if self.phase == Phase::Established && self.wants_to_send() {
@@ -438,7 +447,7 @@ impl TcpSender {
         if self.syn_retransmitted {
             self.rtt.reinit_after_syn_timeout();
         } else if let Some(sent) = self.syn_sent_at {
-            self.rtt_sample(now - sent);
+            self.rtt_sample(now, sent);
         }
         if self.app == AppSource::Finite(0) {
             self.completion = Some(now);
@@ -447,10 +456,16 @@ impl TcpSender {
 
     fn on_new_ack(&mut self, now: Instant, seg: &Segment) {
         let ack = seg.ack;
+        if let (true, Some(ts)) = (self.timestamps, seg.ts) {
+            // RFC 7323's RTTM: an RTT sample from every ACK of new data.
+            let rtt = ts_clock(now).wrapping_sub(ts.ecr);
+            let rtt = Duration::from_micros(rtt as u64);
+            self.cc.on_ack_rtt(rtt, ack, self.snd_nxt);
+        }
         let acked = ack.bytes_since(self.snd_una);
         if let Some((end, sent)) = self.timing {
             if ack.ge(end) {
-                self.rtt_sample(now - sent);
+                self.rtt_sample(now, sent);
                 self.timing = None;
             }
         }
@@ -573,7 +588,10 @@ impl TcpSender {
             hdr_len: self.hdr_len,
             wnd: SENDER_RWND,
             sack: SackBlocks::new(),
-            ts: None,
+            ts: self.timestamps.then_some(Timestamps {
+                val: self.ts_clock,
+                ecr: 0,
+            }),
         }
     }
 
@@ -692,6 +710,7 @@ impl TcpSender {
         }
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += seg.len as u64;
+        self.cc.on_transmit(seg.len);
         let end = seg.end_seq();
         if kind.is_retransmission() {
             self.stats.retransmitted_segments += 1;
@@ -728,8 +747,12 @@ impl TcpSender {
 
     /// `min(cwnd + inflation, rwnd, sndbuf)`: what may be outstanding.
     #[inline]
+    /// What may be outstanding: cwnd (with recovery inflation and the
+    /// limited-transmit allowance), the receiver's window and the send buffer.
     fn send_window(&self) -> u64 {
-        self.cc.window().min(self.rwnd as u64).min(self.sndbuf)
+        (self.cc.window() + self.limited_transmit_allowance())
+            .min(self.rwnd as u64)
+            .min(self.sndbuf)
     }
 
     /// Whether `poll_transmit` would send something now (pacing aside).
@@ -768,9 +791,22 @@ impl TcpSender {
                 .on_sack(self.snd_una, self.snd_max, seg.sack.as_slice())
     }
 
-    /// Feeds an RTT sample to the estimator and the congestion controller.
-    fn rtt_sample(&mut self, sample: Duration) {
-        self.rtt.on_sample(sample);
+    /// RFC 3042: "a TCP sender SHOULD send a segment of previously unsent
+    /// data in response to each of the first two duplicate ACKs" (ns-2:
+    /// `t_seqno_ <= highest_ack_ + cwnd_ + dupacks_`).
+    fn limited_transmit_allowance(&self) -> u64 {
+        let s = self.cc.state();
+        if !self.limited_transmit || s.in_recovery || s.dupacks >= s.dupack_threshold {
+            return 0;
+        }
+        s.dupacks as u64 * self.mss as u64
+    }
+
+    /// Feeds an RTT sample (a segment sent at `sent`, answered at `now`) to
+    /// the estimator and the congestion controller.
+    fn rtt_sample(&mut self, now: Instant, sent: Instant) {
+        let sample = now - sent;
+        self.rtt.on_sample_at(sample, sent);
         let srtt = self.rtt.srtt().unwrap_or(sample);
         self.cc.on_rtt_sample(sample, srtt);
     }
@@ -802,4 +838,9 @@ impl TcpSender {
         }
         d.min(max)
     }
+}
+
+/// The timestamps option's clock: microseconds, wrapping.
+fn ts_clock(now: Instant) -> u32 {
+    (now.0 / 1000) as u32
 }

@@ -22,7 +22,7 @@
 //! An immediate ACK also acknowledges any data the delayed-ACK logic was
 //! holding, and cancels its timer.
 
-use pep_core::{Duration, Flags, FlowId, Instant, SackBlocks, Segment, Seq};
+use pep_core::{Duration, Flags, FlowId, Instant, SackBlocks, Segment, Seq, Timestamps};
 
 use super::config::{AckPolicy, SinkConfig};
 
@@ -105,6 +105,9 @@ pub struct TcpSink {
     syn_ack_due: bool,
     /// The ACK number of the last ACK sent.
     last_ack_sent: Option<Seq>,
+    /// RFC 7323's TS.Recent, echoed in every ACK once the peer sends
+    /// timestamps.
+    ts_recent: Option<u32>,
     /// In-order payload bytes handed to the application.
     delivered: u64,
     stats: SinkStats,
@@ -135,6 +138,7 @@ impl TcpSink {
             acks_due: 0,
             syn_ack_due: false,
             last_ack_sent: None,
+            ts_recent: None,
             delivered: 0,
             stats: SinkStats::default(),
         }
@@ -148,6 +152,14 @@ impl TcpSink {
             return;
         }
         self.stats.segments_received += 1;
+        if let Some(ts) = seg.ts {
+            // RFC 7323 4.3: TS.Recent is the TSval of a segment at or below
+            // Last.ACK.sent, so a delayed ACK echoes the earliest segment
+            // it acknowledges.
+            if seg.seq.le(self.last_ack_sent.unwrap_or(self.rcv_nxt)) {
+                self.ts_recent = Some(ts.val);
+            }
+        }
         if seg.flags.contains(Flags::SYN) {
             if !self.started {
                 self.rcv_nxt = seg.seq + 1;
@@ -275,7 +287,7 @@ impl TcpSink {
             hdr_len: self.cfg.hdr_len,
             wnd: self.cfg.rwnd,
             sack: SackBlocks::new(),
-            ts: None,
+            ts: self.ts_recent.map(|ecr| Timestamps { val: 0, ecr }),
         }
     }
 

@@ -1,0 +1,202 @@
+//! The ns-2 oracle: a baseline scenario (no PEP) as an ns-2 2.35 Tcl script.
+//!
+//! Used by the differential tests (`tests/ns2_oracle.rs`): the same scenario
+//! runs in ns-2 (`ns script.tcl`) and in the simulator's `ns2` profile, and
+//! their goodputs are compared. Only what both can express is translated:
+//! DropTail queues in packets, Bernoulli loss (ns-2's `ErrorModel` on
+//! packets, placed after the queue as `$ns lossmodel` does), one-way TCP
+//! agents (`Agent/TCP` Tahoe, `/Reno`, `/Newreno`, `/Sack1`), `TCPSink`,
+//! `TCPSink/Sack1` and `TCPSink/DelAck`, FTP bulk or finite sources.
+//!
+//! The script prints, for every flow, `ack <flow> <time> <acked-bytes>`
+//! at `warmup` and at the end of the run: payload bytes cumulatively
+//! acknowledged (ns-2's `ack_`, the highest in-order packet acknowledged,
+//! times `packetSize_`; with `syn_` the SYN is packet 0 and carries none).
+
+use std::fmt::Write as _;
+
+use pep_core::queue::QueueLimit;
+use pep_core::{Duration, KindFilter};
+
+use crate::scenario::{
+    AckSpec, Dir, LossSpec, MediumSpec, QueueSpec, RecoveryKind, Scenario, SourceSpec,
+};
+
+/// Seconds as ns-2 reads them.
+fn secs(d: Duration) -> String {
+    format!("{:.9}", d.as_secs_f64())
+}
+
+/// The ns-2 script for `sc`, recording acknowledged bytes at `warmup` and
+/// at the end. `ns_seed` seeds ns-2's default RNG (loss, `boot_time_`).
+/// An error names what ns-2 cannot be given.
+pub fn script(sc: &Scenario, warmup: Duration, ns_seed: u64) -> Result<String, String> {
+    let mut s = String::new();
+    let w = &mut s;
+    let _ = writeln!(w, "set ns [new Simulator]");
+    let _ = writeln!(w, "global defaultRNG");
+    let _ = writeln!(w, "$defaultRNG seed {ns_seed}");
+    for (i, n) in sc.nodes.iter().enumerate() {
+        if n.processing.is_some() {
+            return Err(format!("node {}: a processing cost", n.name));
+        }
+        let _ = writeln!(w, "set n({i}) [$ns node]");
+    }
+    for (li, l) in sc.links.iter().enumerate() {
+        if l.medium != MediumSpec::FullDuplex {
+            return Err(format!("link {li}: a half-duplex medium"));
+        }
+        for d in [Dir::Forward, Dir::Reverse] {
+            let spec = l.dir(d);
+            let (a, b) = (l.from_node(d), l.to_node(d));
+            let _ = writeln!(
+                w,
+                "$ns simplex-link $n({a}) $n({b}) {}bps {}s DropTail",
+                spec.rate.0,
+                secs(spec.delay)
+            );
+            let QueueSpec::DropTail { limit } = spec.queue else {
+                return Err(format!("link {li}: a queue other than DropTail"));
+            };
+            let limit = match limit {
+                QueueLimit::Packets(n) => n,
+                QueueLimit::Bytes(_) => return Err(format!("link {li}: byte queue limit")),
+            };
+            let _ = writeln!(w, "$ns queue-limit $n({a}) $n({b}) {limit}");
+            match &spec.loss {
+                LossSpec::None => {}
+                LossSpec::Bernoulli {
+                    p,
+                    applies_to: KindFilter::All,
+                } => {
+                    let _ = writeln!(w, "set em [new ErrorModel]");
+                    let _ = writeln!(w, "$em unit pkt");
+                    let _ = writeln!(w, "$em set rate_ {p}");
+                    let _ = writeln!(w, "$em ranvar [new RandomVariable/Uniform]");
+                    let _ = writeln!(w, "$em drop-target [new Agent/Null]");
+                    let _ = writeln!(w, "$ns lossmodel $em $n({a}) $n({b})");
+                }
+                LossSpec::Drop { .. } => return Err(format!("link {li}: scripted drops")),
+                LossSpec::Bernoulli { .. } | LossSpec::GilbertElliott { .. } => {
+                    return Err(format!(
+                        "link {li}: loss other than Bernoulli on all packets"
+                    ))
+                }
+            }
+        }
+    }
+    for (i, f) in sc.flows.iter().enumerate() {
+        let t = &f.tcp;
+        let agent = match t.recovery(f.sink.sack) {
+            RecoveryKind::Tahoe => "Agent/TCP",
+            RecoveryKind::Reno => "Agent/TCP/Reno",
+            RecoveryKind::NewReno => "Agent/TCP/Newreno",
+            RecoveryKind::Sack => "Agent/TCP/Sack1",
+        };
+        if !matches!(
+            t.cc,
+            crate::scenario::CcKind::Tahoe
+                | crate::scenario::CcKind::Reno
+                | crate::scenario::CcKind::NewReno
+                | crate::scenario::CcKind::Sack
+        ) {
+            return Err(format!(
+                "flow {}: ns-2 has no {:?} agent here",
+                f.name, t.cc
+            ));
+        }
+        let sink = match (f.sink.sack, &f.sink.ack) {
+            (false, AckSpec::Every) => "Agent/TCPSink".to_string(),
+            (true, AckSpec::Every) => "Agent/TCPSink/Sack1".to_string(),
+            (false, AckSpec::Delayed { count: 2, .. }) => "Agent/TCPSink/DelAck".to_string(),
+            (true, AckSpec::Delayed { count: 2, .. }) => "Agent/TCPSink/Sack1/DelAck".to_string(),
+            _ => return Err(format!("flow {}: sink not expressible", f.name)),
+        };
+        let _ = writeln!(w, "set tcp({i}) [new {agent}]");
+        let set = |w: &mut String, k: &str, v: String| {
+            let _ = writeln!(w, "$tcp({i}) set {k} {v}");
+        };
+        set(w, "packetSize_", t.mss.to_string());
+        set(w, "tcpip_base_hdr_size_", t.header.to_string());
+        set(w, "windowInit_", t.init_cwnd.to_string());
+        set(w, "window_", (f.sink.rwnd / t.mss).to_string());
+        set(w, "minrto_", secs(t.min_rto));
+        set(w, "rtxcur_init_", secs(t.initial_rto));
+        set(w, "maxrto_", secs(t.max_rto));
+        set(w, "tcpTick_", secs(t.clock_granularity));
+        set(
+            w,
+            "syn_",
+            (if t.handshake { "true" } else { "false" }).into(),
+        );
+        set(w, "maxburst_", t.max_burst.unwrap_or(0).to_string());
+        set(w, "fid_", i.to_string());
+        let _ = writeln!(w, "set sink({i}) [new {sink}]");
+        if let AckSpec::Delayed { timeout, .. } = f.sink.ack {
+            let _ = writeln!(w, "$sink({i}) set interval_ {}", secs(timeout));
+        }
+        let _ = writeln!(w, "$ns attach-agent $n({}) $tcp({i})", f.src);
+        let _ = writeln!(w, "$ns attach-agent $n({}) $sink({i})", f.dst);
+        let _ = writeln!(w, "$ns connect $tcp({i}) $sink({i})");
+        let _ = writeln!(w, "set ftp({i}) [new Application/FTP]");
+        let _ = writeln!(w, "$ftp({i}) attach-agent $tcp({i})");
+        let start = secs(f.start);
+        match f.source {
+            SourceSpec::Bulk => {
+                let _ = writeln!(w, "$ns at {start} \"$ftp({i}) start\"");
+            }
+            SourceSpec::Finite { bytes } => {
+                let pkts = bytes.div_ceil(t.mss as u64);
+                let _ = writeln!(w, "$ns at {start} \"$ftp({i}) produce {pkts}\"");
+            }
+            SourceSpec::Pareto(_) => return Err(format!("flow {}: pareto source", f.name)),
+        }
+    }
+    // Acknowledged payload bytes per flow: ack_ counts packets from 0, and
+    // with syn_ packet 0 is the SYN.
+    let _ = writeln!(w, "proc record {{}} {{");
+    let _ = writeln!(w, "  global ns tcp");
+    for (i, f) in sc.flows.iter().enumerate() {
+        let first = if f.tcp.handshake { 0 } else { 1 };
+        let _ = writeln!(
+            w,
+            "  set a [expr [$tcp({i}) set ack_] + {first}]\n  if {{$a < 0}} {{ set a 0 }}\n  puts \"ack {i} [$ns now] [expr $a * {}]\"",
+            f.tcp.mss
+        );
+    }
+    let _ = writeln!(w, "}}");
+    let _ = writeln!(w, "$ns at {} \"record\"", secs(warmup));
+    let _ = writeln!(w, "$ns at {} \"record; exit 0\"", secs(sc.duration));
+    let _ = writeln!(w, "$ns run");
+    Ok(s)
+}
+
+/// Acknowledged bytes per flow at the warm-up time and at the end, from the
+/// script's output: `(warmup, end)` for each flow in order.
+pub fn parse(stdout: &str, flows: usize) -> Result<Vec<(u64, u64)>, String> {
+    let mut out = vec![(None, None); flows];
+    for line in stdout.lines() {
+        let mut it = line.split_whitespace();
+        if it.next() != Some("ack") {
+            continue;
+        }
+        let (Some(i), Some(_t), Some(b)) = (it.next(), it.next(), it.next()) else {
+            return Err(format!("bad line: {line}"));
+        };
+        let i: usize = i.parse().map_err(|_| format!("bad line: {line}"))?;
+        let b: f64 = b.parse().map_err(|_| format!("bad line: {line}"))?;
+        let slot = out.get_mut(i).ok_or(format!("bad flow: {line}"))?;
+        if slot.0.is_none() {
+            slot.0 = Some(b as u64);
+        } else {
+            slot.1 = Some(b as u64);
+        }
+    }
+    out.into_iter()
+        .enumerate()
+        .map(|(i, (a, b))| match (a, b) {
+            (Some(a), Some(b)) => Ok((a, b)),
+            _ => Err(format!("flow {i}: missing records in ns output")),
+        })
+        .collect()
+}

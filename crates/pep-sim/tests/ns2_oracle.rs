@@ -1,0 +1,239 @@
+//! The ns-2 differential oracle: baseline scenarios (no PEP) run in ns-2
+//! 2.35 (`ns`, Debian package `ns2`) and in the simulator's `ns2` profile;
+//! goodput after a warm-up must agree. Skipped, with a message, when `ns`
+//! is not installed.
+
+use std::process::Command;
+
+use pep_core::{Duration, Instant};
+use pep_sim::{ns2, Scenario, Simulation};
+
+const WARMUP_S: u64 = 5;
+
+fn have_ns() -> bool {
+    Command::new("sh")
+        .args(["-c", "command -v ns"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// Goodput per flow (bit/s) after the warm-up, from ns-2.
+fn ns_goodput(sc: &Scenario, seed: u64) -> Vec<f64> {
+    let script = ns2::script(sc, Duration::from_secs(WARMUP_S), seed).expect("expressible");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.tcl");
+    std::fs::write(&path, script).unwrap();
+    let out = Command::new("ns").arg(&path).output().expect("run ns");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let recs = ns2::parse(&stdout, sc.flows.len())
+        .unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(&out.stderr)));
+    let secs = (sc.duration.as_secs_f64()) - WARMUP_S as f64;
+    recs.iter()
+        .map(|(a, b)| (b - a) as f64 * 8.0 / secs)
+        .collect()
+}
+
+/// Goodput per flow (bit/s) after the warm-up, from the simulator.
+fn sim_goodput(sc: &Scenario) -> Vec<f64> {
+    let mut sim = Simulation::new(sc);
+    sim.run_until(Instant::ZERO + Duration::from_secs(WARMUP_S));
+    let a: Vec<u64> = (0..sim.flow_count())
+        .map(|i| sim.sender(i).map_or(0, |s| s.bytes_acked()))
+        .collect();
+    sim.run();
+    let secs = (sc.duration.as_secs_f64()) - WARMUP_S as f64;
+    (0..sim.flow_count())
+        .map(|i| (sim.sender(i).map_or(0, |s| s.bytes_acked()) - a[i]) as f64 * 8.0 / secs)
+        .collect()
+}
+
+fn scenario(body: &str) -> Scenario {
+    Scenario::from_toml_str(body, "ns2-oracle").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn two_hosts(rate: &str, delay: &str, queue: u32, loss: &str, tcp: &str, dur: u32) -> Scenario {
+    scenario(&format!(
+        r#"
+[scenario]
+name = "oracle"
+duration = "{dur}s"
+[defaults.tcp]
+profile = "ns2"
+{tcp}
+[[node]]
+name = "a"
+[[node]]
+name = "r"
+kind = "router"
+[[node]]
+name = "b"
+[[link]]
+between = ["a", "r"]
+rate = "100Mbps"
+delay = "1ms"
+queue = {{ limit = 1000 }}
+[[link]]
+between = ["r", "b"]
+rate = "{rate}"
+delay = "{delay}"
+queue = {{ limit = {queue} }}
+forward = {{ loss = {loss} }}
+[[flow]]
+name = "f"
+from = "a"
+to = "b"
+[output]
+series = []
+"#
+    ))
+}
+
+fn compare(label: &str, sc: &Scenario, seeds: &[u64], tol: f64) {
+    if !have_ns() {
+        println!("skipped: ns not found ({label})");
+        return;
+    }
+    let mut ns_sum = 0.0;
+    let mut sim_sum = 0.0;
+    for &seed in seeds {
+        let mut sc = sc.clone();
+        sc.seed = seed;
+        let n: f64 = ns_goodput(&sc, seed).iter().sum();
+        let s: f64 = sim_goodput(&sc).iter().sum();
+        println!(
+            "{label} seed {seed}: ns-2 {:.4} Mbit/s, sim {:.4} Mbit/s",
+            n / 1e6,
+            s / 1e6
+        );
+        ns_sum += n;
+        sim_sum += s;
+    }
+    let ratio = sim_sum / ns_sum;
+    println!("{label}: sim/ns-2 = {ratio:.4} (tolerance {tol})");
+    assert!((ratio - 1.0).abs() <= tol, "{label}: sim/ns-2 = {ratio:.4}");
+}
+
+#[test]
+fn window_limited() {
+    let sc = two_hosts("10Mbps", "50ms", 100, "\"none\"", "cc = \"newreno\"", 30);
+    compare("window-limited", &sc, &[1], 0.02);
+}
+
+#[test]
+fn link_limited_with_drops() {
+    let sc = two_hosts("2Mbps", "30ms", 10, "\"none\"", "cc = \"newreno\"", 40);
+    let mut sc = sc;
+    for f in &mut sc.flows {
+        f.sink.rwnd = 200 * f.tcp.mss;
+    }
+    compare("link-limited", &sc, &[1], 0.02);
+}
+
+#[test]
+fn newreno_random_loss_mean_over_seeds() {
+    // 1% Bernoulli loss on the bottleneck's data direction. ns-2's RNG and
+    // ours draw different loss patterns: compare the mean over 16 seeds.
+    let mut sc = two_hosts(
+        "5Mbps",
+        "40ms",
+        100,
+        "{ kind = \"bernoulli\", p = 0.01 }",
+        "cc = \"newreno\"",
+        60,
+    );
+    for f in &mut sc.flows {
+        f.sink.rwnd = 200 * f.tcp.mss;
+    }
+    compare("newreno-1%-loss", &sc, &(1..=16).collect::<Vec<_>>(), 0.05);
+}
+
+#[test]
+fn reno_and_sack_link_limited() {
+    for cc in ["reno", "sack"] {
+        let sink = if cc == "sack" {
+            "\n[defaults.sink]\nsack = true"
+        } else {
+            ""
+        };
+        let mut sc = two_hosts(
+            "2Mbps",
+            "30ms",
+            10,
+            "\"none\"",
+            &format!("cc = \"{cc}\"{sink}"),
+            40,
+        );
+        for f in &mut sc.flows {
+            f.sink.rwnd = 200 * f.tcp.mss;
+        }
+        compare(&format!("{cc}-link-limited"), &sc, &[1], 0.02);
+    }
+}
+
+#[test]
+fn five_flow_dumbbell() {
+    let sc = scenario(
+        r#"
+[scenario]
+name = "dumbbell"
+duration = "60s"
+[defaults.tcp]
+profile = "ns2"
+cc = "newreno"
+[defaults.sink]
+rwnd = "100000B"
+[[node]]
+name = "s"
+[[node]]
+name = "r1"
+kind = "router"
+[[node]]
+name = "r2"
+kind = "router"
+[[node]]
+name = "d"
+[[link]]
+between = ["s", "r1"]
+rate = "100Mbps"
+delay = "2ms"
+queue = { limit = 1000 }
+[[link]]
+between = ["r1", "r2"]
+rate = "10Mbps"
+delay = "20ms"
+queue = { limit = 50 }
+[[link]]
+between = ["r2", "d"]
+rate = "100Mbps"
+delay = "2ms"
+queue = { limit = 1000 }
+[[flow]]
+name = "f"
+from = "s"
+to = "d"
+count = 5
+stagger = "100ms"
+[output]
+series = []
+"#,
+    );
+    compare("5-flow-dumbbell", &sc, &[1], 0.02);
+}
+
+#[test]
+fn timeouts_dominate_at_5_percent_loss() {
+    // ns-2's window_ of 20 and 5% loss: many recoveries end in a timeout,
+    // so the RTO arithmetic (10 ms ticks, minrto_ before backoff) and
+    // limited transmit matter (without limited transmit the ratio is 0.83).
+    // A known gap remains (0.93, docs/tcp.md): the tolerance is 10%.
+    let sc = two_hosts(
+        "10Mbps",
+        "20ms",
+        100,
+        "{ kind = \"bernoulli\", p = 0.05 }",
+        "cc = \"newreno\"",
+        60,
+    );
+    compare("newreno-5%-loss", &sc, &(1..=16).collect::<Vec<_>>(), 0.10);
+}
