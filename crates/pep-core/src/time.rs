@@ -213,9 +213,54 @@ impl fmt::Display for Rate {
     }
 }
 
+/// Output formatting shared by every writer of pepkit's tidy files (the
+/// simulator and the lab write the same shapes): part of the file format,
+/// so identical on every machine.
+pub mod fmt_out {
+    use super::{Duration, Instant};
+
+    /// Rounds to 6 decimals (with `libm`, not the platform's maths).
+    pub fn round6(x: f64) -> f64 {
+        libm::round(x * 1e6) / 1e6
+    }
+
+    /// `bytes` over `d` in Mbit/s, rounded to 6 decimals; zero for an empty span.
+    pub fn mbps(bytes: u64, d: Duration) -> f64 {
+        if d == Duration::ZERO {
+            0.0
+        } else {
+            round6(bytes as f64 * 8.0 / d.as_secs_f64() / 1e6)
+        }
+    }
+
+    /// Seconds as an exact decimal string ("1.25", "0.0001", "3").
+    pub fn secs(t: Instant) -> String {
+        let ns = t.as_nanos();
+        let mut s = format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000);
+        while s.ends_with('0') {
+            s.pop();
+        }
+        if s.ends_with('.') {
+            s.pop();
+        }
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn output_formats_are_exact() {
+        use super::fmt_out::{mbps, secs};
+        assert_eq!(secs(Instant(1_250_000_000)), "1.25");
+        assert_eq!(secs(Instant(3_000_000_000)), "3");
+        assert_eq!(secs(Instant(100_000)), "0.0001");
+        assert_eq!(secs(Instant(0)), "0");
+        assert_eq!(mbps(1_250_000, Duration::from_secs(1)), 10.0);
+        assert_eq!(mbps(1, Duration::ZERO), 0.0);
+    }
 
     #[test]
     fn tx_time_rounds_up() {

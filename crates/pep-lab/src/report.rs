@@ -86,30 +86,7 @@ pub struct Summary {
     pub kernel: String,
 }
 
-fn round6(x: f64) -> f64 {
-    (x * 1e6).round() / 1e6
-}
-
-fn mbps(bytes: u64, d: Duration) -> f64 {
-    if d == Duration::ZERO {
-        0.0
-    } else {
-        round6(bytes as f64 * 8.0 / d.as_secs_f64() / 1e6)
-    }
-}
-
-/// Seconds as an exact decimal string, as the simulator writes them.
-pub fn secs(t: Instant) -> String {
-    let ns = t.as_nanos();
-    let mut s = format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000);
-    while s.ends_with('0') {
-        s.pop();
-    }
-    if s.ends_with('.') {
-        s.pop();
-    }
-    s
-}
+pub use pep_core::time::fmt_out::{mbps, round6, secs};
 
 fn flow_summary(f: &FlowResult, run_end: Instant) -> FlowSummary {
     let end = f.last_byte.unwrap_or(run_end);

@@ -62,32 +62,7 @@ pub struct Summary {
     pub packets_forwarded: u64,
 }
 
-/// Rounds for presentation; the rounding is part of the output format, so
-/// it is the same everywhere.
-fn round6(x: f64) -> f64 {
-    libm::round(x * 1e6) / 1e6
-}
-
-fn mbps(bytes: u64, d: Duration) -> f64 {
-    if d == Duration::ZERO {
-        0.0
-    } else {
-        round6(bytes as f64 * 8.0 / d.as_secs_f64() / 1e6)
-    }
-}
-
-/// Seconds as an exact decimal string ("1.25", "0.0001", "3").
-pub fn secs(t: Instant) -> String {
-    let ns = t.as_nanos();
-    let mut s = format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000);
-    while s.ends_with('0') {
-        s.pop();
-    }
-    if s.ends_with('.') {
-        s.pop();
-    }
-    s
-}
+pub use pep_core::time::fmt_out::{mbps, round6, secs};
 
 impl Simulation {
     /// The run's summary as it stands now.
@@ -233,18 +208,5 @@ impl Simulation {
         let json = serde_json::to_string_pretty(&self.summary()).map_err(io::Error::other)?;
         put("summary.json", json + "\n")?;
         Ok(written)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn secs_is_exact() {
-        assert_eq!(secs(Instant(1_250_000_000)), "1.25");
-        assert_eq!(secs(Instant(3_000_000_000)), "3");
-        assert_eq!(secs(Instant(100_000)), "0.0001");
-        assert_eq!(secs(Instant(0)), "0");
     }
 }
