@@ -598,8 +598,40 @@ fn compare(
             l.retransmitted_segments
         );
     }
-    println!("\nresults in {} (sim/, lab/)", out.display());
+    let plots = compare_plot(&out)?;
+    println!(
+        "\nresults in {} (sim/, lab/, {})",
+        out.display(),
+        plots.join(", ")
+    );
     check_flows(&lab_s)
+}
+
+/// Goodput over time of every flow, simulator and lab on one chart.
+fn compare_plot(out: &Path) -> Result<Vec<String>, String> {
+    let mut series = Vec::new();
+    for side in ["sim", "lab"] {
+        let table =
+            pep_plot::tidy::load(out.join(side).join("goodput.csv")).map_err(|e| e.to_string())?;
+        for mut s in table
+            .series_by("flow", "time_s", "goodput_mbps")
+            .map_err(|e| e.to_string())?
+        {
+            s.name = format!("{side} {}", s.name);
+            series.push(s);
+        }
+    }
+    let chart = pep_plot::Chart::lines(series)
+        .title("goodput: simulator vs lab")
+        .x_label("time (s)")
+        .y_label("goodput (Mbit/s)");
+    let mut files = Vec::new();
+    for ext in ["svg", "png"] {
+        let name = format!("compare-goodput.{ext}");
+        pep_plot::render(&chart, out.join(&name)).map_err(|e| e.to_string())?;
+        files.push(name);
+    }
+    Ok(files)
 }
 
 fn write(out: &Path, r: &TrafficReport, s: &report::Summary) -> Result<(), String> {
