@@ -585,19 +585,23 @@ fn compare(
     let sim_s = sim.summary();
     let lab_s = run_in_lab(&sc, run, args, &out.join("lab"))?;
     println!(
-        "{:<16} {:>12} {:>12} {:>10} {:>10}",
-        "flow", "sim Mbit/s", "lab Mbit/s", "sim retx", "lab retx"
+        "{:<16} {:>11} {:>11} {:>9} {:>9} {:>9} {:>9}",
+        "flow", "sim Mbit/s", "lab Mbit/s", "sim RTT", "lab RTT", "sim retx", "lab retx"
     );
+    let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1} ms"));
     for (s, l) in sim_s.flows.iter().zip(&lab_s.flows) {
         println!(
-            "{:<16} {:>12.3} {:>12.3} {:>10} {:>10}",
+            "{:<16} {:>11.3} {:>11.3} {:>9} {:>9} {:>9} {:>9}",
             s.name,
             s.goodput_mbps,
             l.goodput_mbps,
+            ms(s.srtt_ms),
+            ms(l.mean_srtt_ms),
             s.retransmitted_segments,
             l.retransmitted_segments
         );
     }
+    println!("(RTT: the simulator's final smoothed RTT; the lab's mean tcpi_rtt)");
     let plots = compare_plot(&out)?;
     println!(
         "\nresults in {} (sim/, lab/, {})",

@@ -326,6 +326,7 @@ mod tests {
             timeouts: 0,
             local_drops: 0,
             completion_s: done,
+            srtt_ms: None,
         }
     }
 

@@ -32,6 +32,8 @@ pub struct FlowSummary {
     pub local_drops: u64,
     /// Seconds from start to the last byte acknowledged (finite sources).
     pub completion_s: Option<f64>,
+    /// The sender's smoothed RTT at the end of the run, in ms.
+    pub srtt_ms: Option<f64>,
 }
 
 /// Per-link-direction results.
@@ -89,6 +91,11 @@ impl Simulation {
                     timeouts: st.map_or(0, |s| s.timeouts),
                     local_drops: f.local_drops,
                     completion_s: done.map(|t| round6((t - f.start).as_secs_f64())),
+                    srtt_ms: f
+                        .sender
+                        .as_ref()
+                        .and_then(|s| s.srtt())
+                        .map(|d| round6(d.as_millis_f64())),
                 }
             })
             .collect();
