@@ -217,7 +217,7 @@ pub fn plot_run(out: &Path) -> Result<Vec<PathBuf>, String> {
 
 pub fn reproduce(a: ReproduceArgs) -> Result<(), String> {
     let papers: Vec<&'static reproduce::Paper> = if a.paper == "all" {
-        reproduce::registry().iter().collect()
+        reproduce::registry().to_vec()
     } else {
         vec![reproduce::find(&a.paper)?]
     };

@@ -81,6 +81,12 @@ enum Target {
         pattern: String,
         field: &'static str,
     },
+    /// `agent.<name>.<key>`: a number in the agent's `stats` object; `key`
+    /// may be a dotted path into nested objects.
+    Agent {
+        name: String,
+        key: String,
+    },
 }
 
 /// Why a measure could not be read or applied.
@@ -132,6 +138,14 @@ impl Measure {
         } else if let Some(rest) = inner.strip_prefix("link.") {
             let (pattern, field) = split_field(rest, inner, "link", LINK_FIELDS)?;
             Target::Link { pattern, field }
+        } else if let Some(rest) = inner.strip_prefix("agent.") {
+            match rest.split_once('.') {
+                Some((name, key)) if !name.is_empty() && !key.is_empty() => Target::Agent {
+                    name: name.to_string(),
+                    key: key.to_string(),
+                },
+                _ => return err(format!("{inner:?}: expected agent.<name>.<stat>")),
+            }
         } else if let Some(f) = known(RUN_FIELDS, inner) {
             Target::Run(f)
         } else {
@@ -143,7 +157,7 @@ impl Measure {
         };
         let multi = match &target {
             Target::Flow { pattern, .. } | Target::Link { pattern, .. } => pattern.contains('*'),
-            Target::Run(_) => false,
+            Target::Run(_) | Target::Agent { .. } => false,
         };
         if multi && agg.is_none() {
             return err(format!(
@@ -151,9 +165,9 @@ impl Measure {
                 AGGREGATES.join(", ")
             ));
         }
-        if agg.is_some() && matches!(target, Target::Run(_)) {
+        if agg.is_some() && matches!(target, Target::Run(_) | Target::Agent { .. }) {
             return err(format!(
-                "{text:?}: aggregates apply to flow.* or link.* paths, not run fields"
+                "{text:?}: aggregates apply to flow.* or link.* paths, not run or agent fields"
             ));
         }
         Ok(Measure {
@@ -167,7 +181,9 @@ impl Measure {
     /// `count` expansion) and `links` (directions, "a->b").
     pub fn check(&self, flows: &[String], links: &[String]) -> Result<(), MeasureError> {
         let (kind, pattern, names) = match &self.target {
-            Target::Run(_) => return Ok(()),
+            // Agent names and stats are the kind's: an unknown one reads as
+            // an empty cell.
+            Target::Run(_) | Target::Agent { .. } => return Ok(()),
             Target::Flow { pattern, .. } => ("flow", pattern, flows),
             Target::Link { pattern, .. } => ("link", pattern, links),
         };
@@ -191,6 +207,11 @@ impl Measure {
     pub fn eval(&self, s: &Summary) -> Option<f64> {
         let values: Vec<f64> = match &self.target {
             Target::Run(f) => return run_field(s, f),
+            Target::Agent { name, key } => {
+                let a = s.agents.iter().find(|a| &a.name == name)?;
+                let v = key.split('.').try_fold(&a.stats, |v, k| v.get(k))?;
+                return v.as_f64();
+            }
             Target::Flow { pattern, field } => s
                 .flows
                 .iter()
@@ -354,6 +375,12 @@ mod tests {
             }],
             events: 99,
             packets_forwarded: 20,
+            agents: vec![pep_sim::output::AgentSummary {
+                name: "wm".into(),
+                kind: "watermark".into(),
+                nodes: vec!["r".into()],
+                stats: serde_json::json!({ "premature_acks": 12, "buffer": { "max": 7.5 } }),
+            }],
         }
     }
 
@@ -370,6 +397,12 @@ mod tests {
         assert_eq!(eval("flow.a.1.completion_s"), None);
         assert_eq!(eval("link.r1->r2.utilisation"), Some(0.5));
         assert_eq!(eval("link.r1->r2.max_queue_packets"), Some(7.0));
+        assert_eq!(eval("agent.wm.premature_acks"), Some(12.0));
+        assert_eq!(eval("agent.wm.buffer.max"), Some(7.5));
+        assert_eq!(eval("agent.wm.nothing"), None);
+        assert_eq!(eval("agent.other.premature_acks"), None);
+        assert!(Measure::parse("agent.wm").is_err());
+        assert!(Measure::parse("sum(agent.wm.x)").is_err());
     }
 
     #[test]
@@ -414,7 +447,7 @@ mod tests {
         assert!(e("flow.*.goodput_mbps").contains("wrap it in an aggregate"));
         assert!(e("avg(flow.*.goodput_mbps)").starts_with("unknown aggregate \"avg\""));
         assert!(e("mean(flow.*.goodput_mbps").contains("missing ')'"));
-        assert!(e("sum(events)").contains("not run fields"));
+        assert!(e("sum(events)").contains("not run or agent fields"));
         assert!(e("link.r1->r2.util").contains("link fields are: utilisation"));
     }
 

@@ -9,14 +9,15 @@ use pep_core::queue::{Classful, Classifier, Queue, RedParams, Scheduler};
 use pep_core::rng::Stream;
 use pep_core::{Duration, FlowId, Instant, KindFilter, Rate, Seq};
 
+use crate::agent::{self, AgentSite, NodeAgent, Outbox};
 use crate::events::{Armed, Event, EventQueue};
 use crate::metrics::{Metrics, SeriesSet};
 use crate::packet::Packet;
 use crate::scenario::{
-    AckSpec, CcKind, ClassifySpec, Dir, LinkDirSpec, LossSpec, MediumSpec, Profile, QueueSpec,
-    RecoveryKind, RedSpec, Scenario, Series, SourceSpec,
+    AckSpec, AgentSpec, CcKind, ClassifySpec, Dir, LinkDirSpec, LossSpec, MediumSpec, Profile,
+    QueueSpec, RecoveryKind, RedSpec, Scenario, Series, SourceSpec,
 };
-use crate::sim::{Cpu, Flow, Port, RunInfo, Simulation, NONE, NO_ROUTE};
+use crate::sim::{AgentSlot, Cpu, Flow, Port, RunInfo, Simulation, NONE, NO_ROUTE};
 use crate::tcp::{
     AckPolicy, AppSource, Growth, PacingConfig, Recovery, SinkConfig, TcpConfig, TcpSink,
 };
@@ -237,7 +238,26 @@ impl Simulation {
         }
         let metrics = Metrics::new(out.interval, out.sample, series, flows.len(), ports.len());
 
-        Simulation {
+        let mut node_agent = vec![NONE; n_nodes];
+        let agents = sc
+            .agents
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                for &n in &a.nodes {
+                    node_agent[n] = i as u32;
+                }
+                AgentSlot {
+                    agent: build_agent(sc, a, i),
+                    armed: Armed::default(),
+                    name: a.name.clone(),
+                    kind: a.kind.clone(),
+                    nodes: a.nodes.iter().map(|&n| n as u32).collect(),
+                }
+            })
+            .collect();
+
+        let mut sim = Simulation {
             now: Instant::ZERO,
             end: Instant::ZERO + sc.duration,
             queue,
@@ -255,7 +275,33 @@ impl Simulation {
                 node_names: sc.nodes.iter().map(|n| n.name.clone()).collect(),
             },
             traces: Vec::new(),
+            agents,
+            node_agent,
+            outbox: Outbox::default(),
+            agent_rows: Vec::new(),
+        };
+        for a in 0..sim.agents.len() {
+            let out = std::mem::take(&mut sim.outbox);
+            sim.flush_agent(a, out);
         }
+        sim
+    }
+}
+
+/// Builds a scenario's agent; its parameters were checked at load.
+fn build_agent(sc: &Scenario, a: &AgentSpec, index: usize) -> Box<dyn NodeAgent> {
+    let kind = agent::kind(&a.kind).expect("agent kinds are checked at load");
+    let site = AgentSite {
+        scenario: sc,
+        nodes: &a.nodes,
+        flows: &a.flows,
+        private_flows: crate::scenario::private_flows(sc.flows.len(), index),
+        name: &a.name,
+    };
+    match (kind.make)(&a.params, &site) {
+        Ok(agent) => agent,
+        // Only a Scenario edited in code after loading can get here.
+        Err(e) => panic!("agent {:?}: {}: {}", a.name, e.field, e.message),
     }
 }
 

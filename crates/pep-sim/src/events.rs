@@ -23,6 +23,8 @@ pub enum Event {
     App(u32),
     /// A host's packet processor finishes a packet.
     Host(u32),
+    /// A PEP agent wants `on_timeout`.
+    Agent(u32),
     /// Periodic measurement: sample queues and windows.
     Sample,
     /// End of a goodput/utilisation bin.
@@ -40,6 +42,7 @@ impl Event {
             Event::Bin => (5, 0),
             Event::App(i) => (6, i),
             Event::Host(i) => (7, i),
+            Event::Agent(i) => (8, i),
         };
         k << 32 | i as u64
     }
@@ -53,7 +56,8 @@ impl Event {
             4 => Event::Sample,
             5 => Event::Bin,
             6 => Event::App(i),
-            _ => Event::Host(i),
+            7 => Event::Host(i),
+            _ => Event::Agent(i),
         }
     }
 }

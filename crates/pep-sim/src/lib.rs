@@ -10,6 +10,7 @@
 //! * [`Simulation`]: built from a scenario; `run`, `run_until`, `summary`,
 //!   `write_outputs`.
 //! * [`tcp`]: sans-IO TCP sender and receiver.
+//! * [`agent`]: PEP agents on nodes, the seam every mechanism plugs into.
 //! * [`events`]: the event queue.
 //! * [`metrics`], [`output`]: what a run records and writes; [`trace`]:
 //!   pcap captures of links.
@@ -17,6 +18,7 @@
 //! Links, queues and loss models are `pep-core`'s time-driven models; this
 //! crate only moves packets between them.
 
+pub mod agent;
 pub mod bench;
 pub mod build;
 pub mod events;

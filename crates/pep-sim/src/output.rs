@@ -62,6 +62,19 @@ pub struct Summary {
     pub links: Vec<LinkSummary>,
     pub events: u64,
     pub packets_forwarded: u64,
+    /// PEP agents and their totals; absent when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<AgentSummary>,
+}
+
+/// One PEP agent's totals.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct AgentSummary {
+    pub name: String,
+    pub kind: String,
+    pub nodes: Vec<String>,
+    /// What the kind reports ([`crate::agent::NodeAgent::stats`]).
+    pub stats: serde_json::Value,
 }
 
 pub use pep_core::time::fmt_out::{mbps, round6, secs};
@@ -135,6 +148,16 @@ impl Simulation {
             links,
             events: es.events,
             packets_forwarded: es.packets_forwarded,
+            agents: self
+                .agents
+                .iter()
+                .map(|a| AgentSummary {
+                    name: a.name.clone(),
+                    kind: a.kind.clone(),
+                    nodes: a.nodes.iter().map(|&n| names[n as usize].clone()).collect(),
+                    stats: a.agent.stats(),
+                })
+                .collect(),
         }
     }
 
@@ -211,6 +234,20 @@ impl Simulation {
             let starts: Vec<_> = self.flows.iter().map(|f| f.data_start).collect();
             let names: Vec<_> = self.flows.iter().map(|f| f.name.clone()).collect();
             put("tseq.csv", crate::tseq::csv(&m.tseq, &starts, &names))?;
+        }
+        if !self.agent_rows.is_empty() {
+            let mut s = String::from("time_s,agent,name,value\n");
+            for r in &self.agent_rows {
+                let _ = writeln!(
+                    s,
+                    "{},{},{},{}",
+                    secs(r.t),
+                    self.agents[r.agent as usize].name,
+                    r.name,
+                    r.value
+                );
+            }
+            put("agents.csv", s)?;
         }
         let json = serde_json::to_string_pretty(&self.summary()).map_err(io::Error::other)?;
         put("summary.json", json + "\n")?;

@@ -11,6 +11,7 @@ use pep_core::link::LinkDir;
 use pep_core::medium::HalfDuplex;
 use pep_core::{Duration, Instant, Seq};
 
+use crate::agent::{NodeAgent, Outbox};
 use crate::events::{Armed, Event, EventQueue};
 use crate::metrics::Metrics;
 use crate::packet::{HostJob, NodeIndex, Packet};
@@ -79,6 +80,24 @@ pub(crate) struct Flow {
     pub generator_armed: Armed,
 }
 
+/// A PEP agent and its wake-up.
+pub(crate) struct AgentSlot {
+    pub agent: Box<dyn NodeAgent>,
+    pub armed: Armed,
+    pub name: String,
+    pub kind: String,
+    pub nodes: Vec<NodeIndex>,
+}
+
+/// One sampled agent value (`agents.csv`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentRow {
+    pub t: Instant,
+    pub agent: u32,
+    pub name: &'static str,
+    pub value: f64,
+}
+
 /// Counters about the run itself.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EngineStats {
@@ -107,6 +126,12 @@ pub struct Simulation {
     pub(crate) info: RunInfo,
     /// Open pcap captures (`[[trace]]`); empty unless asked for.
     pub(crate) traces: Vec<crate::trace::Trace>,
+    pub(crate) agents: Vec<AgentSlot>,
+    /// `node_agent[node]`: index into `agents`, or [`NONE`].
+    pub(crate) node_agent: Vec<u32>,
+    /// Reused between agent calls.
+    pub(crate) outbox: Outbox,
+    pub(crate) agent_rows: Vec<AgentRow>,
 }
 
 /// What a run is, for its outputs.
@@ -171,9 +196,11 @@ impl Simulation {
             Event::FlowStart(i) => self.on_flow_start(i as usize),
             Event::Host(i) => self.on_host(i as usize),
             Event::App(i) => self.on_app(i as usize),
+            Event::Agent(i) => self.on_agent_timer(i as usize),
             Event::Sample => {
                 self.advance_ports();
                 self.metrics.sample(self.now, &self.ports, &self.flows);
+                self.sample_agents();
                 self.queue
                     .schedule(self.now + self.metrics.sample_every, Event::Sample);
             }
@@ -259,15 +286,30 @@ impl Simulation {
         self.rearm_shared(i ^ 1);
     }
 
-    /// A packet reaches `node`: hand it to the flow's endpoint (through the
-    /// node's processor, if it has one) or forward it.
+    /// A packet reaches `node`: the node's agent sees it first, if there is
+    /// one; otherwise it is routed.
     #[inline]
     fn arrive(&mut self, node: NodeIndex, p: Packet) {
+        let a = self.node_agent[node as usize];
+        if a != NONE {
+            self.agent_packet(a as usize, node, p);
+        } else {
+            self.route(node, p);
+        }
+    }
+
+    /// Hands a packet at `node` to the flow's endpoint there (through the
+    /// node's processor, if it has one) or forwards it.
+    #[inline]
+    fn route(&mut self, node: NodeIndex, p: Packet) {
         if p.dst != node {
             self.send(node, p);
             return;
         }
-        let f = &self.flows[p.seg.flow.0 as usize];
+        // An agent's private flow with no agent to take it: nowhere to go.
+        let Some(f) = self.flows.get(p.seg.flow.0 as usize) else {
+            return;
+        };
         let cpu = if node == f.dst { f.dst_cpu } else { f.src_cpu };
         if cpu != NONE {
             self.process(cpu as usize, p, true);
@@ -312,8 +354,9 @@ impl Simulation {
             pt.max_queue = pt.max_queue.max(pt.link.queue.len_packets());
         } else if p.src == node {
             // Refused by the sending host's own interface queue.
-            let fi = p.seg.flow.0 as usize;
-            self.flows[fi].local_drops += 1;
+            if let Some(f) = self.flows.get_mut(p.seg.flow.0 as usize) {
+                f.local_drops += 1;
+            }
         }
         self.rearm_port(port);
     }
@@ -329,8 +372,9 @@ impl Simulation {
         if ok {
             pt.max_queue = pt.max_queue.max(pt.link.queue.len_packets());
         } else if p.src == node {
-            let fi = p.seg.flow.0 as usize;
-            self.flows[fi].local_drops += 1;
+            if let Some(f) = self.flows.get_mut(p.seg.flow.0 as usize) {
+                f.local_drops += 1;
+            }
         }
         self.rearm_shared(port);
         self.rearm_shared(port ^ 1);
@@ -344,6 +388,52 @@ impl Simulation {
             self.send(node, p);
         } else {
             self.process(cpu as usize, p, false);
+        }
+    }
+
+    #[inline(never)]
+    fn agent_packet(&mut self, a: usize, node: NodeIndex, p: Packet) {
+        let mut out = std::mem::take(&mut self.outbox);
+        self.agents[a].agent.on_packet(self.now, node, p, &mut out);
+        self.flush_agent(a, out);
+    }
+
+    fn on_agent_timer(&mut self, a: usize) {
+        if !self.agents[a].armed.fire(self.now) {
+            return;
+        }
+        let mut out = std::mem::take(&mut self.outbox);
+        self.agents[a].agent.on_timeout(self.now, &mut out);
+        self.flush_agent(a, out);
+    }
+
+    /// Sends what the agent put in its outbox (never back into an agent)
+    /// and re-arms its timer.
+    pub(crate) fn flush_agent(&mut self, a: usize, mut out: Outbox) {
+        for (node, p) in out.packets.drain(..) {
+            debug_assert!(self.agents[a].nodes.contains(&node));
+            self.route(node, p);
+        }
+        self.outbox = out;
+        let slot = &mut self.agents[a];
+        let deadline = slot.agent.poll_timeout();
+        if slot.armed.arm(deadline) {
+            self.queue
+                .schedule(deadline.expect("armed"), Event::Agent(a as u32));
+        }
+    }
+
+    #[cold]
+    fn sample_agents(&mut self) {
+        for (i, slot) in self.agents.iter().enumerate() {
+            for (name, value) in slot.agent.sample() {
+                self.agent_rows.push(AgentRow {
+                    t: self.now,
+                    agent: i as u32,
+                    name,
+                    value,
+                });
+            }
         }
     }
 
@@ -567,6 +657,37 @@ impl Simulation {
             events: self.events,
             packets_forwarded: self.ports.iter().map(|p| p.link.stats.tx_packets).sum(),
         }
+    }
+
+    /// The agent named `name` (see [`crate::agent::NodeAgent::as_any`]).
+    pub fn agent(&self, name: &str) -> Option<&dyn NodeAgent> {
+        self.agents
+            .iter()
+            .find(|a| a.name == name)
+            .map(|a| a.agent.as_ref())
+    }
+
+    /// Puts `agent` on `nodes` (in addition to the scenario's agents): for
+    /// tests and programs that build agents in code. Call before running.
+    ///
+    /// # Panics
+    /// If a node already carries an agent, or the run has started.
+    pub fn attach_agent(&mut self, name: &str, nodes: &[usize], agent: Box<dyn NodeAgent>) {
+        assert_eq!(self.events, 0, "attach agents before running");
+        let i = self.agents.len() as u32;
+        for &n in nodes {
+            assert_eq!(self.node_agent[n], NONE, "node {n} already has an agent");
+            self.node_agent[n] = i;
+        }
+        self.agents.push(AgentSlot {
+            agent,
+            armed: Armed::default(),
+            name: name.to_string(),
+            kind: "custom".to_string(),
+            nodes: nodes.iter().map(|&n| n as NodeIndex).collect(),
+        });
+        let out = std::mem::take(&mut self.outbox);
+        self.flush_agent(i as usize, out);
     }
 
     /// The recorded measures so far.

@@ -180,7 +180,11 @@ impl Simulation {
                 };
                 // Data and ACKs of one flow never share a directed link on
                 // shortest-path routes: the port is on the data path or not.
-                let dst = t.flows[rec.seg.flow.0 as usize].dst;
+                // An agent's private connection: not in the capture.
+                let Some(f) = t.flows.get(rec.seg.flow.0 as usize) else {
+                    continue;
+                };
+                let dst = f.dst;
                 let hop = self.next_hop[t.from[k] * self.n_nodes + dst];
                 let is_data = hop != NO_ROUTE && hop == t.ports[k] as u32;
                 t.write(k, rec, is_data);

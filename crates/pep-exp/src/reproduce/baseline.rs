@@ -9,7 +9,7 @@ use super::{Check, Claim, Figure, Paper, Tolerance};
 use crate::experiment::value_number;
 use crate::results::Results;
 
-pub(super) static PAPERS: [Paper; 1] = [Paper {
+pub(super) static PAPER: Paper = Paper {
     name: "baseline",
     title: "TCP over a single path: analytic baselines",
     citation: "RFC 5681 (window and ACK clocking); M. Mathis, J. Semke, J. Mahdavi, \
@@ -25,7 +25,7 @@ pub(super) static PAPERS: [Paper; 1] = [Paper {
         "random-loss.toml",
     ],
     claims,
-}];
+};
 
 /// The first flow's path: (one-way delay s, bottleneck rate bit/s, data and
 /// ACK transmission times s), over every link direction it crosses.

@@ -171,20 +171,28 @@ impl Report {
     }
 }
 
+/// Every registered paper, in the order `pep reproduce all` runs them. A
+/// paper is a module here with a `PAPER` static and a line in this list.
+static REGISTRY: &[&Paper] = &[&baseline::PAPER];
+
 /// Every registered paper.
-pub fn registry() -> &'static [Paper] {
-    &baseline::PAPERS
+pub fn registry() -> &'static [&'static Paper] {
+    REGISTRY
 }
 
 /// The paper called `name`; the error lists the known ones.
 pub fn find(name: &str) -> Result<&'static Paper, String> {
-    registry().iter().find(|p| p.name == name).ok_or_else(|| {
-        let names: Vec<&str> = registry().iter().map(|p| p.name).collect();
-        format!(
-            "unknown paper {name:?}; known papers: {} (or `all` for every one)",
-            names.join(", ")
-        )
-    })
+    registry()
+        .iter()
+        .copied()
+        .find(|p| p.name == name)
+        .ok_or_else(|| {
+            let names: Vec<&str> = registry().iter().map(|p| p.name).collect();
+            format!(
+                "unknown paper {name:?}; known papers: {} (or `all` for every one)",
+                names.join(", ")
+            )
+        })
 }
 
 /// Where the scenarios of the papers are: `./scenarios` when run from a

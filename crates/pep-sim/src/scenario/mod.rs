@@ -18,6 +18,7 @@
 //! [`apply_override`] for each varied parameter, then
 //! [`Scenario::from_table`].
 
+mod agents;
 mod error;
 mod links;
 mod model;
@@ -40,11 +41,12 @@ mod tests;
 
 use std::path::Path;
 
+pub(crate) use agents::private_flows;
 pub use error::{Diagnostic, Pos, ScenarioError};
 pub use model::{
-    AckSpec, CcKind, ClassifySpec, Dir, FlowSpec, LinkDirSpec, LinkSpec, LossSpec, MediumSpec,
-    NodeKind, NodeSpec, OutputSpec, Profile, QueueSpec, RecoveryKind, RedSpec, Scenario, Series,
-    SinkSpec, SourceSpec, TcpSpec, TraceSpec,
+    AckSpec, AgentSpec, CcKind, ClassifySpec, Dir, FlowSpec, LinkDirSpec, LinkSpec, LossSpec,
+    MediumSpec, NodeKind, NodeSpec, OutputSpec, Profile, QueueSpec, RecoveryKind, RedSpec,
+    Scenario, Series, SinkSpec, SourceSpec, TcpSpec, TraceSpec,
 };
 pub use overrides::{apply_override, parse_override};
 pub use routes::{Routes, MAX_NODES};

@@ -26,6 +26,23 @@ pub struct Scenario {
     pub traces: Vec<TraceSpec>,
     /// Static next hops, computed from `nodes` and `links`.
     pub routes: Routes,
+    /// PEP agents on nodes (`[[agent]]`).
+    pub agents: Vec<AgentSpec>,
+}
+
+/// A PEP agent: its kind (see [`crate::agent::KINDS`]), where it sits,
+/// what it acts on, and its parameters (checked by the kind at load).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentSpec {
+    /// Written `name`, or `<kind>@<node>`.
+    pub name: String,
+    pub kind: String,
+    /// Node indices, as many as the kind sits on.
+    pub nodes: Vec<usize>,
+    /// Flow indices: those listed, or every flow.
+    pub flows: Vec<usize>,
+    /// The rest of the table.
+    pub params: toml::Table,
 }
 
 /// A pcap capture of packets as they finish serialization on a link.

@@ -40,6 +40,9 @@ pub(crate) struct Doc {
     pub output: Option<Output>,
     #[serde(default, rename = "trace")]
     pub traces: Vec<Trace>,
+    /// Kept whole: each kind reads its own parameters.
+    #[serde(default, rename = "agent")]
+    pub agents: Vec<Located>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -66,7 +66,7 @@ pub(crate) fn validate(doc: &raw::Doc, ctx: &mut Ctx) -> Option<Scenario> {
     if !ctx.errors.is_empty() {
         return None;
     }
-    Some(Scenario {
+    let mut sc = Scenario {
         name,
         description: h.description.clone().unwrap_or_default(),
         duration,
@@ -77,7 +77,10 @@ pub(crate) fn validate(doc: &raw::Doc, ctx: &mut Ctx) -> Option<Scenario> {
         output,
         traces,
         routes,
-    })
+        agents: Vec::new(),
+    };
+    sc.agents = super::agents::agents(doc, ctx, &sc, &names);
+    ctx.errors.is_empty().then_some(sc)
 }
 
 /// Nodes by index and by name.

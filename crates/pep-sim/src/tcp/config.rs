@@ -213,6 +213,15 @@ pub struct SinkConfig {
     /// data is expected from `peer_isn + 1`. Default 0, matching
     /// [`TcpConfig::isn`].
     pub peer_isn: Seq,
+    /// In-order data waits in a receive buffer of `rwnd` bytes until the
+    /// application takes it ([`super::TcpSink::read`]); the advertised
+    /// window is the buffer's free space. Default false: the application
+    /// reads everything at once and the window stays `rwnd`.
+    pub app_reads: bool,
+    /// The sender's segment size, for the window-update rule of a buffered
+    /// receiver (an ACK once reads open the window by two segments). Default
+    /// 1460.
+    pub mss: u32,
 }
 
 impl Default for SinkConfig {
@@ -225,6 +234,8 @@ impl Default for SinkConfig {
             delack_tick: None,
             isn: Seq(0),
             peer_isn: Seq(0),
+            app_reads: false,
+            mss: 1460,
         }
     }
 }

@@ -1,8 +1,14 @@
 //! The receiver: reassembly record, delayed ACKs, SACK blocks.
 //!
-//! The sink hands in-order data to the application as soon as it arrives
-//! ([`TcpSink::delivered_bytes`] is what goodput is measured from), so its
-//! advertised window is the constant `rwnd`. Out-of-order data is recorded
+//! By default the sink hands in-order data to the application as soon as it
+//! arrives ([`TcpSink::delivered_bytes`] is what goodput is measured from),
+//! so its advertised window is the constant `rwnd`. With
+//! [`SinkConfig::app_reads`] the data waits in a receive buffer of `rwnd`
+//! bytes until the driver's application calls [`TcpSink::read`]; the window
+//! is then the free space, its right edge never moves left (RFC 9293), and a
+//! read that moves the edge by two segments or half the buffer sends a
+//! window update (BSD's `tcp_output` rule, which also avoids the silly
+//! window syndrome). Out-of-order data is recorded
 //! as sequence ranges (no payload exists in the simulator), at most
 //! [`MAX_OOO_RANGES`] of them; a segment that would need one more is
 //! discarded, as a receiver out of reassembly buffers would.
@@ -37,7 +43,8 @@ const MAX_SACK_BLOCKS: usize = 3;
 ///
 /// * `bytes_received` = `bytes_in_order` + `bytes_out_of_order` +
 ///   `bytes_duplicate` + `bytes_dropped`;
-/// * `acks_sent` = `acks_by_count` + `acks_by_timer` + `acks_immediate`.
+/// * `acks_sent` = `acks_by_count` + `acks_by_timer` + `acks_immediate` +
+///   `acks_window_update`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SinkStats {
     /// Segments received for this flow (any kind).
@@ -62,6 +69,9 @@ pub struct SinkStats {
     /// ACKs sent at once: out-of-order data, hole fill, duplicate, FIN,
     /// probe.
     pub acks_immediate: u64,
+    /// Window updates: ACKs sent because the application's reads opened
+    /// the window (only with [`SinkConfig::app_reads`]).
+    pub acks_window_update: u64,
     /// ACKs whose number equals that of the previous ACK sent.
     pub dup_acks_sent: u64,
     /// SYN-ACKs sent.
@@ -108,8 +118,13 @@ pub struct TcpSink {
     /// RFC 7323's TS.Recent, echoed in every ACK once the peer sends
     /// timestamps.
     ts_recent: Option<u32>,
-    /// In-order payload bytes handed to the application.
+    /// In-order payload bytes received (goodput).
     delivered: u64,
+    /// Of those, bytes the application has not read yet (always 0 without
+    /// [`SinkConfig::app_reads`]).
+    unread: u64,
+    /// Right edge of the last window advertised.
+    edge_sent: Option<Seq>,
     stats: SinkStats,
 }
 
@@ -140,6 +155,8 @@ impl TcpSink {
             last_ack_sent: None,
             ts_recent: None,
             delivered: 0,
+            unread: 0,
+            edge_sent: None,
             stats: SinkStats::default(),
         }
     }
@@ -182,11 +199,15 @@ impl TcpSink {
         let had_hole = !self.ooo.is_empty();
         self.stats.bytes_received += seg.len as u64;
         self.absorb(seg.seq, seg.len);
-        if fin && self.fin_seq.is_none() && (seg.seq + seg.len).le(self.rcv_nxt + self.cfg.rwnd) {
+        if fin && self.fin_seq.is_none() && (seg.seq + seg.len).le(self.right_edge()) {
             self.fin_seq = Some(seg.seq + seg.len);
         }
         let fin_consumed = self.consume_fin();
-        self.delivered += self.rcv_nxt.bytes_since(before) as u64 - fin_consumed as u64;
+        let fresh = self.rcv_nxt.bytes_since(before) as u64 - fin_consumed as u64;
+        self.delivered += fresh;
+        if self.cfg.app_reads {
+            self.unread += fresh;
+        }
 
         let advanced = self.rcv_nxt.gt(before);
         if fin || !advanced || seg.seq.gt(before) || had_hole {
@@ -240,11 +261,34 @@ impl TcpSink {
             seg.sack = self.sack_blocks();
         }
         self.stats.acks_sent += 1;
+        self.edge_sent = Some(self.right_edge());
+        seg.wnd = self.right_edge().bytes_since(self.rcv_nxt);
         if self.last_ack_sent == Some(self.rcv_nxt) {
             self.stats.dup_acks_sent += 1;
         }
         self.last_ack_sent = Some(self.rcv_nxt);
         Some(seg)
+    }
+
+    /// The application takes up to `max` bytes of in-order data; returns
+    /// how many it got. Queues a window update when the read moves the
+    /// advertised edge far enough (see the module doc). Without
+    /// [`SinkConfig::app_reads`] there is never anything to read.
+    pub fn read(&mut self, max: u64) -> u64 {
+        let n = self.unread.min(max);
+        if n == 0 {
+            return 0;
+        }
+        self.unread -= n;
+        if let Some(sent) = self.edge_sent {
+            let opened = self.right_edge().bytes_since(sent) as u64;
+            let threshold = (2 * self.cfg.mss as u64).min(self.cfg.rwnd as u64 / 2);
+            if self.right_edge().gt(sent) && opened >= threshold.max(1) {
+                self.stats.acks_window_update += 1;
+                self.queue_ack();
+            }
+        }
+        n
     }
 
     /// When `handle_timeout` is next wanted (the delayed-ACK timer).
@@ -274,6 +318,24 @@ impl TcpSink {
     pub fn stats(&self) -> &SinkStats {
         &self.stats
     }
+    /// In-order bytes waiting for the application ([`Self::read`]).
+    pub fn readable(&self) -> u64 {
+        self.unread
+    }
+    /// The window the next ACK advertises.
+    pub fn window(&self) -> u32 {
+        (self.cfg.rwnd as u64).saturating_sub(self.unread) as u32
+    }
+
+    /// Highest sequence number the receive buffer accepts (exclusive).
+    fn right_edge(&self) -> Seq {
+        let edge = self.rcv_nxt + self.window();
+        // Never left of what was advertised (RFC 9293 3.8.6.2.2).
+        match self.edge_sent {
+            Some(sent) if sent.gt(edge) => sent,
+            _ => edge,
+        }
+    }
 
     // ---- internals ------------------------------------------------------------
 
@@ -285,7 +347,7 @@ impl TcpSink {
             flags,
             len: 0,
             hdr_len: self.cfg.hdr_len,
-            wnd: self.cfg.rwnd,
+            wnd: self.window(),
             sack: SackBlocks::new(),
             ts: self.ts_recent.map(|ecr| Timestamps { val: 0, ecr }),
         }
@@ -312,7 +374,7 @@ impl TcpSink {
         }
         let s = seq.max(self.rcv_nxt);
         self.stats.bytes_duplicate += s.bytes_since(seq) as u64;
-        let e = end.min(self.rcv_nxt + self.cfg.rwnd);
+        let e = end.min(self.right_edge());
         if e.le(s) {
             self.stats.bytes_dropped += end.bytes_since(s) as u64;
             return;

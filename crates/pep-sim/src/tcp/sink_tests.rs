@@ -105,7 +105,7 @@ impl Script {
         );
         assert_eq!(
             s.acks_sent,
-            s.acks_by_count + s.acks_by_timer + s.acks_immediate
+            s.acks_by_count + s.acks_by_timer + s.acks_immediate + s.acks_window_update
         );
     }
 }
@@ -461,4 +461,81 @@ fn segments_of_other_flows_are_ignored() {
     };
     assert_eq!(s.feed(other), []);
     assert_eq!(s.rx.stats().segments_received, 0);
+}
+
+/// A buffered receiver with room for `segments` segments.
+fn buffered(segments: u32) -> SinkConfig {
+    SinkConfig {
+        rwnd: segments * MSS,
+        mss: MSS,
+        app_reads: true,
+        ..SinkConfig::default()
+    }
+}
+
+/// The window the last ACK of `s` advertised, from a fresh poll.
+fn last_wnd(s: &mut Script, off: u32) -> u32 {
+    // Re-deliver a duplicate to make the sink speak; its ACK carries the window.
+    let seg = Segment {
+        seq: s.base + off,
+        ..s.tmpl
+    };
+    s.rx.handle_segment(s.now, &seg);
+    let mut w = None;
+    while let Some(a) = s.rx.poll_transmit(s.now) {
+        w = Some(a.wnd);
+    }
+    w.expect("an ACK")
+}
+
+#[test]
+fn unread_data_closes_the_window_and_reads_reopen_it() {
+    let mut s = Script::new(buffered(4));
+    for i in 0..4 {
+        s.data(i * MSS);
+    }
+    assert_eq!(s.rx.readable(), 4000);
+    assert_eq!(s.rx.window(), 0);
+    assert_eq!(last_wnd(&mut s, 0), 0);
+    // A segment beyond the closed window is dropped, not recorded.
+    assert_eq!(s.data(4000), [a(4000)]);
+    assert_eq!(s.rx.stats().bytes_dropped, 1000);
+    // Reading one segment opens less than two segments: no update yet.
+    assert_eq!(s.rx.read(1000), 1000);
+    assert!(s.drain().is_empty());
+    // Reading a second one opens two: a window update advertising 2000.
+    assert_eq!(s.rx.read(1000), 1000);
+    let mut acks = Vec::new();
+    while let Some(seg) = s.rx.poll_transmit(s.now) {
+        acks.push((seg.ack, seg.wnd));
+    }
+    assert_eq!(acks, [(s.base + 4000, 2000)]);
+    assert_eq!(s.rx.stats().acks_window_update, 1);
+    // The data now fits.
+    assert_eq!(s.data(4000), [a(5000)]);
+    assert_eq!(s.rx.delivered_bytes(), 5000);
+    assert_eq!(s.rx.read(u64::MAX), 3000);
+    assert_eq!(s.drain(), [a(5000)]);
+    s.check_identities();
+}
+
+#[test]
+fn small_buffers_update_at_half_the_buffer() {
+    // Two segments of buffer: two segments would be the whole buffer, so
+    // half of it (one segment) is enough for an update.
+    let mut s = Script::new(buffered(2));
+    s.data(0);
+    s.data(MSS);
+    assert_eq!(s.rx.window(), 0);
+    s.rx.read(1000);
+    assert_eq!(s.drain(), [a(2000)]);
+    s.check_identities();
+}
+
+#[test]
+fn without_app_reads_nothing_waits() {
+    let mut s = Script::new(SinkConfig::default());
+    s.data(0);
+    assert_eq!((s.rx.readable(), s.rx.read(10_000)), (0, 0));
+    assert_eq!(s.rx.window(), 65_535);
 }
