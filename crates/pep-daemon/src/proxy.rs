@@ -48,9 +48,16 @@ struct Admission {
     per_client: Mutex<HashMap<IpAddr, usize>>,
     metrics: Arc<Metrics>,
     /// A spare descriptor, closed to accept-and-reset a connection when
-    /// descriptors run out (otherwise it would wait in the backlog).
+    /// descriptors run out anyway (otherwise it would wait in the backlog).
     reserve: Mutex<Option<std::fs::File>>,
+    /// Descriptors open before any connection: listeners, the runtime,
+    /// the reserve. A connection adds two.
+    base_fds: u64,
 }
+
+/// Descriptors kept free beyond the connections' own: the metrics
+/// endpoint, rule helpers, log files, the reserve's replacement.
+pub const FD_MARGIN: u64 = 8;
 
 /// Holds a connection's place in the limits; released on drop.
 struct Slot {
@@ -105,6 +112,14 @@ impl Admission {
         if *n >= s.max_per_client {
             return Err(Refusal::ClientLimit);
         }
+        // Refuse before the process runs out: a connection that cannot
+        // open its server leg would be accepted only to fail, and running
+        // out can stall the accept loop itself. The limit is read each
+        // time: an operator may lower it on the running process (prlimit).
+        let active = self.metrics.active.load(Relaxed).max(0) as u64;
+        if self.base_fds + 2 * (active + 1) + FD_MARGIN > net::nofile_limit() {
+            return Err(Refusal::Descriptors);
+        }
         *n += 1;
         self.metrics.active.fetch_add(1, Relaxed);
         Ok(Slot {
@@ -128,6 +143,14 @@ async fn accept_loop(listener: TcpListener, adm: Arc<Admission>, shared: Shared)
             Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE)) => {
                 adm.metrics.accept_errors.fetch_add(1, Relaxed);
                 let spare = adm.reserve.lock().unwrap_or_else(|e| e.into_inner()).take();
+                if spare.is_none() {
+                    // Lost to another task's socket in a race: get it back
+                    // once something closes.
+                    *adm.reserve.lock().unwrap_or_else(|e| e.into_inner()) =
+                        std::fs::File::open("/dev/null").ok();
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
                 drop(spare);
                 if let Ok((s, peer)) = listener.accept().await {
                     let dst = s.local_addr().unwrap_or(peer);
@@ -246,6 +269,22 @@ impl Daemon {
             }
         };
         let metrics = Arc::new(Metrics::default());
+        // Handlers are installed before `start` returns: a SIGHUP that
+        // arrives a moment later must reload, not kill the process.
+        let sig = if opts.signals {
+            let _rt = rt.enter();
+            match Signals::new(opts.config_path.clone(), metrics.clone()) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    if opts.install_rules {
+                        let _ = rules::remove(&settings);
+                    }
+                    return Err(e);
+                }
+            }
+        } else {
+            None
+        };
         let (ctl, ctl_rx) = mpsc::unbounded_channel();
         let m = metrics.clone();
         let thread = std::thread::Builder::new()
@@ -258,6 +297,7 @@ impl Daemon {
                     metrics_listener,
                     m,
                     ctl_rx,
+                    sig,
                 ));
                 // Whatever is still running is dropped with the runtime.
                 rt.shutdown_timeout(Duration::from_secs(1));
@@ -332,6 +372,7 @@ async fn main_task(
     metrics_listener: Option<std::net::TcpListener>,
     metrics: Arc<Metrics>,
     mut ctl: mpsc::UnboundedReceiver<Control>,
+    mut sig: Option<Signals>,
 ) -> Result<(), String> {
     let (abort_tx, abort_rx) = watch::channel(false);
     let shared = Shared {
@@ -340,11 +381,13 @@ async fn main_task(
         epoch: std::time::Instant::now(),
         sample_legs: settings.metrics.is_some(),
     };
+    let reserve = std::fs::File::open("/dev/null").ok();
     let adm = Arc::new(Admission {
         settings: RwLock::new(Arc::new(settings.clone())),
         per_client: Mutex::new(HashMap::new()),
         metrics: metrics.clone(),
-        reserve: Mutex::new(std::fs::File::open("/dev/null").ok()),
+        reserve: Mutex::new(reserve),
+        base_fds: net::open_fds(),
     });
     let mut accepts = Vec::new();
     for l in listeners {
@@ -363,11 +406,6 @@ async fn main_task(
         max_connections = settings.max_connections,
         "proxy running"
     );
-    let mut sig = if opts.signals {
-        Some(Signals::new(opts.config_path.clone())?)
-    } else {
-        None
-    };
     loop {
         let ev = tokio::select! {
             c = ctl.recv() => c.unwrap_or(Control::Stop),
@@ -440,10 +478,11 @@ struct Signals {
     int: tokio::signal::unix::Signal,
     hup: tokio::signal::unix::Signal,
     path: Option<PathBuf>,
+    metrics: Arc<Metrics>,
 }
 
 impl Signals {
-    fn new(path: Option<PathBuf>) -> Result<Signals, String> {
+    fn new(path: Option<PathBuf>, metrics: Arc<Metrics>) -> Result<Signals, String> {
         use tokio::signal::unix::{signal, SignalKind};
         let s = |k| signal(k).map_err(|e| format!("signal handler: {e}"));
         Ok(Signals {
@@ -451,6 +490,7 @@ impl Signals {
             int: s(SignalKind::interrupt())?,
             hup: s(SignalKind::hangup())?,
             path,
+            metrics,
         })
     }
 
@@ -466,7 +506,10 @@ impl Signals {
                     };
                     match config::load(&p) {
                         Ok(s) => return Control::Reload(Box::new(s)),
-                        Err(e) => error!("reload refused: {e}"),
+                        Err(e) => {
+                            self.metrics.reload_errors.fetch_add(1, Relaxed);
+                            error!("reload refused: {e}");
+                        }
                     }
                 }
             }
