@@ -319,3 +319,78 @@ fn descriptor_exhaustion_resets_new_connections_and_recovers() {
     daemon.shutdown().unwrap();
     lab.down().unwrap();
 }
+
+/// IPv6: a client on an IPv6 address is intercepted (ip6 TPROXY rules,
+/// the `[::]` listener) and relayed byte-exact to the server's IPv6
+/// address, which sees the proxy's own IPv6 address on the server side.
+#[test]
+fn ipv6_connections_are_split_byte_exact() {
+    let Some(_g) = root_test("ipv6") else {
+        return;
+    };
+    let mut t = pep_lab::LabTopology::new("dmn-v6", 7);
+    t.node("client", pep_lab::Role::Host);
+    t.node("proxy", pep_lab::Role::Router);
+    t.node("server", pep_lab::Role::Host);
+    t.link("client", "proxy", fast(), fast());
+    t.link("proxy", "server", fast(), fast());
+    let opts = pep_lab::LabOptions {
+        ipv6: true,
+        ..pep_lab::LabOptions::default()
+    };
+    let lab = pep_lab::Lab::up(&t, &opts).expect("lab up");
+    let n = nodes(&lab);
+    let client6 = lab.addr6("client").unwrap();
+    let server6 = lab.addr6("server").unwrap();
+    let toml = format!(
+        "[proxy]\nipv6 = true\nconnect_timeout = \"2s\"\ndrain_timeout = \"2s\"\n\
+         [intercept]\ninterfaces = [\"{}\"]\nsubnets = [\"{client6}/128\"]\n",
+        proxy_if(0)
+    );
+    let daemon = start_proxy(&n.proxy, &toml).expect("daemon");
+    let m = daemon.metrics().clone();
+    let server_addr = SocketAddr::from((server6, 7003));
+    let l = netns::in_netns(&n.server.netns, || {
+        std::net::TcpListener::bind(server_addr)
+            .map_err(|e| pep_lab::LabError::Traffic(e.to_string()))
+    })
+    .unwrap();
+    let mut c = netns::in_netns(&n.client.netns, || {
+        TcpStream::connect_timeout(&server_addr, StdDuration::from_secs(5))
+            .map_err(|e| pep_lab::LabError::Traffic(e.to_string()))
+    })
+    .unwrap();
+    c.set_read_timeout(Some(StdDuration::from_secs(20)))
+        .unwrap();
+    let (mut s, peer) = l.accept().unwrap();
+    s.set_read_timeout(Some(StdDuration::from_secs(20)))
+        .unwrap();
+    assert_eq!(
+        peer.ip(),
+        std::net::IpAddr::V6(pep_lab::topology::link_addr6(1, 0)),
+        "the server sees the proxy's server-side address"
+    );
+    assert_eq!(m.accepted.load(Relaxed), 1, "intercepted, not routed");
+    let up: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+    let down: Vec<u8> = (0..3_000_000u32).map(|i| (i * 13 % 253) as u8).collect();
+    c.write_all(&up).unwrap();
+    c.shutdown(std::net::Shutdown::Write).unwrap();
+    let got = read_all(&mut s).unwrap();
+    assert!(
+        got == up,
+        "client to server byte-exact ({} bytes)",
+        got.len()
+    );
+    s.write_all(&down).unwrap();
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    let got = read_all(&mut c).unwrap();
+    assert!(
+        got == down,
+        "server to client byte-exact ({} bytes)",
+        got.len()
+    );
+    drop((c, s));
+    assert!(wait_for(5, || m.ended_count("clean") == 1));
+    daemon.shutdown().unwrap();
+    lab.down().unwrap();
+}
