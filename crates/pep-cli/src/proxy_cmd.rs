@@ -151,6 +151,7 @@ pub fn run(cmd: ProxyCommand) -> Result<(), String> {
                 install_rules,
                 signals: true,
                 config_path: cfg.config.clone(),
+                drop_privileges: true,
             };
             proxy::run_foreground(s, opts)
         }

@@ -57,6 +57,7 @@ struct RawProxy {
     keep_client_source: Option<bool>,
     workers: Option<i64>,
     metrics: Option<String>,
+    user: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -157,6 +158,9 @@ pub struct Settings {
     pub keep_client_source: bool,
     pub workers: usize,
     pub metrics: Option<std::net::SocketAddr>,
+    /// Become this user after setup, keeping only the capabilities the
+    /// proxy still needs ([`crate::privileges`]).
+    pub user: Option<crate::privileges::RunAs>,
     pub interfaces: Vec<String>,
     /// Client source subnets that are intercepted; nothing else is relayed.
     pub subnets: Vec<Cidr>,
@@ -457,6 +461,10 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         keep_client_source: p.keep_client_source.unwrap_or(false),
         workers: int_in("proxy.workers", p.workers, 0, 0, 256)? as usize,
         metrics,
+        user: match &p.user {
+            Some(name) => Some(field("proxy.user", crate::privileges::RunAs::lookup(name))?),
+            None => None,
+        },
         interfaces,
         subnets,
         bypass: cidrs("intercept.bypass", &i.bypass)?,
@@ -510,6 +518,15 @@ mod tests {
             err("[proxy]\nbogus = 1")
         );
         assert!(err("[proxy]\nport = \"x\"").contains("port"));
+        let e = err("[proxy]\nuser = \"no-such-user-pepkit\"");
+        assert!(e.contains("proxy.user") && e.contains("no user named"), "{e}");
+    }
+
+    #[test]
+    fn user_resolves_to_ids() {
+        let s = parse(&format!("[proxy]\nuser = \"root\"\n{MIN}"), "pep.toml").unwrap();
+        let u = s.user.unwrap();
+        assert_eq!((u.name.as_str(), u.uid, u.gid), ("root", 0, 0));
     }
 
     #[test]

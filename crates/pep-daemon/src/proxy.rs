@@ -26,6 +26,10 @@ pub struct StartOptions {
     pub signals: bool,
     /// The file SIGHUP re-reads.
     pub config_path: Option<PathBuf>,
+    /// Switch to `proxy.user` once set up. The whole process changes user:
+    /// `pep proxy run` sets it; a daemon embedded in a program that must
+    /// stay root (the tests) does not.
+    pub drop_privileges: bool,
 }
 
 enum Control {
@@ -248,6 +252,15 @@ impl Daemon {
         if opts.install_rules {
             rules::install(&settings)?;
         }
+        if let (true, Some(who)) = (opts.drop_privileges, &settings.user) {
+            if let Err(e) = crate::privileges::drop_to(who) {
+                if opts.install_rules {
+                    let _ = rules::remove(&settings);
+                }
+                return Err(e);
+            }
+            info!(user = %who.name, uid = who.uid, "dropped privileges to CAP_NET_ADMIN, CAP_NET_RAW");
+        }
         let workers = if settings.workers == 0 {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         } else {
@@ -446,13 +459,18 @@ async fn main_task(
 
 fn apply_reload(adm: &Arc<Admission>, new: Settings, opts: &StartOptions) {
     let old = adm.settings();
-    if new.port != old.port || new.ipv6 != old.ipv6 || new.metrics != old.metrics {
-        warn!("reload: proxy.port, proxy.ipv6 and proxy.metrics need a restart; keeping the old values");
+    if new.port != old.port
+        || new.ipv6 != old.ipv6
+        || new.metrics != old.metrics
+        || new.user != old.user
+    {
+        warn!("reload: proxy.port, proxy.ipv6, proxy.metrics and proxy.user need a restart; keeping the old values");
     }
     let new = Settings {
         port: old.port,
         ipv6: old.ipv6,
         metrics: old.metrics,
+        user: old.user.clone(),
         ..new
     };
     if let Err(e) = preflight(&new) {

@@ -34,6 +34,7 @@ fn start_from_file(proxy: &Endpoint, path: &std::path::Path) -> Daemon {
                     install_rules: true,
                     signals: true,
                     config_path: Some(path.to_path_buf()),
+                    drop_privileges: false,
                 },
             )
         })
