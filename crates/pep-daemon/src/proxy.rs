@@ -15,7 +15,7 @@ use tracing::{debug, error, info, warn};
 use crate::config::{self, Settings};
 use crate::conn::{relay_connection, Shared};
 use crate::metrics::{Metrics, Refusal};
-use crate::{net, rules};
+use crate::{net, rules, tunnel};
 
 /// How to run, beyond the configuration.
 #[derive(Clone, Debug, Default)]
@@ -30,6 +30,14 @@ pub struct StartOptions {
     /// `pep proxy run` sets it; a daemon embedded in a program that must
     /// stay root (the tests) does not.
     pub drop_privileges: bool,
+}
+
+/// What a two-node PEP's tunnel needs, prepared before the runtime runs
+/// (key material checked, UDP socket bound while still privileged).
+struct TunnelSetup {
+    settings: tunnel::TunnelSettings,
+    tls: tunnel::Tls,
+    udp: std::net::UdpSocket,
 }
 
 enum Control {
@@ -184,7 +192,10 @@ async fn accept_loop(listener: TcpListener, adm: Arc<Admission>, shared: Shared)
                 adm.metrics.accepted.fetch_add(1, Relaxed);
                 let shared = shared.clone();
                 tokio::spawn(async move {
-                    relay_connection(stream, peer, dst, s, shared).await;
+                    match shared.tunnel.clone() {
+                        Some(t) => t.relay_flow(stream, peer, dst, s.connect_timeout).await,
+                        None => relay_connection(stream, peer, dst, s, shared).await,
+                    }
                     drop(slot);
                 });
             }
@@ -206,8 +217,35 @@ impl Daemon {
     /// asked, and runs the proxy on its own thread, in the calling thread's
     /// network namespace. Errors here are setup errors; nothing is left
     /// behind.
-    pub fn start(settings: Settings, opts: StartOptions) -> Result<Daemon, String> {
+    pub fn start(settings: Settings, mut opts: StartOptions) -> Result<Daemon, String> {
         preflight(&settings)?;
+        let tunnel = match &settings.tunnel {
+            Some(t) => {
+                let transport = tunnel::transport(t, settings.max_connections);
+                let tls = tunnel::load_tls(&t.tls, transport)?;
+                let bind = match (t.role, t.listen, t.peer) {
+                    (tunnel::Role::SplitEnd, Some(l), _) => l,
+                    (_, _, Some(p)) if p.is_ipv6() => SocketAddr::new(net::UNSPECIFIED_V6, 0),
+                    _ => SocketAddr::new(net::UNSPECIFIED_V4, 0),
+                };
+                let udp = tunnel::udp_socket(bind)
+                    .map_err(|e| format!("tunnel: bind UDP {bind}: {e}"))?;
+                Some(TunnelSetup {
+                    settings: t.clone(),
+                    tls,
+                    udp,
+                })
+            }
+            None => None,
+        };
+        let split_end = settings
+            .tunnel
+            .as_ref()
+            .is_some_and(|t| t.role == tunnel::Role::SplitEnd);
+        if split_end && opts.install_rules {
+            info!("split-end intercepts nothing: no rules to install");
+            opts.install_rules = false;
+        }
         // Two descriptors per connection, plus listeners and slack.
         let want = settings.max_connections as u64 * 2 + 64;
         let got = net::raise_nofile(want);
@@ -216,23 +254,25 @@ impl Daemon {
         }
         let mut listeners = Vec::new();
         let rcvbuf = settings.client_leg.rcvbuf;
-        listeners.push(
-            net::transparent_listener(
-                SocketAddr::new(net::UNSPECIFIED_V4, settings.port),
-                4096,
-                rcvbuf,
-            )
-            .map_err(|e| format!("listener: {e}"))?,
-        );
-        if settings.ipv6 {
-            match net::transparent_listener(
-                SocketAddr::new(net::UNSPECIFIED_V6, settings.port),
-                4096,
-                rcvbuf,
-            ) {
-                Ok(l) => listeners.push(l),
-                // A host without IPv6 still serves IPv4.
-                Err(e) => warn!("IPv6 listener: {e}"),
+        if !split_end {
+            listeners.push(
+                net::transparent_listener(
+                    SocketAddr::new(net::UNSPECIFIED_V4, settings.port),
+                    4096,
+                    rcvbuf,
+                )
+                .map_err(|e| format!("listener: {e}"))?,
+            );
+            if settings.ipv6 {
+                match net::transparent_listener(
+                    SocketAddr::new(net::UNSPECIFIED_V6, settings.port),
+                    4096,
+                    rcvbuf,
+                ) {
+                    Ok(l) => listeners.push(l),
+                    // A host without IPv6 still serves IPv4.
+                    Err(e) => warn!("IPv6 listener: {e}"),
+                }
             }
         }
         let metrics_listener = match settings.metrics {
@@ -303,14 +343,18 @@ impl Daemon {
         let thread = std::thread::Builder::new()
             .name("pep-proxy-main".into())
             .spawn(move || {
+                let prepared = Prepared {
+                    listeners,
+                    metrics_listener,
+                    sig,
+                    tunnel,
+                };
                 let r = rt.block_on(main_task(
                     settings.clone(),
                     opts.clone(),
-                    listeners,
-                    metrics_listener,
+                    prepared,
                     m,
                     ctl_rx,
-                    sig,
                 ));
                 // Whatever is still running is dropped with the runtime.
                 rt.shutdown_timeout(Duration::from_secs(1));
@@ -378,21 +422,63 @@ impl Drop for Daemon {
     }
 }
 
+/// What `start` set up (while privileged) for the runtime to use.
+struct Prepared {
+    listeners: Vec<std::net::TcpListener>,
+    metrics_listener: Option<std::net::TcpListener>,
+    sig: Option<Signals>,
+    tunnel: Option<TunnelSetup>,
+}
+
 async fn main_task(
     settings: Settings,
     opts: StartOptions,
-    listeners: Vec<std::net::TcpListener>,
-    metrics_listener: Option<std::net::TcpListener>,
+    prepared: Prepared,
     metrics: Arc<Metrics>,
     mut ctl: mpsc::UnboundedReceiver<Control>,
-    mut sig: Option<Signals>,
 ) -> Result<(), String> {
+    let Prepared {
+        listeners,
+        metrics_listener,
+        mut sig,
+        tunnel,
+    } = prepared;
     let (abort_tx, abort_rx) = watch::channel(false);
+    let mut tunnel_client = None;
+    let mut tunnel_task = None;
+    if let Some(t) = tunnel {
+        let server = (t.settings.role == tunnel::Role::SplitEnd).then_some(t.tls.server);
+        let endpoint = quinn::Endpoint::new(
+            quinn::EndpointConfig::default(),
+            server,
+            t.udp,
+            Arc::new(quinn::TokioRuntime),
+        )
+        .map_err(|e| format!("tunnel endpoint: {e}"))?;
+        match (t.settings.role, t.settings.peer) {
+            (tunnel::Role::SplitStart, Some(peer)) => {
+                tunnel_client = Some(tunnel::start::spawn(
+                    endpoint,
+                    peer,
+                    t.tls.client,
+                    metrics.clone(),
+                ));
+            }
+            _ => {
+                tunnel_task = Some(tokio::spawn(tunnel::end::serve(
+                    endpoint,
+                    Arc::new(settings.clone()),
+                    metrics.clone(),
+                )));
+            }
+        }
+    }
     let shared = Shared {
         metrics: metrics.clone(),
         abort: abort_rx,
         epoch: std::time::Instant::now(),
         sample_legs: settings.metrics.is_some(),
+        tunnel: tunnel_client,
     };
     let reserve = std::fs::File::open("/dev/null").ok();
     let adm = Arc::new(Admission {
@@ -453,6 +539,9 @@ async fn main_task(
     if let Some(t) = metrics_task {
         t.abort();
     }
+    if let Some(t) = tunnel_task {
+        t.abort();
+    }
     info!("stopped");
     Ok(())
 }
@@ -463,14 +552,16 @@ fn apply_reload(adm: &Arc<Admission>, new: Settings, opts: &StartOptions) {
         || new.ipv6 != old.ipv6
         || new.metrics != old.metrics
         || new.user != old.user
+        || new.tunnel != old.tunnel
     {
-        warn!("reload: proxy.port, proxy.ipv6, proxy.metrics and proxy.user need a restart; keeping the old values");
+        warn!("reload: proxy.port, proxy.ipv6, proxy.metrics, proxy.user and [tunnel] need a restart; keeping the old values");
     }
     let new = Settings {
         port: old.port,
         ipv6: old.ipv6,
         metrics: old.metrics,
         user: old.user.clone(),
+        tunnel: old.tunnel.clone(),
         ..new
     };
     if let Err(e) = preflight(&new) {
