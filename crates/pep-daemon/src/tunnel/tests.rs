@@ -148,7 +148,7 @@ fn is_reset<T: std::fmt::Debug>(r: &std::io::Result<T>) -> bool {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn twenty_flows_cross_byte_exact_with_half_close() {
+async fn a_hundred_flows_cross_byte_exact_with_half_close() {
     let dir = tempfile::tempdir().unwrap();
     keys(dir.path());
     let p = pair(dir.path(), "start", "127.0.0.0/8").await;
@@ -170,10 +170,11 @@ async fn twenty_flows_cross_byte_exact_with_half_close() {
         }
     });
     let mut tasks = Vec::new();
-    for k in 0..20u32 {
+    for k in 0..100u32 {
         let mut c = intercepted(&p, dst).await;
         tasks.push(tokio::spawn(async move {
-            let n = [1, 10, 1000, 65_537, 300_000][k as usize % 5] + k as usize;
+            // 1 B to 1 MB, log-spaced by flow.
+            let n = 10f64.powf(k as f64 * 6.0 / 99.0) as usize;
             let mut req = data(k, n);
             req[0] = k as u8;
             c.write_all(&req).await.unwrap();
@@ -190,8 +191,8 @@ async fn twenty_flows_cross_byte_exact_with_half_close() {
         t.await.unwrap();
     }
     let ended = |m: &Metrics| m.tunnel.ended_count("clean");
-    assert_eq!(ended(&p.start_metrics), 20);
-    assert!(wait(|| ended(&p.end_metrics) == 20).await);
+    assert_eq!(ended(&p.start_metrics), 100);
+    assert!(wait(|| ended(&p.end_metrics) == 100).await);
     assert_eq!(
         p.start_metrics.tunnel.connects.load(Relaxed),
         1,
@@ -344,4 +345,31 @@ async fn a_dead_peer_resets_its_flows() {
         wait(|| p.start_metrics.tunnel.connects.load(Relaxed) == 2).await,
         "reconnected"
     );
+}
+
+/// A reset on either side reaches the other side as a reset, not an end of
+/// stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resets_cross_the_tunnel_both_ways() {
+    let dir = tempfile::tempdir().unwrap();
+    keys(dir.path());
+    let p = pair(dir.path(), "start", "127.0.0.0/8").await;
+    let server = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+    let dst = server.local_addr().unwrap();
+    for client_resets in [true, false] {
+        let mut c = intercepted(&p, dst).await;
+        let (mut s, _) = server.accept().await.unwrap();
+        c.write_all(b"x").await.unwrap();
+        let mut b = [0u8; 1];
+        s.read_exact(&mut b).await.unwrap();
+        let (gone, mut other) = if client_resets { (c, s) } else { (s, c) };
+        reset_tcp(&gone);
+        drop(gone);
+        let r = tokio::time::timeout(Duration::from_secs(5), other.read(&mut b))
+            .await
+            .expect("the reset arrives");
+        assert!(is_reset(&r), "client_resets={client_resets}: {r:?}");
+    }
+    assert!(wait(|| p.start_metrics.tunnel.ended_count("reset_by_tcp") == 1).await);
+    assert!(wait(|| p.start_metrics.tunnel.ended_count("reset_by_tunnel") == 1).await);
 }
