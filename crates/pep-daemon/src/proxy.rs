@@ -500,11 +500,21 @@ async fn main_task(
         }
         None => None,
     };
-    info!(
-        port = settings.port,
-        max_connections = settings.max_connections,
-        "proxy running"
-    );
+    match settings.tunnel.as_ref().map(|t| (t.role, t.listen)) {
+        Some((tunnel::Role::SplitEnd, listen)) => {
+            info!(?listen, "split-end running: serving the tunnel")
+        }
+        Some((tunnel::Role::SplitStart, _)) => info!(
+            port = settings.port,
+            max_connections = settings.max_connections,
+            "split-start running: intercepted connections go over the tunnel"
+        ),
+        None => info!(
+            port = settings.port,
+            max_connections = settings.max_connections,
+            "proxy running"
+        ),
+    }
     loop {
         let ev = tokio::select! {
             c = ctl.recv() => c.unwrap_or(Control::Stop),
