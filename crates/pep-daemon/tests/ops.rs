@@ -24,24 +24,13 @@ fn fast() -> DirParams {
 /// handlers a foreground run installs.
 fn start_from_file(proxy: &Endpoint, path: &std::path::Path) -> Daemon {
     let s = config::load(path).expect("config");
-    let ns = proxy.netns.clone();
-    std::thread::scope(|sc| {
-        sc.spawn(|| {
-            netns::enter(&ns).map_err(|e| e.to_string())?;
-            Daemon::start(
-                s,
-                StartOptions {
-                    install_rules: true,
-                    signals: true,
-                    config_path: Some(path.to_path_buf()),
-                    drop_privileges: false,
-                },
-            )
-        })
-        .join()
-        .unwrap()
-    })
-    .expect("daemon")
+    let opts = StartOptions {
+        install_rules: true,
+        signals: true,
+        config_path: Some(path.to_path_buf()),
+        drop_privileges: false,
+    };
+    start_in(proxy, s, opts).expect("daemon")
 }
 
 /// Congestion control of the proxy's established sockets toward `port`

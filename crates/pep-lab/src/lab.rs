@@ -304,15 +304,53 @@ fn plan(id: &str, topo: &LabTopology, pid: u32) -> LabState {
 /// every node not on a shared link.
 pub fn node_commands(topo: &LabTopology, n: usize) -> Vec<String> {
     let mut cmds = vec!["link set dev lo up".to_string()];
+    cmds.extend(address_plan(
+        topo,
+        n,
+        &|l, s| link_addr(l, s).to_string(),
+        24,
+        32,
+        "",
+    ));
+    cmds
+}
+
+/// The IPv6 half of [`node_commands`]: the same plan with [`link_addr6`]
+/// addresses (`nodad`: usable at once).
+pub fn node_commands6(topo: &LabTopology, n: usize) -> Vec<String> {
+    address_plan(
+        topo,
+        n,
+        &|l, s| link_addr6(l, s).to_string(),
+        64,
+        128,
+        " nodad",
+    )
+}
+
+/// Addresses, links up, static neighbours, and host routes through the
+/// next hop for every address not on a shared subnet.
+fn address_plan(
+    topo: &LabTopology,
+    n: usize,
+    addr: &dyn Fn(usize, usize) -> String,
+    prefix: u8,
+    host: u8,
+    flags: &str,
+) -> Vec<String> {
+    let mut cmds = Vec::new();
     let mine = topo.attachments(n);
     for &(l, side) in &mine {
         let dev = node_ifname(l);
         let peer = 1 - side;
-        cmds.push(format!("addr add {}/24 dev {dev}", link_addr(l, side)));
+        cmds.push(format!(
+            "addr add {}/{prefix} dev {dev}{flags}",
+            addr(l, side)
+        ));
         cmds.push(format!("link set dev {dev} up"));
         cmds.push(format!(
             "neigh replace {} lladdr {} dev {dev} nud permanent",
-            link_addr(l, peer),
+            addr(l, peer),
             mac_string(link_mac(l, peer))
         ));
     }
@@ -326,46 +364,9 @@ pub fn node_commands(topo: &LabTopology, n: usize) -> Vec<String> {
                 continue; // on a shared subnet: the connected route serves
             }
             cmds.push(format!(
-                "route replace {}/32 via {} dev {}",
-                link_addr(dl, dside),
-                link_addr(l, 1 - side),
-                node_ifname(l)
-            ));
-        }
-    }
-    cmds
-}
-
-/// The IPv6 half of [`node_commands`]: the same plan with [`link_addr6`]
-/// addresses (`nodad`: usable at once).
-pub fn node_commands6(topo: &LabTopology, n: usize) -> Vec<String> {
-    let mut cmds = Vec::new();
-    let mine = topo.attachments(n);
-    for &(l, side) in &mine {
-        let dev = node_ifname(l);
-        cmds.push(format!(
-            "addr add {}/64 dev {dev} nodad",
-            link_addr6(l, side)
-        ));
-        cmds.push(format!(
-            "neigh replace {} lladdr {} dev {dev} nud permanent",
-            link_addr6(l, 1 - side),
-            mac_string(link_mac(l, 1 - side))
-        ));
-    }
-    let next = topo.next_hops();
-    for (d, hop) in next[n].iter().enumerate() {
-        let Some((l, side)) = *hop else {
-            continue;
-        };
-        for (dl, dside) in topo.attachments(d) {
-            if mine.iter().any(|&(ml, _)| ml == dl) {
-                continue;
-            }
-            cmds.push(format!(
-                "route replace {}/128 via {} dev {}",
-                link_addr6(dl, dside),
-                link_addr6(l, 1 - side),
+                "route replace {}/{host} via {} dev {}",
+                addr(dl, dside),
+                addr(l, 1 - side),
                 node_ifname(l)
             ));
         }

@@ -4,7 +4,6 @@
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
-use std::time::Duration;
 
 use quinn::{Connection, Endpoint, RecvStream, SendStream};
 use tokio::net::{TcpSocket, TcpStream};
@@ -48,20 +47,7 @@ async fn serve_connection(
     s: Arc<Settings>,
     m: Arc<Metrics>,
 ) -> quinn::ConnectionError {
-    let sampler = {
-        let (conn, m) = (conn.clone(), m.clone());
-        tokio::spawn(async move {
-            loop {
-                let st = conn.stats();
-                m.tunnel
-                    .rtt_us
-                    .store(st.path.rtt.as_micros() as u64, Relaxed);
-                m.tunnel.cwnd_bytes.store(st.path.cwnd, Relaxed);
-                m.tunnel.lost_packets.store(st.path.lost_packets, Relaxed);
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-        })
-    };
+    let sampler = tokio::spawn(super::start::sample(conn.clone(), m.clone()));
     let why = loop {
         match conn.accept_bi().await {
             Ok((send, recv)) => {

@@ -87,7 +87,7 @@ pub(crate) fn is_auth_failure(e: &quinn::ConnectionError) -> bool {
 }
 
 /// Copies the connection's path statistics into the metrics each second.
-async fn sample(conn: Connection, m: Arc<Metrics>) {
+pub(crate) async fn sample(conn: Connection, m: Arc<Metrics>) {
     loop {
         let s = conn.stats();
         m.tunnel

@@ -64,17 +64,24 @@ pub fn config(iface: &str, subnet: &str, extra: &str) -> String {
 /// Starts the daemon inside the proxy's namespace, rules installed there.
 pub fn start_proxy(proxy: &Endpoint, toml: &str) -> Result<Daemon, String> {
     let s = config::parse(toml, "test.toml").map_err(|e| e.to_string())?;
+    let opts = StartOptions {
+        install_rules: true,
+        ..StartOptions::default()
+    };
+    start_in(proxy, s, opts)
+}
+
+/// Starts the daemon with `s` and `opts` inside the proxy's namespace.
+pub fn start_in(
+    proxy: &Endpoint,
+    s: config::Settings,
+    opts: StartOptions,
+) -> Result<Daemon, String> {
     let ns = proxy.netns.clone();
     std::thread::scope(|sc| {
         sc.spawn(|| {
             netns::enter(&ns).map_err(|e| e.to_string())?;
-            Daemon::start(
-                s,
-                StartOptions {
-                    install_rules: true,
-                    ..StartOptions::default()
-                },
-            )
+            Daemon::start(s, opts)
         })
         .join()
         .unwrap_or_else(|_| Err("start panicked".into()))
