@@ -337,8 +337,9 @@ async fn a_dead_peer_resets_its_flows() {
     println!("reset after {:?}", t0.elapsed());
     assert!(is_reset(&r), "{r:?}");
     assert!(t0.elapsed() < Duration::from_secs(4));
-    assert_eq!(p.start_metrics.tunnel.ended_count("reset_by_tunnel"), 1);
-    assert_eq!(p.start_metrics.tunnel.up.load(Relaxed), 0);
+    assert!(wait(|| p.start_metrics.tunnel.ended_count("reset_by_tunnel") == 1).await);
+    // The flow may see the loss a moment before the tunnel's manager does.
+    assert!(wait(|| p.start_metrics.tunnel.up.load(Relaxed) == 0).await);
     // The path comes back: split-start reconnects (backoff at most 2 s).
     p.path_up.store(true, Relaxed);
     assert!(
