@@ -63,7 +63,7 @@ fn run(mode: CheckMode, buffer_start: u64, retx_every: Option<u64>) -> Run {
         }
         if next_tx_free <= t {
             sends += 1;
-            let retx = retx_every.is_some_and(|k| sends % k == 0);
+            let retx = retx_every.is_some_and(|k| sends.is_multiple_of(k));
             if retx {
                 credit.on_output(PKT, true);
                 out.retx_bytes += PKT as u64;
