@@ -198,6 +198,14 @@ impl Credit {
         n
     }
 
+    /// For drivers that run the check loop themselves (with
+    /// [`Self::allows`] and [`Self::take`]): counts one check, and whether
+    /// it stopped for lack of credit with packets waiting.
+    pub fn record_check(&mut self, blocked: bool) {
+        self.stats.checks += 1;
+        self.stats.blocked_checks += blocked as u64;
+    }
+
     pub fn buffer_count(&self) -> i64 {
         self.buffer_count
     }

@@ -1,0 +1,605 @@
+//! `split-pair`: the distributed split-connection PEP of Gschwandtner's
+//! thesis (2009), on two nodes `[start, end]` at the ends of a long link.
+//!
+//! * **Split start.** Every data packet of a covered flow arriving at
+//!   `start` goes into the local queue (DropTail, or RED auto-configured
+//!   from the split link as ns-2 does). The credit gate
+//!   ([`pep_core::splitpair::Credit`]) lets packets out of it into a
+//!   per-flow terminating receiver ([`TcpSink`], the flow's own sink
+//!   settings), which acknowledges them toward the sender as the
+//!   destination would. The bytes each receiver delivers in order are
+//!   written to ONE tunnel connection (a [`TcpSender`] on a private flow,
+//!   SACK or CUBIC) and framed in [`Framing`].
+//! * **Split end.** The tunnel's receiver delivers the stream in order;
+//!   the framing table says which flow each byte belongs to, and a
+//!   per-flow [`TcpSender`] with the flow's own id, ISN and settings
+//!   carries it to the destination, whose sink works unchanged. Its ACKs
+//!   reach `end` and are consumed here.
+//!
+//! Per-packet cost: flows are found by an index by flow id; timers of all
+//! endpoints sit in one heap with lazy deletion, so nothing scans the
+//! flows per packet.
+
+use std::any::Any;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use pep_core::queue::{Queue, QueueLimit, RedParams};
+use pep_core::rng::Stream;
+use pep_core::splitpair::{CheckMode, Credit, CreditConfig, Framing};
+use pep_core::{Duration, FlowId, Instant};
+use serde::Deserialize;
+use toml::Table;
+
+use super::{params, AgentError, AgentSite, NodeAgent, Outbox};
+use crate::packet::{NodeIndex, Packet};
+use crate::tcp::{AckPolicy, AppSource, SinkConfig, TcpConfig, TcpSender, TcpSink};
+use pep_core::cc::{Growth, Recovery};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    /// "red" (ns-2 automatic parameters from the split link) or "droptail".
+    #[serde(default = "default_queue")]
+    local_queue: String,
+    /// Local queue limit in packets.
+    #[serde(default = "default_limit")]
+    local_queue_limit: u32,
+    /// `buffer_start_` in packets of `mss + header` bytes (thesis: 200).
+    #[serde(default = "default_buffer_start")]
+    buffer_start: u32,
+    /// "poll" (the thesis's SendTimer) or "event".
+    #[serde(default = "default_check")]
+    check: String,
+    /// `send_check_interval_` (thesis table 5.1: 10 ms).
+    #[serde(default = "default_interval")]
+    send_check_interval: String,
+    /// Tunnel congestion control: "cubic" or "sack".
+    #[serde(default = "default_cc")]
+    tunnel_cc: String,
+    /// Tunnel receiver window in bytes ("set very high").
+    #[serde(default = "default_rwnd")]
+    tunnel_rwnd: u32,
+    /// The tunnel's receiver uses delayed ACKs (the thesis's
+    /// SplitTcpSinkAgent derives from DelAckSink).
+    #[serde(default = "default_true")]
+    tunnel_delack: bool,
+}
+
+fn default_queue() -> String {
+    "red".into()
+}
+fn default_limit() -> u32 {
+    1000
+}
+fn default_buffer_start() -> u32 {
+    200
+}
+fn default_check() -> String {
+    "poll".into()
+}
+fn default_interval() -> String {
+    "10ms".into()
+}
+fn default_cc() -> String {
+    "cubic".into()
+}
+fn default_rwnd() -> u32 {
+    1 << 30
+}
+fn default_true() -> bool {
+    true
+}
+
+/// Builds the agent from its `[[agent]]` table.
+pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentError> {
+    let p: Params = params(t)?;
+    let sc = site.scenario;
+    let &[start, end] = site.nodes else {
+        return Err(AgentError::new("nodes", "split-pair sits on two nodes"));
+    };
+    let Some(&first) = site.flows.first() else {
+        return Err(AgentError::new("flows", "split-pair needs at least one flow"));
+    };
+    if p.local_queue_limit == 0 {
+        return Err(AgentError::new("local_queue_limit", "must be positive"));
+    }
+    let link = sc
+        .links
+        .iter()
+        .find(|l| (l.a, l.b) == (start, end) || (l.a, l.b) == (end, start))
+        .ok_or_else(|| AgentError::new("nodes", "no link joins the two split nodes"))?;
+    let dir = if link.a == start { &link.forward } else { &link.reverse };
+    let limit = QueueLimit::Packets(p.local_queue_limit);
+    let local = match p.local_queue.as_str() {
+        "droptail" => Queue::drop_tail(limit),
+        "red" => Queue::red(
+            RedParams::ns2_auto(dir.rate, dir.delay, limit),
+            Stream::derive(sc.seed, &format!("agent/{}/red", site.name)),
+        ),
+        other => {
+            return Err(AgentError::new(
+                "local_queue",
+                format!("expected \"red\" or \"droptail\", got {other:?}"),
+            ))
+        }
+    };
+    let interval = crate::units::parse_duration(&p.send_check_interval)
+        .map_err(|e| AgentError::new("send_check_interval", e.to_string()))?;
+    let mode = match p.check.as_str() {
+        "poll" if interval > Duration::ZERO => CheckMode::Poll { interval },
+        "poll" => return Err(AgentError::new("send_check_interval", "must be positive")),
+        "event" => CheckMode::Event,
+        other => {
+            return Err(AgentError::new(
+                "check",
+                format!("expected \"poll\" or \"event\", got {other:?}"),
+            ))
+        }
+    };
+    let base = site.tcp_config(first);
+    let mut tunnel = TcpConfig {
+        initial_rwnd: p.tunnel_rwnd,
+        initial_ssthresh: p.tunnel_rwnd as u64,
+        recovery: Recovery::Sack,
+        ..base
+    };
+    tunnel.growth = match p.tunnel_cc.as_str() {
+        "cubic" => Growth::Cubic(Default::default()),
+        "sack" => match base.growth {
+            g @ Growth::Reno { .. } => g,
+            _ => Growth::default(),
+        },
+        other => {
+            return Err(AgentError::new(
+                "tunnel_cc",
+                format!("expected \"cubic\" or \"sack\", got {other:?}"),
+            ))
+        }
+    };
+    let tunnel_sink = SinkConfig {
+        rwnd: p.tunnel_rwnd,
+        sack: true,
+        ack: if p.tunnel_delack {
+            AckPolicy::delayed()
+        } else {
+            AckPolicy::Every
+        },
+        mss: base.mss,
+        hdr_len: base.hdr_len,
+        ..SinkConfig::default()
+    };
+    let packet = base.mss + base.hdr_len as u32;
+    let credit = CreditConfig {
+        buffer_start: p.buffer_start as u64 * packet as u64,
+        packet,
+        mode,
+    };
+    let flows = site
+        .flows
+        .iter()
+        .map(|&f| FlowEnds {
+            id: FlowId(f as u32),
+            src: sc.flows[f].src as NodeIndex,
+            dst: sc.flows[f].dst as NodeIndex,
+            sink: site.sink_config(f),
+            sender: site.tcp_config(f),
+        })
+        .collect();
+    Ok(Box::new(SplitPair::new(
+        [start as NodeIndex, end as NodeIndex],
+        flows,
+        local,
+        credit,
+        FlowId(site.private_flows.start),
+        tunnel,
+        tunnel_sink,
+    )))
+}
+
+/// What the agent needs to know about one covered flow.
+pub struct FlowEnds {
+    pub id: FlowId,
+    pub src: NodeIndex,
+    pub dst: NodeIndex,
+    /// Settings of the receiver at split start (the destination's).
+    pub sink: SinkConfig,
+    /// Settings of the sender at split end (the source's).
+    pub sender: TcpConfig,
+}
+
+struct FlowState {
+    src: NodeIndex,
+    dst: NodeIndex,
+    /// Terminates the sender's connection at split start.
+    sink: TcpSink,
+    /// Carries the flow on from split end.
+    sender: TcpSender,
+    /// Bytes the sink has delivered in order (accepted by split start).
+    accepted: u64,
+    /// Bytes handed to the sender at split end.
+    forwarded: u64,
+}
+
+/// Timer slots: the tunnel's two ends, the check timer, then two per flow.
+const T_TUNNEL_TX: u32 = 0;
+const T_TUNNEL_RX: u32 = 1;
+const T_CHECK: u32 = 2;
+const T_FLOWS: u32 = 3;
+const NONE: u32 = u32::MAX;
+
+/// The two split nodes and everything between them.
+pub struct SplitPair {
+    start: NodeIndex,
+    end: NodeIndex,
+    /// Flow id -> index into `flows`.
+    index: Vec<u32>,
+    flows: Vec<FlowState>,
+    local: Queue<Packet>,
+    credit: Credit,
+    framing: Framing,
+    tunnel_flow: FlowId,
+    tunnel_tx: TcpSender,
+    tunnel_rx: TcpSink,
+    tunnel_delivered: u64,
+    /// Timers by slot, and the earliest first (stale entries skipped).
+    deadline: Vec<Option<Instant>>,
+    heap: BinaryHeap<Reverse<(Instant, u32)>>,
+    /// Flows written by the last tunnel delivery (reused).
+    touched: Vec<u32>,
+    local_drops: u64,
+    passed: u64,
+}
+
+impl SplitPair {
+    pub fn new(
+        nodes: [NodeIndex; 2],
+        flows: Vec<FlowEnds>,
+        local: Queue<Packet>,
+        credit: CreditConfig,
+        tunnel_flow: FlowId,
+        tunnel: TcpConfig,
+        tunnel_sink: SinkConfig,
+    ) -> Self {
+        let now = Instant::ZERO;
+        let max_id = flows.iter().map(|f| f.id.0).max().unwrap_or(0);
+        let mut index = vec![NONE; max_id as usize + 1];
+        for (i, f) in flows.iter().enumerate() {
+            index[f.id.0 as usize] = i as u32;
+        }
+        let flows: Vec<FlowState> = flows
+            .into_iter()
+            .map(|f| FlowState {
+                src: f.src,
+                dst: f.dst,
+                sink: TcpSink::new(f.id, &f.sink),
+                sender: TcpSender::new(f.id, &f.sender, AppSource::Open(0), now),
+                accepted: 0,
+                forwarded: 0,
+            })
+            .collect();
+        let slots = T_FLOWS as usize + 2 * flows.len();
+        let mut me = SplitPair {
+            start: nodes[0],
+            end: nodes[1],
+            index,
+            flows,
+            local,
+            credit: Credit::new(credit, now),
+            framing: Framing::new(),
+            tunnel_flow,
+            tunnel_tx: TcpSender::new(tunnel_flow, &tunnel, AppSource::Open(0), now),
+            tunnel_rx: TcpSink::new(tunnel_flow, &tunnel_sink),
+            tunnel_delivered: 0,
+            deadline: vec![None; slots],
+            heap: BinaryHeap::new(),
+            touched: Vec::new(),
+            local_drops: 0,
+            passed: 0,
+        };
+        // A first wake-up at zero sends the SYNs (if the senders handshake).
+        me.set_timer(T_TUNNEL_TX, Some(now));
+        for i in 0..me.flows.len() as u32 {
+            me.set_timer(T_FLOWS + 2 * i + 1, Some(now));
+        }
+        let check = me.credit.poll_timeout();
+        me.set_timer(T_CHECK, check);
+        me
+    }
+
+    fn set_timer(&mut self, slot: u32, at: Option<Instant>) {
+        let d = &mut self.deadline[slot as usize];
+        if *d != at {
+            *d = at;
+            if let Some(t) = at {
+                self.heap.push(Reverse((t, slot)));
+            }
+        }
+    }
+
+    /// Drops stale heap entries so the top is the true next deadline.
+    fn clean(&mut self) {
+        while let Some(&Reverse((t, slot))) = self.heap.peek() {
+            if self.deadline[slot as usize] == Some(t) {
+                break;
+            }
+            self.heap.pop();
+        }
+    }
+
+    /// Sends what the tunnel sender has; every packet adds credit (the
+    /// thesis's modified `output()`, retransmissions included).
+    fn drain_tunnel_tx(&mut self, now: Instant, out: &mut Outbox) {
+        while let Some((seg, kind)) = self.tunnel_tx.poll_transmit(now) {
+            self.credit
+                .on_output(seg.wire_len(), kind.is_retransmission());
+            out.send(
+                self.start,
+                Packet {
+                    seg,
+                    src: self.start,
+                    dst: self.end,
+                },
+            );
+        }
+        let t = self.tunnel_tx.poll_timeout();
+        self.set_timer(T_TUNNEL_TX, t);
+    }
+
+    fn drain_tunnel_rx(&mut self, now: Instant, out: &mut Outbox) {
+        while let Some(seg) = self.tunnel_rx.poll_transmit(now) {
+            out.send(
+                self.end,
+                Packet {
+                    seg,
+                    src: self.end,
+                    dst: self.start,
+                },
+            );
+        }
+        let t = self.tunnel_rx.poll_timeout();
+        self.set_timer(T_TUNNEL_RX, t);
+        // New in-order tunnel bytes go to their flows' senders.
+        let d = self.tunnel_rx.delivered_bytes();
+        if d > self.tunnel_delivered {
+            let n = d - self.tunnel_delivered;
+            self.tunnel_delivered = d;
+            let flows = &mut self.flows;
+            let touched = &mut self.touched;
+            self.framing.pop(n, |i, b| {
+                let f = &mut flows[i as usize];
+                f.sender.write(b);
+                f.forwarded += b;
+                if touched.last() != Some(&i) {
+                    touched.push(i);
+                }
+            });
+            // Only the flows just written can have something new to send.
+            let mut touched = std::mem::take(&mut self.touched);
+            for &i in &touched {
+                self.drain_flow_sender(i, now, out);
+            }
+            touched.clear();
+            self.touched = touched;
+        }
+    }
+
+    fn drain_flow_sender(&mut self, i: u32, now: Instant, out: &mut Outbox) {
+        let f = &mut self.flows[i as usize];
+        while let Some((seg, _)) = f.sender.poll_transmit(now) {
+            out.send(
+                self.end,
+                Packet {
+                    seg,
+                    src: f.src,
+                    dst: f.dst,
+                },
+            );
+        }
+        let t = f.sender.poll_timeout();
+        self.set_timer(T_FLOWS + 2 * i + 1, t);
+    }
+
+    fn drain_flow_sink(&mut self, i: u32, now: Instant, out: &mut Outbox) {
+        let f = &mut self.flows[i as usize];
+        while let Some(seg) = f.sink.poll_transmit(now) {
+            out.send(
+                self.start,
+                Packet {
+                    seg,
+                    src: f.dst,
+                    dst: f.src,
+                },
+            );
+        }
+        let d = f.sink.delivered_bytes();
+        let new = d - f.accepted;
+        f.accepted = d;
+        let t = f.sink.poll_timeout();
+        self.set_timer(T_FLOWS + 2 * i, t);
+        if new > 0 {
+            self.framing.push(i, new);
+            self.tunnel_tx.write(new);
+        }
+    }
+
+    /// `checkSend()`: admit packets while the credit allows. Each admitted
+    /// packet's bytes go out on the tunnel at once (the thesis's
+    /// `recvBytes()` calls `sendmsg()`), which may add credit within the
+    /// same loop.
+    fn check(&mut self, now: Instant, out: &mut Outbox) {
+        let mut blocked = false;
+        while !self.local.is_empty() {
+            if !self.credit.allows() {
+                blocked = true;
+                break;
+            }
+            let p = self.local.dequeue(now).expect("not empty");
+            self.credit.take(p.seg.wire_len());
+            let i = self.index[p.seg.flow.0 as usize];
+            self.flows[i as usize].sink.handle_segment(now, &p.seg);
+            self.drain_flow_sink(i, now, out);
+            self.drain_tunnel_tx(now, out);
+        }
+        self.credit.record_check(blocked);
+    }
+
+    fn flow_of(&self, id: FlowId) -> Option<u32> {
+        match self.index.get(id.0 as usize) {
+            Some(&i) if i != NONE => Some(i),
+            _ => None,
+        }
+    }
+
+    /// Bytes split start accepted from flow `i`'s sender (in order).
+    pub fn accepted(&self, i: usize) -> u64 {
+        self.flows[i].accepted
+    }
+    /// Bytes split end handed to flow `i`'s onward sender.
+    pub fn forwarded(&self, i: usize) -> u64 {
+        self.flows[i].forwarded
+    }
+    /// Bytes of flow `i` acknowledged by its destination.
+    pub fn delivered(&self, i: usize) -> u64 {
+        self.flows[i].sender.bytes_acked()
+    }
+    pub fn tunnel(&self) -> &TcpSender {
+        &self.tunnel_tx
+    }
+    pub fn credit(&self) -> &Credit {
+        &self.credit
+    }
+    pub fn local_queue(&self) -> &Queue<Packet> {
+        &self.local
+    }
+    /// Tunnel bytes written and not yet delivered at split end.
+    pub fn in_tunnel(&self) -> u64 {
+        self.framing.in_tunnel()
+    }
+}
+
+impl NodeAgent for SplitPair {
+    fn on_packet(&mut self, now: Instant, node: NodeIndex, p: Packet, out: &mut Outbox) {
+        if p.seg.flow == self.tunnel_flow {
+            if node == self.end {
+                self.tunnel_rx.handle_segment(now, &p.seg);
+                self.drain_tunnel_rx(now, out);
+            } else {
+                self.tunnel_tx.handle_segment(now, &p.seg);
+                self.drain_tunnel_tx(now, out);
+                if self.credit.checks_on_events() {
+                    self.check(now, out);
+                }
+            }
+        } else if let Some(i) = self.flow_of(p.seg.flow) {
+            let f = &self.flows[i as usize];
+            if node == self.start && p.src == f.src {
+                match self.local.enqueue(now, p) {
+                    Ok(()) => {
+                        if self.credit.checks_on_events() {
+                            self.check(now, out);
+                        }
+                    }
+                    Err(_) => self.local_drops += 1,
+                }
+            } else if node == self.end && p.src == f.dst {
+                self.flows[i as usize].sender.handle_segment(now, &p.seg);
+                self.drain_flow_sender(i, now, out);
+            } else {
+                self.passed += 1;
+                out.send(node, p);
+            }
+        } else {
+            self.passed += 1;
+            out.send(node, p);
+        }
+        self.clean();
+    }
+
+    fn on_timeout(&mut self, now: Instant, out: &mut Outbox) {
+        while let Some(&Reverse((t, slot))) = self.heap.peek() {
+            if t > now {
+                break;
+            }
+            self.heap.pop();
+            if self.deadline[slot as usize] != Some(t) {
+                continue;
+            }
+            self.deadline[slot as usize] = None;
+            match slot {
+                T_TUNNEL_TX => {
+                    self.tunnel_tx.handle_timeout(now);
+                    self.drain_tunnel_tx(now, out);
+                    if self.credit.checks_on_events() {
+                        self.check(now, out);
+                    }
+                }
+                T_TUNNEL_RX => {
+                    self.tunnel_rx.handle_timeout(now);
+                    self.drain_tunnel_rx(now, out);
+                }
+                T_CHECK => {
+                    if self.credit.handle_timeout(now) {
+                        self.check(now, out);
+                    }
+                    let next = self.credit.poll_timeout();
+                    self.set_timer(T_CHECK, next);
+                }
+                s => {
+                    let i = (s - T_FLOWS) / 2;
+                    if (s - T_FLOWS) % 2 == 0 {
+                        self.flows[i as usize].sink.handle_timeout(now);
+                        self.drain_flow_sink(i, now, out);
+                        self.drain_tunnel_tx(now, out);
+                    } else {
+                        self.flows[i as usize].sender.handle_timeout(now);
+                        self.drain_flow_sender(i, now, out);
+                    }
+                }
+            }
+        }
+        self.clean();
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.heap.peek().map(|r| r.0 .0)
+    }
+
+    fn stats(&self) -> serde_json::Value {
+        let c = self.credit.stats();
+        let q = &self.local.stats;
+        let t = self.tunnel_tx.stats();
+        let accepted: u64 = self.flows.iter().map(|f| f.accepted).sum();
+        serde_json::json!({
+            "accepted_bytes": accepted,
+            "local_enqueued": q.enqueued,
+            "local_dropped": q.dropped,
+            "local_dropped_early": q.dropped_early,
+            "admitted": c.admitted,
+            "checks": c.checks,
+            "blocked_checks": c.blocked_checks,
+            "credit_added_bytes": c.added_bytes,
+            "credit_added_retx_bytes": c.added_retx_bytes,
+            "buffer_count": self.credit.buffer_count(),
+            "tunnel_bytes_sent": t.bytes_sent,
+            "tunnel_retransmitted_segments": t.retransmitted_segments,
+            "tunnel_timeouts": t.timeouts,
+            "tunnel_cwnd": self.tunnel_tx.cwnd(),
+            "in_tunnel_bytes": self.framing.in_tunnel(),
+            "passed": self.passed,
+        })
+    }
+
+    fn sample(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("local_queue", self.local.len_packets() as f64),
+            ("buffer_count", self.credit.buffer_count() as f64),
+            ("tunnel_cwnd", self.tunnel_tx.cwnd() as f64),
+            ("in_tunnel", self.framing.in_tunnel() as f64),
+        ]
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
