@@ -198,6 +198,12 @@ impl Credit {
         n
     }
 
+    /// Adds `bytes` (negative: removes) outside the thesis's two rules, for
+    /// drivers that charge by what a packet releases rather than per packet.
+    pub fn adjust(&mut self, bytes: i64) {
+        self.buffer_count += bytes;
+    }
+
     /// For drivers that run the check loop themselves (with
     /// [`Self::allows`] and [`Self::take`]): counts one check, and whether
     /// it stopped for lack of credit with packets waiting.

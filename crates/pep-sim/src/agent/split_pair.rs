@@ -64,6 +64,15 @@ struct Params {
     /// SplitTcpSinkAgent derives from DelAckSink).
     #[serde(default = "default_true")]
     tunnel_delack: bool,
+    /// What a packet let through costs: "admitted" (the thesis: its size,
+    /// whatever the receiver makes of it) or "delivered" (the wire size of
+    /// the in-order bytes it releases to the tunnel, so duplicates and
+    /// data held behind a hole cost nothing until they are written).
+    #[serde(default = "default_charge")]
+    credit_charge: String,
+    /// Tunnel initial slow start threshold in packets (default: the
+    /// receiver window, "arbitrarily high").
+    tunnel_ssthresh: Option<u32>,
 }
 
 fn default_queue() -> String {
@@ -87,6 +96,9 @@ fn default_cc() -> String {
 fn default_rwnd() -> u32 {
     1 << 30
 }
+fn default_charge() -> String {
+    "admitted".into()
+}
 fn default_true() -> bool {
     true
 }
@@ -99,7 +111,10 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
         return Err(AgentError::new("nodes", "split-pair sits on two nodes"));
     };
     let Some(&first) = site.flows.first() else {
-        return Err(AgentError::new("flows", "split-pair needs at least one flow"));
+        return Err(AgentError::new(
+            "flows",
+            "split-pair needs at least one flow",
+        ));
     };
     if p.local_queue_limit == 0 {
         return Err(AgentError::new("local_queue_limit", "must be positive"));
@@ -109,7 +124,11 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
         .iter()
         .find(|l| (l.a, l.b) == (start, end) || (l.a, l.b) == (end, start))
         .ok_or_else(|| AgentError::new("nodes", "no link joins the two split nodes"))?;
-    let dir = if link.a == start { &link.forward } else { &link.reverse };
+    let dir = if link.a == start {
+        &link.forward
+    } else {
+        &link.reverse
+    };
     let limit = QueueLimit::Packets(p.local_queue_limit);
     let local = match p.local_queue.as_str() {
         "droptail" => Queue::drop_tail(limit),
@@ -140,7 +159,9 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
     let base = site.tcp_config(first);
     let mut tunnel = TcpConfig {
         initial_rwnd: p.tunnel_rwnd,
-        initial_ssthresh: p.tunnel_rwnd as u64,
+        initial_ssthresh: p
+            .tunnel_ssthresh
+            .map_or(p.tunnel_rwnd as u64, |n| n as u64 * base.mss as u64),
         recovery: Recovery::Sack,
         ..base
     };
@@ -170,6 +191,16 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
         ..SinkConfig::default()
     };
     let packet = base.mss + base.hdr_len as u32;
+    let charge_delivered = match p.credit_charge.as_str() {
+        "admitted" => false,
+        "delivered" => true,
+        other => {
+            return Err(AgentError::new(
+                "credit_charge",
+                format!("expected \"admitted\" or \"delivered\", got {other:?}"),
+            ))
+        }
+    };
     let credit = CreditConfig {
         buffer_start: p.buffer_start as u64 * packet as u64,
         packet,
@@ -186,7 +217,7 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
             sender: site.tcp_config(f),
         })
         .collect();
-    Ok(Box::new(SplitPair::new(
+    let mut agent = SplitPair::new(
         [start as NodeIndex, end as NodeIndex],
         flows,
         local,
@@ -194,7 +225,9 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
         FlowId(site.private_flows.start),
         tunnel,
         tunnel_sink,
-    )))
+    );
+    agent.charge_delivered = charge_delivered;
+    Ok(Box::new(agent))
 }
 
 /// What the agent needs to know about one covered flow.
@@ -245,6 +278,10 @@ pub struct SplitPair {
     /// Timers by slot, and the earliest first (stale entries skipped).
     deadline: Vec<Option<Instant>>,
     heap: BinaryHeap<Reverse<(Instant, u32)>>,
+    /// Charge credit for in-order bytes released rather than per packet.
+    pub charge_delivered: bool,
+    /// Header bytes per segment (for the "delivered" charge).
+    hdr: u16,
     /// Flows written by the last tunnel delivery (reused).
     touched: Vec<u32>,
     local_drops: u64,
@@ -293,6 +330,8 @@ impl SplitPair {
             tunnel_delivered: 0,
             deadline: vec![None; slots],
             heap: BinaryHeap::new(),
+            charge_delivered: false,
+            hdr: tunnel.hdr_len,
             touched: Vec::new(),
             local_drops: 0,
             passed: 0,
@@ -400,7 +439,8 @@ impl SplitPair {
         self.set_timer(T_FLOWS + 2 * i + 1, t);
     }
 
-    fn drain_flow_sink(&mut self, i: u32, now: Instant, out: &mut Outbox) {
+    /// Returns the bytes the sink newly delivered in order.
+    fn drain_flow_sink(&mut self, i: u32, now: Instant, out: &mut Outbox) -> u64 {
         let f = &mut self.flows[i as usize];
         while let Some(seg) = f.sink.poll_transmit(now) {
             out.send(
@@ -421,6 +461,7 @@ impl SplitPair {
             self.framing.push(i, new);
             self.tunnel_tx.write(new);
         }
+        new
     }
 
     /// `checkSend()`: admit packets while the credit allows. Each admitted
@@ -435,13 +476,25 @@ impl SplitPair {
                 break;
             }
             let p = self.local.dequeue(now).expect("not empty");
-            self.credit.take(p.seg.wire_len());
+            let wire = p.seg.wire_len();
+            self.credit.take(wire);
             let i = self.index[p.seg.flow.0 as usize];
             self.flows[i as usize].sink.handle_segment(now, &p.seg);
-            self.drain_flow_sink(i, now, out);
+            let new = self.drain_flow_sink(i, now, out);
+            if self.charge_delivered {
+                // Refund the packet, charge what it released (payload plus
+                // one header per full segment's worth).
+                let mss = self.credit.config().packet as u64 - p.seg.hdr_len as u64;
+                let cost = new + new.div_ceil(mss.max(1)) * p.seg.hdr_len as u64;
+                self.credit.adjust(wire as i64 - cost as i64);
+            }
             self.drain_tunnel_tx(now, out);
         }
         self.credit.record_check(blocked);
+    }
+
+    fn tunnel_tx_hdr(&self) -> u64 {
+        self.hdr as u64
     }
 
     fn flow_of(&self, id: FlowId) -> Option<u32> {
@@ -547,9 +600,15 @@ impl NodeAgent for SplitPair {
                 }
                 s => {
                     let i = (s - T_FLOWS) / 2;
-                    if (s - T_FLOWS) % 2 == 0 {
+                    if (s - T_FLOWS).is_multiple_of(2) {
                         self.flows[i as usize].sink.handle_timeout(now);
-                        self.drain_flow_sink(i, now, out);
+                        let new = self.drain_flow_sink(i, now, out);
+                        if self.charge_delivered && new > 0 {
+                            let hdr = self.tunnel_tx_hdr();
+                            let mss = self.credit.config().packet as u64 - hdr;
+                            self.credit
+                                .adjust(-((new + new.div_ceil(mss.max(1)) * hdr) as i64));
+                        }
                         self.drain_tunnel_tx(now, out);
                     } else {
                         self.flows[i as usize].sender.handle_timeout(now);
