@@ -291,3 +291,32 @@ fn sack_takes_w_over_2_rtts_to_refill_the_pipe_and_cubic_about_k() {
     // goes as its cube root); at this scale it is about three times.
     assert!(sack > 2.5 * cubic, "sack {sack} cubic {cubic}");
 }
+
+/// Speed and utilisation of a scenario file at full scale: not a CI test.
+/// `GSCH_SCENARIO=scenarios/gschwandtner/ftp50-pep.toml GSCH_SECS=2000
+/// cargo test --release -p pep-sim --test gschwandtner full_run -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn full_run() {
+    let path =
+        std::env::var("GSCH_SCENARIO").unwrap_or("scenarios/gschwandtner/ftp50-pep.toml".into());
+    let path = format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let secs: u64 = std::env::var("GSCH_SECS").map_or(2000, |s| s.parse().unwrap());
+    let text = text.replace("duration = \"2000s\"", &format!("duration = \"{secs}s\""));
+    let sc = Scenario::from_toml_str(&text, &path).unwrap_or_else(|e| panic!("{e}"));
+    let t0 = std::time::Instant::now();
+    let mut sim = Simulation::new(&sc);
+    sim.run_until(Instant(100_000_000_000));
+    let b0 = split_bytes(&sim);
+    sim.run();
+    let wall = t0.elapsed().as_secs_f64();
+    let s = sim.summary();
+    let util = (split_bytes(&sim) - b0) as f64 * 8.0 / (secs as f64 - 100.0) / 1e6;
+    eprintln!(
+        "{path}: {secs} s simulated in {wall:.1} s, {} events, {:.2} M events/s; split link {util:.2} Mbit/s after 100 s; agents {:?}",
+        s.events,
+        s.events as f64 / wall / 1e6,
+        s.agents.iter().map(|a| a.stats.to_string()).collect::<Vec<_>>()
+    );
+}
