@@ -297,6 +297,7 @@ fn sack_takes_w_over_2_rtts_to_refill_the_pipe_and_cubic_about_k() {
 /// cargo test --release -p pep-sim --test gschwandtner full_run -- --ignored --nocapture`
 #[test]
 #[ignore]
+#[allow(clippy::disallowed_methods)] // wall-clock speed measurement, not simulated time
 fn full_run() {
     let path =
         std::env::var("GSCH_SCENARIO").unwrap_or("scenarios/gschwandtner/ftp50-pep.toml".into());
