@@ -68,7 +68,7 @@ local_queue = "{local}"
 local_queue_limit = {q}
 buffer_start = 200
 credit_charge = "delivered"
-# Chapter 3 gives 1 ms; with table 5.1.s 10 ms the split link carried
+# Chapter 3 gives 1 ms; with table 5.1's 10 ms the split link carried
 # 71 instead of 92 Mbit/s in a 300 s run (docs).
 send_check_interval = "1ms"
 tunnel_cc = "cubic"

@@ -22,9 +22,9 @@
 
 use std::any::Any;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
-use pep_core::queue::{Queue, QueueLimit, RedParams};
+use pep_core::queue::{Queue, QueueLimit, QueueStats, RedParams};
 use pep_core::rng::Stream;
 use pep_core::splitpair::{CheckMode, Credit, CreditConfig, Framing};
 use pep_core::{Duration, FlowId, Instant};
@@ -70,6 +70,11 @@ struct Params {
     /// data held behind a hole cost nothing until they are written).
     #[serde(default = "default_charge")]
     credit_charge: String,
+    /// Local queue service: "fifo" (the thesis: one queue) or "fair" (one
+    /// DropTail queue per flow of `local_queue_limit / flows` packets,
+    /// served round-robin by bytes, deficit round robin).
+    #[serde(default = "default_sched")]
+    scheduling: String,
     /// Tunnel initial slow start threshold in packets (default: the
     /// receiver window, "arbitrarily high").
     tunnel_ssthresh: Option<u32>,
@@ -95,6 +100,9 @@ fn default_cc() -> String {
 }
 fn default_rwnd() -> u32 {
     1 << 30
+}
+fn default_sched() -> String {
+    "fifo".into()
 }
 fn default_charge() -> String {
     "admitted".into()
@@ -140,6 +148,19 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
             return Err(AgentError::new(
                 "local_queue",
                 format!("expected \"red\" or \"droptail\", got {other:?}"),
+            ))
+        }
+    };
+    let local = match p.scheduling.as_str() {
+        "fifo" => LocalQueue::Fifo(local),
+        "fair" => {
+            let per = p.local_queue_limit.div_ceil(site.flows.len() as u32);
+            LocalQueue::Fair(FairQueue::new(site.flows.len(), per))
+        }
+        other => {
+            return Err(AgentError::new(
+                "scheduling",
+                format!("expected \"fifo\" or \"fair\", got {other:?}"),
             ))
         }
     };
@@ -268,7 +289,7 @@ pub struct SplitPair {
     /// Flow id -> index into `flows`.
     index: Vec<u32>,
     flows: Vec<FlowState>,
-    local: Queue<Packet>,
+    local: LocalQueue,
     credit: Credit,
     framing: Framing,
     tunnel_flow: FlowId,
@@ -292,7 +313,7 @@ impl SplitPair {
     pub fn new(
         nodes: [NodeIndex; 2],
         flows: Vec<FlowEnds>,
-        local: Queue<Packet>,
+        local: LocalQueue,
         credit: CreditConfig,
         tunnel_flow: FlowId,
         tunnel: TcpConfig,
@@ -475,7 +496,7 @@ impl SplitPair {
                 blocked = true;
                 break;
             }
-            let p = self.local.dequeue(now).expect("not empty");
+            let p = self.local.dequeue(now, &self.index).expect("not empty");
             let wire = p.seg.wire_len();
             self.credit.take(wire);
             let i = self.index[p.seg.flow.0 as usize];
@@ -522,7 +543,7 @@ impl SplitPair {
     pub fn credit(&self) -> &Credit {
         &self.credit
     }
-    pub fn local_queue(&self) -> &Queue<Packet> {
+    pub fn local_queue(&self) -> &LocalQueue {
         &self.local
     }
     /// Tunnel bytes written and not yet delivered at split end.
@@ -547,7 +568,7 @@ impl NodeAgent for SplitPair {
         } else if let Some(i) = self.flow_of(p.seg.flow) {
             let f = &self.flows[i as usize];
             if node == self.start && p.src == f.src {
-                match self.local.enqueue(now, p) {
+                match self.local.enqueue(now, i, p) {
                     Ok(()) => {
                         if self.credit.checks_on_events() {
                             self.check(now, out);
@@ -626,7 +647,7 @@ impl NodeAgent for SplitPair {
 
     fn stats(&self) -> serde_json::Value {
         let c = self.credit.stats();
-        let q = &self.local.stats;
+        let q = self.local.stats();
         let t = self.tunnel_tx.stats();
         let accepted: u64 = self.flows.iter().map(|f| f.accepted).sum();
         serde_json::json!({
@@ -660,5 +681,121 @@ impl NodeAgent for SplitPair {
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+/// The local queue at split start: the thesis's single queue, or one per
+/// flow served fairly.
+pub enum LocalQueue {
+    Fifo(Queue<Packet>),
+    Fair(FairQueue),
+}
+
+impl LocalQueue {
+    fn enqueue(&mut self, now: Instant, flow: u32, p: Packet) -> Result<(), Packet> {
+        match self {
+            LocalQueue::Fifo(q) => q.enqueue(now, p).map_err(|(p, _)| p),
+            LocalQueue::Fair(q) => q.enqueue(flow, p),
+        }
+    }
+    fn dequeue(&mut self, now: Instant, _index: &[u32]) -> Option<Packet> {
+        match self {
+            LocalQueue::Fifo(q) => q.dequeue(now),
+            LocalQueue::Fair(q) => q.dequeue(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len_packets() == 0
+    }
+    pub fn len_packets(&self) -> usize {
+        match self {
+            LocalQueue::Fifo(q) => q.len_packets(),
+            LocalQueue::Fair(q) => q.len,
+        }
+    }
+    pub fn stats(&self) -> &QueueStats {
+        match self {
+            LocalQueue::Fifo(q) => &q.stats,
+            LocalQueue::Fair(q) => &q.stats,
+        }
+    }
+}
+
+struct FairFlow {
+    q: VecDeque<Packet>,
+    deficit: u32,
+}
+
+/// Deficit round robin over per-flow DropTail queues, one quantum of
+/// 1040 B per turn: each backlogged flow gets the same bytes per round.
+pub struct FairQueue {
+    flows: Vec<FairFlow>,
+    /// Backlogged flows in service order.
+    active: VecDeque<u32>,
+    limit: usize,
+    len: usize,
+    stats: QueueStats,
+}
+
+const QUANTUM: u32 = 1040;
+
+impl FairQueue {
+    pub fn new(flows: usize, limit_per_flow: u32) -> Self {
+        FairQueue {
+            flows: (0..flows)
+                .map(|_| FairFlow {
+                    q: VecDeque::new(),
+                    deficit: 0,
+                })
+                .collect(),
+            active: VecDeque::new(),
+            limit: limit_per_flow.max(1) as usize,
+            len: 0,
+            stats: QueueStats::default(),
+        }
+    }
+
+    fn enqueue(&mut self, flow: u32, p: Packet) -> Result<(), Packet> {
+        let f = &mut self.flows[flow as usize];
+        let wire = p.seg.wire_len() as u64;
+        if f.q.len() >= self.limit {
+            self.stats.dropped += 1;
+            self.stats.dropped_overflow += 1;
+            self.stats.dropped_bytes += wire;
+            return Err(p);
+        }
+        if f.q.is_empty() {
+            self.active.push_back(flow);
+        }
+        f.q.push_back(p);
+        self.len += 1;
+        self.stats.enqueued += 1;
+        self.stats.enqueued_bytes += wire;
+        Ok(())
+    }
+
+    fn dequeue(&mut self) -> Option<Packet> {
+        loop {
+            let &i = self.active.front()?;
+            let f = &mut self.flows[i as usize];
+            let wire =
+                f.q.front()
+                    .expect("active flows are backlogged")
+                    .seg
+                    .wire_len();
+            if f.deficit >= wire {
+                f.deficit -= wire;
+                let p = f.q.pop_front();
+                if f.q.is_empty() {
+                    f.deficit = 0;
+                    self.active.pop_front();
+                }
+                self.len -= 1;
+                self.stats.dequeued += 1;
+                return p;
+            }
+            f.deficit += QUANTUM;
+            self.active.rotate_left(1);
+        }
     }
 }
