@@ -187,27 +187,30 @@ fn every_accepted_byte_reaches_the_right_receiver_once_in_order() {
     }
 }
 
-/// 50 FTP flows, thesis dumbbell at a tenth of the rate (10 Mbit/s split
-/// link, 250 ms; BDP 325 packets) so a run fits in CI; queues scaled the
-/// same way. Returns the split link's utilisation (Mbit/s) from `warm` to
-/// the end.
-fn ftp_util(pep_on: bool, q: u32, secs: u64) -> f64 {
+/// 50 FTP flows on the thesis dumbbell with the split link at `1/scale` of
+/// 100 Mbit/s (250 ms) and every queue scaled the same way, so a run fits
+/// in CI. PEP as in scenarios/gschwandtner (RED local queue, 1 ms checks,
+/// delivered-bytes credit, tunnel ssthresh 0.9 BDP). Returns the split
+/// link's utilisation (Mbit/s) from 20 s to the end.
+fn ftp_util(scale: u32, pep_on: bool, q: u32, secs: u64) -> f64 {
     let warm = 20u64;
     let split_queue = if pep_on {
-        "{ kind = \"droptail\", limit = 50 }".to_string()
+        format!("{{ kind = \"droptail\", limit = {} }}", 500 / scale)
     } else {
-        format!("{{ kind = \"red\", auto = true, limit = {q} }}")
+        format!("{{ kind = \"red\", auto = true, limit = {} }}", q / scale)
     };
     let agent = if pep_on {
         pep(&format!(
-            "credit_charge = \"delivered\"\nlocal_queue = \"red\"\nlocal_queue_limit = {q}\nbuffer_start = 200\nsend_check_interval = \"10ms\""
+            "credit_charge = \"delivered\"\nlocal_queue = \"red\"\nlocal_queue_limit = {}\nbuffer_start = 200\nsend_check_interval = \"1ms\"\ntunnel_ssthresh = {}",
+            q / scale,
+            3000 / scale
         ))
     } else {
         String::new()
     };
     let sc = dumbbell(
         50,
-        "10Mbit/s",
+        &format!("{}Mbit/s", 100 / scale),
         "250ms",
         &split_queue,
         &|_| "\"bulk\"".into(),
@@ -223,18 +226,13 @@ fn ftp_util(pep_on: bool, q: u32, secs: u64) -> f64 {
 }
 
 #[test]
-#[ignore = "fails today: see docs/gschwandtner.md, 'Open problems'"]
-fn pep_utilisation_is_flat_across_local_queue_sizes_and_beats_small_queues() {
-    let secs = 80;
-    let with: Vec<f64> = [30u32, 100, 300]
+fn pep_utilisation_is_flat_across_local_queue_sizes() {
+    // Thesis 4.3: 94.2 Mbit/s "almost independent of the size of the local
+    // queue" (300 .. 3000). Quarter scale: 25 Mbit/s, queues / 4.
+    let with: Vec<f64> = [300u32, 1000, 3000]
         .iter()
-        .map(|&q| ftp_util(true, q, secs))
+        .map(|&q| ftp_util(4, true, q, 60))
         .collect();
-    let without: Vec<f64> = [50u32, 100]
-        .iter()
-        .map(|&q| ftp_util(false, q, secs))
-        .collect();
-    eprintln!("pep {with:?} no-pep {without:?}");
     let (lo, hi) = with
         .iter()
         .fold((f64::MAX, 0f64), |(l, h), &u| (l.min(u), h.max(u)));
@@ -242,8 +240,17 @@ fn pep_utilisation_is_flat_across_local_queue_sizes_and_beats_small_queues() {
         (hi - lo) / hi <= 0.02,
         "PEP utilisation across local queues {with:?}"
     );
-    for (w, q) in without.iter().zip([50, 100]) {
-        assert!(lo >= *w, "PEP {lo} below no-PEP {w} at Q = {q}");
+    // And the link is busy, not idle: above 80% of 25 Mbit/s.
+    assert!(lo > 20.0, "{with:?}");
+}
+
+#[test]
+#[ignore = "fails at quarter scale: PEP 21.43 vs no-PEP 22.08 / 21.88 Mbit/s (docs/gschwandtner.md)"]
+fn pep_utilisation_beats_no_pep_for_small_queues() {
+    let pep = ftp_util(4, true, 1000, 60);
+    for q in [500u32, 1000] {
+        let plain = ftp_util(4, false, q, 60);
+        assert!(pep >= plain, "PEP {pep} below no-PEP {plain} at Q = {q}");
     }
 }
 
