@@ -298,6 +298,8 @@ pub struct SplitPair {
     tunnel_delivered: u64,
     /// Timers by slot, and the earliest first (stale entries skipped).
     deadline: Vec<Option<Instant>>,
+    /// Each slot's earliest live heap entry (at or before its deadline).
+    queued: Vec<Option<Instant>>,
     heap: BinaryHeap<Reverse<(Instant, u32)>>,
     /// Charge credit for in-order bytes released rather than per packet.
     pub charge_delivered: bool,
@@ -350,6 +352,7 @@ impl SplitPair {
             tunnel_rx: TcpSink::new(tunnel_flow, &tunnel_sink),
             tunnel_delivered: 0,
             deadline: vec![None; slots],
+            queued: vec![None; slots],
             heap: BinaryHeap::new(),
             charge_delivered: false,
             hdr: tunnel.hdr_len,
@@ -367,23 +370,42 @@ impl SplitPair {
         me
     }
 
+    /// Moves a slot's deadline. A later deadline (an RTO restarted by an
+    /// ACK, the common case) pushes nothing: the slot's earlier heap entry
+    /// stays and is moved when it reaches the top ([`Self::clean`]).
     fn set_timer(&mut self, slot: u32, at: Option<Instant>) {
-        let d = &mut self.deadline[slot as usize];
-        if *d != at {
-            *d = at;
-            if let Some(t) = at {
+        let s = slot as usize;
+        self.deadline[s] = at;
+        if let Some(t) = at {
+            if self.queued[s].is_none_or(|q| t < q) {
                 self.heap.push(Reverse((t, slot)));
+                self.queued[s] = Some(t);
             }
         }
     }
 
-    /// Drops stale heap entries so the top is the true next deadline.
+    /// Settles the heap's top until it is a live deadline: entries that are
+    /// not their slot's current one are dropped, a slot's entry whose
+    /// deadline moved later is re-pushed at it.
     fn clean(&mut self) {
         while let Some(&Reverse((t, slot))) = self.heap.peek() {
-            if self.deadline[slot as usize] == Some(t) {
-                break;
+            let s = slot as usize;
+            if self.queued[s] != Some(t) {
+                self.heap.pop();
+                continue;
             }
-            self.heap.pop();
+            match self.deadline[s] {
+                Some(d) if d == t => break,
+                Some(d) => {
+                    self.heap.pop();
+                    self.heap.push(Reverse((d, slot)));
+                    self.queued[s] = Some(d);
+                }
+                None => {
+                    self.heap.pop();
+                    self.queued[s] = None;
+                }
+            }
         }
     }
 
@@ -591,14 +613,16 @@ impl NodeAgent for SplitPair {
     }
 
     fn on_timeout(&mut self, now: Instant, out: &mut Outbox) {
-        while let Some(&Reverse((t, slot))) = self.heap.peek() {
+        loop {
+            self.clean();
+            let Some(&Reverse((t, slot))) = self.heap.peek() else {
+                break;
+            };
             if t > now {
                 break;
             }
             self.heap.pop();
-            if self.deadline[slot as usize] != Some(t) {
-                continue;
-            }
+            self.queued[slot as usize] = None;
             self.deadline[slot as usize] = None;
             match slot {
                 T_TUNNEL_TX => {
