@@ -400,3 +400,67 @@ fn fair_scheduling_at_split_start_raises_jain_over_fifo() {
     // The tunnel carries as much either way.
     assert!((t_fair as f64 - t_fifo as f64).abs() / (t_fifo as f64) < 0.03);
 }
+
+#[test]
+fn bad_parameters_are_named_with_the_field() {
+    let text = |params: &str| {
+        format!(
+            r#"
+[scenario]
+name = "bad"
+duration = "1s"
+[[node]]
+name = "a"
+[[node]]
+name = "b"
+kind = "router"
+[[node]]
+name = "c"
+[[link]]
+between = ["a", "b"]
+rate = "10Mbit/s"
+delay = "5ms"
+[[link]]
+between = ["b", "c"]
+rate = "10Mbit/s"
+delay = "5ms"
+[[flow]]
+name = "f"
+from = "a"
+to = "c"
+[[agent]]
+kind = "split-pair"
+{params}
+"#
+        )
+    };
+    let cases = [
+        (
+            "nodes = [\"a\", \"b\"]\nlocal_queue = \"fifo\"",
+            "local_queue",
+            "\"droptail\"",
+        ),
+        (
+            "nodes = [\"a\", \"b\"]\ncheck = \"sometimes\"",
+            "check",
+            "\"event\"",
+        ),
+        (
+            "nodes = [\"a\", \"b\"]\nsend_check_interval = \"0ms\"",
+            "send_check_interval",
+            "positive",
+        ),
+        (
+            "nodes = [\"a\", \"b\"]\nbuffer_startt = 3",
+            "buffer_startt",
+            "unknown field",
+        ),
+        ("nodes = [\"a\", \"c\"]", "nodes", "no link"),
+    ];
+    for (params, field, msg) in cases {
+        let err = Scenario::from_toml_str(&text(params), "s.toml").unwrap_err();
+        let d = &err.diagnostics()[0];
+        assert!(d.field.ends_with(field), "{params}: {d}");
+        assert!(d.message.contains(msg), "{params}: {d}");
+    }
+}
