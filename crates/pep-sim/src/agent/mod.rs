@@ -151,7 +151,12 @@ pub struct AgentKind {
 }
 
 /// Every agent kind a scenario can name.
-pub const KINDS: &[AgentKind] = &[];
+pub const KINDS: &[AgentKind] = &[AgentKind {
+    name: "split-pair",
+    about: "distributed split-connection PEP (Gschwandtner): local queue, credit, one tunnel",
+    make: split_pair::make,
+    nodes: 2,
+}];
 
 /// The registered kind called `name`.
 pub fn kind(name: &str) -> Option<&'static AgentKind> {
@@ -168,5 +173,6 @@ pub fn params<T: DeserializeOwned>(t: &Table) -> Result<T, AgentError> {
     })
 }
 
+pub mod split_pair;
 #[cfg(test)]
 mod tests;

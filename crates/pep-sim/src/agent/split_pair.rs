@@ -1,0 +1,825 @@
+//! `split-pair`: the distributed split-connection PEP of Gschwandtner's
+//! thesis (2009), on two nodes `[start, end]` at the ends of a long link.
+//!
+//! * **Split start.** Every data packet of a covered flow arriving at
+//!   `start` goes into the local queue (DropTail, or RED auto-configured
+//!   from the split link as ns-2 does). The credit gate
+//!   ([`pep_core::splitpair::Credit`]) lets packets out of it into a
+//!   per-flow terminating receiver ([`TcpSink`], the flow's own sink
+//!   settings), which acknowledges them toward the sender as the
+//!   destination would. The bytes each receiver delivers in order are
+//!   written to ONE tunnel connection (a [`TcpSender`] on a private flow,
+//!   SACK or CUBIC) and framed in [`Framing`].
+//! * **Split end.** The tunnel's receiver delivers the stream in order;
+//!   the framing table says which flow each byte belongs to, and a
+//!   per-flow [`TcpSender`] with the flow's own id, ISN and settings
+//!   carries it to the destination, whose sink works unchanged. Its ACKs
+//!   reach `end` and are consumed here.
+//!
+//! Per-packet cost: flows are found by an index by flow id; timers of all
+//! endpoints sit in one heap with lazy deletion, so nothing scans the
+//! flows per packet.
+
+use std::any::Any;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use pep_core::queue::{Queue, QueueLimit, QueueStats, RedParams};
+use pep_core::rng::Stream;
+use pep_core::splitpair::{CheckMode, Credit, CreditConfig, Framing};
+use pep_core::{Duration, FlowId, Instant};
+use serde::Deserialize;
+use toml::Table;
+
+use super::{params, AgentError, AgentSite, NodeAgent, Outbox};
+use crate::packet::{NodeIndex, Packet};
+use crate::tcp::{AckPolicy, AppSource, SinkConfig, TcpConfig, TcpSender, TcpSink};
+use pep_core::cc::{Growth, Recovery};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    /// "red" (ns-2 automatic parameters from the split link) or "droptail".
+    #[serde(default = "default_queue")]
+    local_queue: String,
+    /// Local queue limit in packets.
+    #[serde(default = "default_limit")]
+    local_queue_limit: u32,
+    /// `buffer_start_` in packets of `mss + header` bytes (thesis: 200).
+    #[serde(default = "default_buffer_start")]
+    buffer_start: u32,
+    /// "poll" (the thesis's SendTimer) or "event".
+    #[serde(default = "default_check")]
+    check: String,
+    /// `send_check_interval_` (thesis table 5.1: 10 ms).
+    #[serde(default = "default_interval")]
+    send_check_interval: String,
+    /// Tunnel congestion control: "cubic" or "sack".
+    #[serde(default = "default_cc")]
+    tunnel_cc: String,
+    /// Tunnel receiver window in bytes ("set very high").
+    #[serde(default = "default_rwnd")]
+    tunnel_rwnd: u32,
+    /// The tunnel's receiver uses delayed ACKs (the thesis's
+    /// SplitTcpSinkAgent derives from DelAckSink).
+    #[serde(default = "default_true")]
+    tunnel_delack: bool,
+    /// What a packet let through costs: "admitted" (the thesis: its size,
+    /// whatever the receiver makes of it) or "delivered" (the wire size of
+    /// the in-order bytes it releases to the tunnel, so duplicates and
+    /// data held behind a hole cost nothing until they are written).
+    #[serde(default = "default_charge")]
+    credit_charge: String,
+    /// Local queue service: "fifo" (the thesis: one queue) or "fair" (one
+    /// DropTail queue per flow of `local_queue_limit / flows` packets,
+    /// served round-robin by bytes, deficit round robin).
+    #[serde(default = "default_sched")]
+    scheduling: String,
+    /// Tunnel initial slow start threshold in packets (default: the
+    /// receiver window, "arbitrarily high").
+    tunnel_ssthresh: Option<u32>,
+}
+
+fn default_queue() -> String {
+    "red".into()
+}
+fn default_limit() -> u32 {
+    1000
+}
+fn default_buffer_start() -> u32 {
+    200
+}
+fn default_check() -> String {
+    "poll".into()
+}
+fn default_interval() -> String {
+    "10ms".into()
+}
+fn default_cc() -> String {
+    "cubic".into()
+}
+fn default_rwnd() -> u32 {
+    1 << 30
+}
+fn default_sched() -> String {
+    "fifo".into()
+}
+fn default_charge() -> String {
+    "admitted".into()
+}
+fn default_true() -> bool {
+    true
+}
+
+/// Builds the agent from its `[[agent]]` table.
+pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentError> {
+    let p: Params = params(t)?;
+    let sc = site.scenario;
+    let &[start, end] = site.nodes else {
+        return Err(AgentError::new("nodes", "split-pair sits on two nodes"));
+    };
+    let Some(&first) = site.flows.first() else {
+        return Err(AgentError::new(
+            "flows",
+            "split-pair needs at least one flow",
+        ));
+    };
+    if p.local_queue_limit == 0 {
+        return Err(AgentError::new("local_queue_limit", "must be positive"));
+    }
+    let link = sc
+        .links
+        .iter()
+        .find(|l| (l.a, l.b) == (start, end) || (l.a, l.b) == (end, start))
+        .ok_or_else(|| AgentError::new("nodes", "no link joins the two split nodes"))?;
+    let dir = if link.a == start {
+        &link.forward
+    } else {
+        &link.reverse
+    };
+    let limit = QueueLimit::Packets(p.local_queue_limit);
+    let local = match p.local_queue.as_str() {
+        "droptail" => Queue::drop_tail(limit),
+        "red" => Queue::red(
+            RedParams::ns2_auto(dir.rate, dir.delay, limit),
+            Stream::derive(sc.seed, &format!("agent/{}/red", site.name)),
+        ),
+        other => {
+            return Err(AgentError::new(
+                "local_queue",
+                format!("expected \"red\" or \"droptail\", got {other:?}"),
+            ))
+        }
+    };
+    let local = match p.scheduling.as_str() {
+        "fifo" => LocalQueue::Fifo(local),
+        "fair" => {
+            let per = p.local_queue_limit.div_ceil(site.flows.len() as u32);
+            LocalQueue::Fair(FairQueue::new(site.flows.len(), per))
+        }
+        other => {
+            return Err(AgentError::new(
+                "scheduling",
+                format!("expected \"fifo\" or \"fair\", got {other:?}"),
+            ))
+        }
+    };
+    let interval = crate::units::parse_duration(&p.send_check_interval)
+        .map_err(|e| AgentError::new("send_check_interval", e.to_string()))?;
+    let mode = match p.check.as_str() {
+        "poll" if interval > Duration::ZERO => CheckMode::Poll { interval },
+        "poll" => return Err(AgentError::new("send_check_interval", "must be positive")),
+        "event" => CheckMode::Event,
+        other => {
+            return Err(AgentError::new(
+                "check",
+                format!("expected \"poll\" or \"event\", got {other:?}"),
+            ))
+        }
+    };
+    let base = site.tcp_config(first);
+    let mut tunnel = TcpConfig {
+        initial_rwnd: p.tunnel_rwnd,
+        initial_ssthresh: p
+            .tunnel_ssthresh
+            .map_or(p.tunnel_rwnd as u64, |n| n as u64 * base.mss as u64),
+        recovery: Recovery::Sack,
+        ..base
+    };
+    tunnel.growth = match p.tunnel_cc.as_str() {
+        "cubic" => Growth::Cubic(Default::default()),
+        "sack" => match base.growth {
+            g @ Growth::Reno { .. } => g,
+            _ => Growth::default(),
+        },
+        other => {
+            return Err(AgentError::new(
+                "tunnel_cc",
+                format!("expected \"cubic\" or \"sack\", got {other:?}"),
+            ))
+        }
+    };
+    let tunnel_sink = SinkConfig {
+        rwnd: p.tunnel_rwnd,
+        sack: true,
+        ack: if p.tunnel_delack {
+            AckPolicy::delayed()
+        } else {
+            AckPolicy::Every
+        },
+        mss: base.mss,
+        hdr_len: base.hdr_len,
+        ..SinkConfig::default()
+    };
+    let packet = base.mss + base.hdr_len as u32;
+    let charge_delivered = match p.credit_charge.as_str() {
+        "admitted" => false,
+        "delivered" => true,
+        other => {
+            return Err(AgentError::new(
+                "credit_charge",
+                format!("expected \"admitted\" or \"delivered\", got {other:?}"),
+            ))
+        }
+    };
+    let credit = CreditConfig {
+        buffer_start: p.buffer_start as u64 * packet as u64,
+        packet,
+        mode,
+    };
+    let flows = site
+        .flows
+        .iter()
+        .map(|&f| FlowEnds {
+            id: FlowId(f as u32),
+            src: sc.flows[f].src as NodeIndex,
+            dst: sc.flows[f].dst as NodeIndex,
+            sink: site.sink_config(f),
+            sender: site.tcp_config(f),
+        })
+        .collect();
+    let mut agent = SplitPair::new(
+        [start as NodeIndex, end as NodeIndex],
+        flows,
+        local,
+        credit,
+        FlowId(site.private_flows.start),
+        tunnel,
+        tunnel_sink,
+    );
+    agent.charge_delivered = charge_delivered;
+    Ok(Box::new(agent))
+}
+
+/// What the agent needs to know about one covered flow.
+pub struct FlowEnds {
+    pub id: FlowId,
+    pub src: NodeIndex,
+    pub dst: NodeIndex,
+    /// Settings of the receiver at split start (the destination's).
+    pub sink: SinkConfig,
+    /// Settings of the sender at split end (the source's).
+    pub sender: TcpConfig,
+}
+
+struct FlowState {
+    src: NodeIndex,
+    dst: NodeIndex,
+    /// Terminates the sender's connection at split start.
+    sink: TcpSink,
+    /// Carries the flow on from split end.
+    sender: TcpSender,
+    /// Bytes the sink has delivered in order (accepted by split start).
+    accepted: u64,
+    /// Bytes handed to the sender at split end.
+    forwarded: u64,
+}
+
+/// Timer slots: the tunnel's two ends, the check timer, then two per flow.
+const T_TUNNEL_TX: u32 = 0;
+const T_TUNNEL_RX: u32 = 1;
+const T_CHECK: u32 = 2;
+const T_FLOWS: u32 = 3;
+const NONE: u32 = u32::MAX;
+
+/// The two split nodes and everything between them.
+pub struct SplitPair {
+    start: NodeIndex,
+    end: NodeIndex,
+    /// Flow id -> index into `flows`.
+    index: Vec<u32>,
+    flows: Vec<FlowState>,
+    local: LocalQueue,
+    credit: Credit,
+    framing: Framing,
+    tunnel_flow: FlowId,
+    tunnel_tx: TcpSender,
+    tunnel_rx: TcpSink,
+    tunnel_delivered: u64,
+    /// Timers by slot, and the earliest first (stale entries skipped).
+    deadline: Vec<Option<Instant>>,
+    /// Each slot's earliest live heap entry (at or before its deadline).
+    queued: Vec<Option<Instant>>,
+    heap: BinaryHeap<Reverse<(Instant, u32)>>,
+    /// Charge credit for in-order bytes released rather than per packet.
+    pub charge_delivered: bool,
+    /// Header bytes per segment (for the "delivered" charge).
+    hdr: u16,
+    /// Flows written by the last tunnel delivery (reused).
+    touched: Vec<u32>,
+    local_drops: u64,
+    passed: u64,
+}
+
+impl SplitPair {
+    pub fn new(
+        nodes: [NodeIndex; 2],
+        flows: Vec<FlowEnds>,
+        local: LocalQueue,
+        credit: CreditConfig,
+        tunnel_flow: FlowId,
+        tunnel: TcpConfig,
+        tunnel_sink: SinkConfig,
+    ) -> Self {
+        let now = Instant::ZERO;
+        let max_id = flows.iter().map(|f| f.id.0).max().unwrap_or(0);
+        let mut index = vec![NONE; max_id as usize + 1];
+        for (i, f) in flows.iter().enumerate() {
+            index[f.id.0 as usize] = i as u32;
+        }
+        let flows: Vec<FlowState> = flows
+            .into_iter()
+            .map(|f| FlowState {
+                src: f.src,
+                dst: f.dst,
+                sink: TcpSink::new(f.id, &f.sink),
+                sender: TcpSender::new(f.id, &f.sender, AppSource::Open(0), now),
+                accepted: 0,
+                forwarded: 0,
+            })
+            .collect();
+        let slots = T_FLOWS as usize + 2 * flows.len();
+        let mut me = SplitPair {
+            start: nodes[0],
+            end: nodes[1],
+            index,
+            flows,
+            local,
+            credit: Credit::new(credit, now),
+            framing: Framing::new(),
+            tunnel_flow,
+            tunnel_tx: TcpSender::new(tunnel_flow, &tunnel, AppSource::Open(0), now),
+            tunnel_rx: TcpSink::new(tunnel_flow, &tunnel_sink),
+            tunnel_delivered: 0,
+            deadline: vec![None; slots],
+            queued: vec![None; slots],
+            heap: BinaryHeap::new(),
+            charge_delivered: false,
+            hdr: tunnel.hdr_len,
+            touched: Vec::new(),
+            local_drops: 0,
+            passed: 0,
+        };
+        // A first wake-up at zero sends the SYNs (if the senders handshake).
+        me.set_timer(T_TUNNEL_TX, Some(now));
+        for i in 0..me.flows.len() as u32 {
+            me.set_timer(T_FLOWS + 2 * i + 1, Some(now));
+        }
+        let check = me.credit.poll_timeout();
+        me.set_timer(T_CHECK, check);
+        me
+    }
+
+    /// Moves a slot's deadline. A later deadline (an RTO restarted by an
+    /// ACK, the common case) pushes nothing: the slot's earlier heap entry
+    /// stays and is moved when it reaches the top ([`Self::clean`]).
+    fn set_timer(&mut self, slot: u32, at: Option<Instant>) {
+        let s = slot as usize;
+        self.deadline[s] = at;
+        if let Some(t) = at {
+            if self.queued[s].is_none_or(|q| t < q) {
+                self.heap.push(Reverse((t, slot)));
+                self.queued[s] = Some(t);
+            }
+        }
+    }
+
+    /// Settles the heap's top until it is a live deadline: entries that are
+    /// not their slot's current one are dropped, a slot's entry whose
+    /// deadline moved later is re-pushed at it.
+    fn clean(&mut self) {
+        while let Some(&Reverse((t, slot))) = self.heap.peek() {
+            let s = slot as usize;
+            if self.queued[s] != Some(t) {
+                self.heap.pop();
+                continue;
+            }
+            match self.deadline[s] {
+                Some(d) if d == t => break,
+                Some(d) => {
+                    self.heap.pop();
+                    self.heap.push(Reverse((d, slot)));
+                    self.queued[s] = Some(d);
+                }
+                None => {
+                    self.heap.pop();
+                    self.queued[s] = None;
+                }
+            }
+        }
+    }
+
+    /// Sends what the tunnel sender has; every packet adds credit (the
+    /// thesis's modified `output()`, retransmissions included).
+    fn drain_tunnel_tx(&mut self, now: Instant, out: &mut Outbox) {
+        while let Some((seg, kind)) = self.tunnel_tx.poll_transmit(now) {
+            self.credit
+                .on_output(seg.wire_len(), kind.is_retransmission());
+            out.send(
+                self.start,
+                Packet {
+                    seg,
+                    src: self.start,
+                    dst: self.end,
+                },
+            );
+        }
+        let t = self.tunnel_tx.poll_timeout();
+        self.set_timer(T_TUNNEL_TX, t);
+    }
+
+    fn drain_tunnel_rx(&mut self, now: Instant, out: &mut Outbox) {
+        while let Some(seg) = self.tunnel_rx.poll_transmit(now) {
+            out.send(
+                self.end,
+                Packet {
+                    seg,
+                    src: self.end,
+                    dst: self.start,
+                },
+            );
+        }
+        let t = self.tunnel_rx.poll_timeout();
+        self.set_timer(T_TUNNEL_RX, t);
+        // New in-order tunnel bytes go to their flows' senders.
+        let d = self.tunnel_rx.delivered_bytes();
+        if d > self.tunnel_delivered {
+            let n = d - self.tunnel_delivered;
+            self.tunnel_delivered = d;
+            let flows = &mut self.flows;
+            let touched = &mut self.touched;
+            self.framing.pop(n, |i, b| {
+                let f = &mut flows[i as usize];
+                f.sender.write(b);
+                f.forwarded += b;
+                if touched.last() != Some(&i) {
+                    touched.push(i);
+                }
+            });
+            // Only the flows just written can have something new to send.
+            let mut touched = std::mem::take(&mut self.touched);
+            for &i in &touched {
+                self.drain_flow_sender(i, now, out);
+            }
+            touched.clear();
+            self.touched = touched;
+        }
+    }
+
+    fn drain_flow_sender(&mut self, i: u32, now: Instant, out: &mut Outbox) {
+        let f = &mut self.flows[i as usize];
+        while let Some((seg, _)) = f.sender.poll_transmit(now) {
+            out.send(
+                self.end,
+                Packet {
+                    seg,
+                    src: f.src,
+                    dst: f.dst,
+                },
+            );
+        }
+        let t = f.sender.poll_timeout();
+        self.set_timer(T_FLOWS + 2 * i + 1, t);
+    }
+
+    /// Returns the bytes the sink newly delivered in order.
+    fn drain_flow_sink(&mut self, i: u32, now: Instant, out: &mut Outbox) -> u64 {
+        let f = &mut self.flows[i as usize];
+        while let Some(seg) = f.sink.poll_transmit(now) {
+            out.send(
+                self.start,
+                Packet {
+                    seg,
+                    src: f.dst,
+                    dst: f.src,
+                },
+            );
+        }
+        let d = f.sink.delivered_bytes();
+        let new = d - f.accepted;
+        f.accepted = d;
+        let t = f.sink.poll_timeout();
+        self.set_timer(T_FLOWS + 2 * i, t);
+        if new > 0 {
+            self.framing.push(i, new);
+            self.tunnel_tx.write(new);
+        }
+        new
+    }
+
+    /// `checkSend()`: admit packets while the credit allows. Each admitted
+    /// packet's bytes go out on the tunnel at once (the thesis's
+    /// `recvBytes()` calls `sendmsg()`), which may add credit within the
+    /// same loop.
+    fn check(&mut self, now: Instant, out: &mut Outbox) {
+        let mut blocked = false;
+        while !self.local.is_empty() {
+            if !self.credit.allows() {
+                blocked = true;
+                break;
+            }
+            let p = self.local.dequeue(now, &self.index).expect("not empty");
+            let wire = p.seg.wire_len();
+            self.credit.take(wire);
+            let i = self.index[p.seg.flow.0 as usize];
+            self.flows[i as usize].sink.handle_segment(now, &p.seg);
+            let new = self.drain_flow_sink(i, now, out);
+            if self.charge_delivered {
+                // Refund the packet, charge what it released (payload plus
+                // one header per full segment's worth).
+                let mss = self.credit.config().packet as u64 - p.seg.hdr_len as u64;
+                let cost = new + new.div_ceil(mss.max(1)) * p.seg.hdr_len as u64;
+                self.credit.adjust(wire as i64 - cost as i64);
+            }
+            self.drain_tunnel_tx(now, out);
+        }
+        self.credit.record_check(blocked);
+    }
+
+    fn tunnel_tx_hdr(&self) -> u64 {
+        self.hdr as u64
+    }
+
+    fn flow_of(&self, id: FlowId) -> Option<u32> {
+        match self.index.get(id.0 as usize) {
+            Some(&i) if i != NONE => Some(i),
+            _ => None,
+        }
+    }
+
+    /// Bytes split start accepted from flow `i`'s sender (in order).
+    pub fn accepted(&self, i: usize) -> u64 {
+        self.flows[i].accepted
+    }
+    /// Bytes split end handed to flow `i`'s onward sender.
+    pub fn forwarded(&self, i: usize) -> u64 {
+        self.flows[i].forwarded
+    }
+    /// Bytes of flow `i` acknowledged by its destination.
+    pub fn delivered(&self, i: usize) -> u64 {
+        self.flows[i].sender.bytes_acked()
+    }
+    pub fn tunnel(&self) -> &TcpSender {
+        &self.tunnel_tx
+    }
+    pub fn credit(&self) -> &Credit {
+        &self.credit
+    }
+    pub fn local_queue(&self) -> &LocalQueue {
+        &self.local
+    }
+    /// Tunnel bytes written and not yet delivered at split end.
+    pub fn in_tunnel(&self) -> u64 {
+        self.framing.in_tunnel()
+    }
+}
+
+impl NodeAgent for SplitPair {
+    fn on_packet(&mut self, now: Instant, node: NodeIndex, p: Packet, out: &mut Outbox) {
+        if p.seg.flow == self.tunnel_flow {
+            if node == self.end {
+                self.tunnel_rx.handle_segment(now, &p.seg);
+                self.drain_tunnel_rx(now, out);
+            } else {
+                self.tunnel_tx.handle_segment(now, &p.seg);
+                self.drain_tunnel_tx(now, out);
+                if self.credit.checks_on_events() {
+                    self.check(now, out);
+                }
+            }
+        } else if let Some(i) = self.flow_of(p.seg.flow) {
+            let f = &self.flows[i as usize];
+            if node == self.start && p.src == f.src {
+                match self.local.enqueue(now, i, p) {
+                    Ok(()) => {
+                        if self.credit.checks_on_events() {
+                            self.check(now, out);
+                        }
+                    }
+                    Err(_) => self.local_drops += 1,
+                }
+            } else if node == self.end && p.src == f.dst {
+                self.flows[i as usize].sender.handle_segment(now, &p.seg);
+                self.drain_flow_sender(i, now, out);
+            } else {
+                self.passed += 1;
+                out.send(node, p);
+            }
+        } else {
+            self.passed += 1;
+            out.send(node, p);
+        }
+        self.clean();
+    }
+
+    fn on_timeout(&mut self, now: Instant, out: &mut Outbox) {
+        loop {
+            self.clean();
+            let Some(&Reverse((t, slot))) = self.heap.peek() else {
+                break;
+            };
+            if t > now {
+                break;
+            }
+            self.heap.pop();
+            self.queued[slot as usize] = None;
+            self.deadline[slot as usize] = None;
+            match slot {
+                T_TUNNEL_TX => {
+                    self.tunnel_tx.handle_timeout(now);
+                    self.drain_tunnel_tx(now, out);
+                    if self.credit.checks_on_events() {
+                        self.check(now, out);
+                    }
+                }
+                T_TUNNEL_RX => {
+                    self.tunnel_rx.handle_timeout(now);
+                    self.drain_tunnel_rx(now, out);
+                }
+                T_CHECK => {
+                    if self.credit.handle_timeout(now) {
+                        self.check(now, out);
+                    }
+                    let next = self.credit.poll_timeout();
+                    self.set_timer(T_CHECK, next);
+                }
+                s => {
+                    let i = (s - T_FLOWS) / 2;
+                    if (s - T_FLOWS).is_multiple_of(2) {
+                        self.flows[i as usize].sink.handle_timeout(now);
+                        let new = self.drain_flow_sink(i, now, out);
+                        if self.charge_delivered && new > 0 {
+                            let hdr = self.tunnel_tx_hdr();
+                            let mss = self.credit.config().packet as u64 - hdr;
+                            self.credit
+                                .adjust(-((new + new.div_ceil(mss.max(1)) * hdr) as i64));
+                        }
+                        self.drain_tunnel_tx(now, out);
+                    } else {
+                        self.flows[i as usize].sender.handle_timeout(now);
+                        self.drain_flow_sender(i, now, out);
+                    }
+                }
+            }
+        }
+        self.clean();
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.heap.peek().map(|r| r.0 .0)
+    }
+
+    fn stats(&self) -> serde_json::Value {
+        let c = self.credit.stats();
+        let q = self.local.stats();
+        let t = self.tunnel_tx.stats();
+        let accepted: u64 = self.flows.iter().map(|f| f.accepted).sum();
+        serde_json::json!({
+            "accepted_bytes": accepted,
+            "local_enqueued": q.enqueued,
+            "local_dropped": q.dropped,
+            "local_dropped_early": q.dropped_early,
+            "admitted": c.admitted,
+            "checks": c.checks,
+            "blocked_checks": c.blocked_checks,
+            "credit_added_bytes": c.added_bytes,
+            "credit_added_retx_bytes": c.added_retx_bytes,
+            "buffer_count": self.credit.buffer_count(),
+            "tunnel_bytes_sent": t.bytes_sent,
+            "tunnel_retransmitted_segments": t.retransmitted_segments,
+            "tunnel_timeouts": t.timeouts,
+            "tunnel_cwnd": self.tunnel_tx.cwnd(),
+            "in_tunnel_bytes": self.framing.in_tunnel(),
+            "passed": self.passed,
+        })
+    }
+
+    fn sample(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("local_queue", self.local.len_packets() as f64),
+            ("buffer_count", self.credit.buffer_count() as f64),
+            ("tunnel_cwnd", self.tunnel_tx.cwnd() as f64),
+            ("in_tunnel", self.framing.in_tunnel() as f64),
+        ]
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The local queue at split start: the thesis's single queue, or one per
+/// flow served fairly.
+pub enum LocalQueue {
+    Fifo(Queue<Packet>),
+    Fair(FairQueue),
+}
+
+impl LocalQueue {
+    fn enqueue(&mut self, now: Instant, flow: u32, p: Packet) -> Result<(), Packet> {
+        match self {
+            LocalQueue::Fifo(q) => q.enqueue(now, p).map_err(|(p, _)| p),
+            LocalQueue::Fair(q) => q.enqueue(flow, p),
+        }
+    }
+    fn dequeue(&mut self, now: Instant, _index: &[u32]) -> Option<Packet> {
+        match self {
+            LocalQueue::Fifo(q) => q.dequeue(now),
+            LocalQueue::Fair(q) => q.dequeue(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len_packets() == 0
+    }
+    pub fn len_packets(&self) -> usize {
+        match self {
+            LocalQueue::Fifo(q) => q.len_packets(),
+            LocalQueue::Fair(q) => q.len,
+        }
+    }
+    pub fn stats(&self) -> &QueueStats {
+        match self {
+            LocalQueue::Fifo(q) => &q.stats,
+            LocalQueue::Fair(q) => &q.stats,
+        }
+    }
+}
+
+struct FairFlow {
+    q: VecDeque<Packet>,
+    deficit: u32,
+}
+
+/// Deficit round robin over per-flow DropTail queues, one quantum of
+/// 1040 B per turn: each backlogged flow gets the same bytes per round.
+pub struct FairQueue {
+    flows: Vec<FairFlow>,
+    /// Backlogged flows in service order.
+    active: VecDeque<u32>,
+    limit: usize,
+    len: usize,
+    stats: QueueStats,
+}
+
+const QUANTUM: u32 = 1040;
+
+impl FairQueue {
+    pub fn new(flows: usize, limit_per_flow: u32) -> Self {
+        FairQueue {
+            flows: (0..flows)
+                .map(|_| FairFlow {
+                    q: VecDeque::new(),
+                    deficit: 0,
+                })
+                .collect(),
+            active: VecDeque::new(),
+            limit: limit_per_flow.max(1) as usize,
+            len: 0,
+            stats: QueueStats::default(),
+        }
+    }
+
+    fn enqueue(&mut self, flow: u32, p: Packet) -> Result<(), Packet> {
+        let f = &mut self.flows[flow as usize];
+        let wire = p.seg.wire_len() as u64;
+        if f.q.len() >= self.limit {
+            self.stats.dropped += 1;
+            self.stats.dropped_overflow += 1;
+            self.stats.dropped_bytes += wire;
+            return Err(p);
+        }
+        if f.q.is_empty() {
+            self.active.push_back(flow);
+        }
+        f.q.push_back(p);
+        self.len += 1;
+        self.stats.enqueued += 1;
+        self.stats.enqueued_bytes += wire;
+        Ok(())
+    }
+
+    fn dequeue(&mut self) -> Option<Packet> {
+        loop {
+            let &i = self.active.front()?;
+            let f = &mut self.flows[i as usize];
+            let wire =
+                f.q.front()
+                    .expect("active flows are backlogged")
+                    .seg
+                    .wire_len();
+            if f.deficit >= wire {
+                f.deficit -= wire;
+                let p = f.q.pop_front();
+                if f.q.is_empty() {
+                    f.deficit = 0;
+                    self.active.pop_front();
+                }
+                self.len -= 1;
+                self.stats.dequeued += 1;
+                return p;
+            }
+            f.deficit += QUANTUM;
+            self.active.rotate_left(1);
+        }
+    }
+}
