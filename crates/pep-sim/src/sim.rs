@@ -43,6 +43,20 @@ pub(crate) struct Cpu {
     pub proc: Processor<HostJob>,
     pub armed: Armed,
     pub node: NodeIndex,
+    /// Flows whose receiving application here reads when the processor is
+    /// idle ([`Reader::when_idle`]).
+    pub readers: Vec<u32>,
+}
+
+/// The receiving application of a buffered sink (`sink.app = "reader"`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Reader {
+    /// Most bytes per read.
+    pub chunk: u64,
+    /// Reads wait until the node's processor has no packet left (packet
+    /// processing preempts the application); else they follow each
+    /// delivery at once.
+    pub when_idle: bool,
 }
 
 /// A retransmission, as the trace and the tests see it.
@@ -75,6 +89,8 @@ pub(crate) struct Flow {
     /// The processors of the sending and receiving nodes, or [`NONE`].
     pub src_cpu: u32,
     pub dst_cpu: u32,
+    /// The application reading from a buffered sink.
+    pub reader: Option<Reader>,
     /// The application writing into an [`AppSource::Open`] sender.
     pub generator: Option<OnOff>,
     pub generator_armed: Armed,
@@ -326,6 +342,12 @@ impl Simulation {
         let now = self.now;
         if node == self.flows[fi].dst {
             self.flows[fi].sink.handle_segment(now, &p.seg);
+            if let Some(r) = self.flows[fi].reader {
+                let cpu = self.flows[fi].dst_cpu;
+                if !r.when_idle || cpu == NONE || self.cpus[cpu as usize].proc.backlog() == 0 {
+                    self.app_read(fi);
+                }
+            }
             self.drain_sink(fi);
         } else if let Some(s) = self.flows[fi].sender.as_mut() {
             if self.metrics.series.tseq {
@@ -458,7 +480,31 @@ impl Simulation {
                 self.send(node, job.p);
             }
         }
+        if self.cpus[c].proc.backlog() == 0 && !self.cpus[c].readers.is_empty() {
+            self.idle_reads(c);
+        }
         self.rearm_cpu(c);
+    }
+
+    /// The processor went idle: its host's reading applications run.
+    #[inline(never)]
+    fn idle_reads(&mut self, c: usize) {
+        for k in 0..self.cpus[c].readers.len() {
+            let fi = self.cpus[c].readers[k] as usize;
+            if self.flows[fi].sink.readable() > 0 {
+                self.app_read(fi);
+                self.drain_sink(fi);
+            }
+        }
+    }
+
+    /// The receiving application takes everything readable, `chunk` bytes
+    /// per read (each read may send a window update).
+    fn app_read(&mut self, fi: usize) {
+        let Some(r) = self.flows[fi].reader else {
+            return;
+        };
+        while self.flows[fi].sink.read(r.chunk) > 0 {}
     }
 
     fn rearm_cpu(&mut self, c: usize) {
