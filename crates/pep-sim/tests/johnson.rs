@@ -203,3 +203,49 @@ fn the_shared_medium_alone_gives_the_gain_its_frames_imply() {
         );
     }
 }
+
+#[test]
+fn bad_receiver_settings_name_their_field() {
+    let cases = [
+        (
+            "defaults.sink.app={ kind = \"reader\", chunk = \"0B\" }",
+            "sink.app.chunk",
+        ),
+        (
+            "defaults.sink.app={ kind = \"reader\", when = \"later\" }",
+            "sink.app",
+        ),
+        ("defaults.sink.app=\"slow\"", "sink.app"),
+        (
+            "defaults.sink.ack={ kind = \"adaptive\", min = 4, max = 2 }",
+            "sink.ack.max",
+        ),
+        (
+            "defaults.sink.ack={ kind = \"adaptive\", min = 0 }",
+            "sink.ack.min",
+        ),
+    ];
+    let text = std::fs::read_to_string(scenario_path("local")).unwrap();
+    for (o, field) in cases {
+        let mut doc = parse_document(&text, "local").unwrap();
+        let (p, v) = parse_override(o).unwrap();
+        apply_override(&mut doc, &p, v).unwrap();
+        let e = Scenario::from_table(doc, "local")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains(field), "{o}: {e}");
+    }
+}
+
+#[test]
+fn same_seed_same_counters_other_seed_other_noise() {
+    let o = [SHORT.to_string(), ack(3)];
+    let a = run_seeded("local", &o, 7);
+    assert_eq!(a, run_seeded("local", &o, 7));
+    let b = run_seeded("local", &o, 8);
+    assert_ne!(
+        a.goodput_mbps, b.goodput_mbps,
+        "jitter and backoff vary by seed"
+    );
+}
