@@ -209,11 +209,14 @@ impl Simulation {
                     ),
                     reader: match f.sink.app {
                         AppReadSpec::Immediate => None,
-                        AppReadSpec::Reader { chunk, when } => Some(Reader {
+                        AppReadSpec::Reader { chunk, when, work } => Some(Reader {
                             chunk,
                             when_idle: when == ReadWhen::Idle,
+                            work,
                         }),
                     },
+                    reader_busy: Instant::ZERO,
+                    reader_armed: Armed::default(),
                     app: match f.source {
                         SourceSpec::Bulk => AppSource::Bulk,
                         SourceSpec::Finite { bytes } => AppSource::Finite(bytes),

@@ -57,6 +57,9 @@ pub(crate) struct Reader {
     /// processing preempts the application); else they follow each
     /// delivery at once.
     pub when_idle: bool,
+    /// Application time per `chunk` read (prorated), during which it does
+    /// not read: FTP writing to disk. Zero: reads back to back.
+    pub work: Duration,
 }
 
 /// A retransmission, as the trace and the tests see it.
@@ -91,6 +94,9 @@ pub(crate) struct Flow {
     pub dst_cpu: u32,
     /// The application reading from a buffered sink.
     pub reader: Option<Reader>,
+    /// The reader is busy with the last read's work until then.
+    pub reader_busy: Instant,
+    pub reader_armed: Armed,
     /// The application writing into an [`AppSource::Open`] sender.
     pub generator: Option<OnOff>,
     pub generator_armed: Armed,
@@ -213,6 +219,7 @@ impl Simulation {
             Event::Host(i) => self.on_host(i as usize),
             Event::App(i) => self.on_app(i as usize),
             Event::Agent(i) => self.on_agent_timer(i as usize),
+            Event::Read(i) => self.on_read(i as usize),
             Event::Sample => {
                 self.advance_ports();
                 self.metrics.sample(self.now, &self.ports, &self.flows);
@@ -504,7 +511,41 @@ impl Simulation {
         let Some(r) = self.flows[fi].reader else {
             return;
         };
-        while self.flows[fi].sink.read(r.chunk) > 0 {}
+        if r.work == Duration::ZERO {
+            while self.flows[fi].sink.read(r.chunk) > 0 {}
+            return;
+        }
+        // One read, then the work it entails; the next read when that is done.
+        let now = self.now;
+        let f = &mut self.flows[fi];
+        if now < f.reader_busy {
+            return;
+        }
+        let n = f.sink.read(r.chunk);
+        if n == 0 {
+            return;
+        }
+        let busy = r.work.as_nanos() as u128 * n as u128 / r.chunk as u128;
+        f.reader_busy = now + Duration::from_nanos(busy as u64);
+        if f.reader_armed.arm(Some(f.reader_busy)) {
+            self.queue.schedule(f.reader_busy, Event::Read(fi as u32));
+        }
+    }
+
+    /// The reader's work is done: it reads again if data waits and the host
+    /// lets it run.
+    fn on_read(&mut self, fi: usize) {
+        if !self.flows[fi].reader_armed.fire(self.now) {
+            return;
+        }
+        let Some(r) = self.flows[fi].reader else {
+            return;
+        };
+        let cpu = self.flows[fi].dst_cpu;
+        if !r.when_idle || cpu == NONE || self.cpus[cpu as usize].proc.backlog() == 0 {
+            self.app_read(fi);
+            self.drain_sink(fi);
+        }
     }
 
     fn rearm_cpu(&mut self, c: usize) {

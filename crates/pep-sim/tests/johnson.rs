@@ -249,3 +249,33 @@ fn same_seed_same_counters_other_seed_other_noise() {
         "jitter and backoff vary by seed"
     );
 }
+
+#[test]
+fn a_busy_reader_lets_the_interval_act_on_the_distant_path() {
+    // FTP's disk writes delay its reads, so window updates no longer ACK
+    // every 2 segments: the ACK count falls from N = 2 to 8 (the thesis's
+    // distant-network observation), while throughput, dominated by the 1%
+    // loss, shows no significant difference.
+    let acks = |n: u32, work: &str| -> (f64, Vec<f64>) {
+        let o = [ack(n), format!("defaults.sink.app.work=\"{work}\"")];
+        let runs: Vec<FlowSummary> = (1..=6).map(|s| run_seeded("distant", &o, s)).collect();
+        let a = runs
+            .iter()
+            .map(|f| f.counters.as_ref().unwrap().acks_sent as f64)
+            .sum::<f64>()
+            / runs.len() as f64;
+        (a, runs.iter().map(|f| f.goodput_mbps).collect())
+    };
+    let (a2, g2) = acks(2, "40ms");
+    let (a8, g8) = acks(8, "40ms");
+    assert!(a8 < 0.8 * a2, "ACKs {a8} at N=8 vs {a2} at N=2");
+    let ((m2, h2), (m8, h8)) = (ci(&g2), ci(&g8));
+    assert!(
+        (m8 - m2).abs() <= h2 + h8,
+        "intervals overlap: {m2:.3}±{h2:.3} vs {m8:.3}±{h8:.3}"
+    );
+    // A reader with no work reads every segment: N makes no difference.
+    let (z2, _) = acks(2, "0s");
+    let (z8, _) = acks(8, "0s");
+    assert!((z8 / z2 - 1.0).abs() < 0.02, "{z8} vs {z2}");
+}

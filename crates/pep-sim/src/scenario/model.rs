@@ -384,7 +384,13 @@ pub enum AppReadSpec {
     /// A buffered receiver: data waits in a buffer of `rwnd` bytes and the
     /// application reads up to `chunk` bytes per read, repeatedly, `when`
     /// it runs; the window is the free space, with BSD's window updates.
-    Reader { chunk: u64, when: ReadWhen },
+    Reader {
+        chunk: u64,
+        when: ReadWhen,
+        /// Application time per `chunk` read, prorated (FTP writing to
+        /// disk); it reads nothing meanwhile.
+        work: Duration,
+    },
 }
 
 /// When a [`AppReadSpec::Reader`] runs.

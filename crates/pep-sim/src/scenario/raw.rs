@@ -274,6 +274,7 @@ pub(crate) struct AdaptiveAck {
 pub(crate) struct Reader {
     pub chunk: Option<Size>,
     pub when: Option<crate::scenario::model::ReadWhen>,
+    pub work: Option<Dur>,
 }
 
 #[derive(Debug, Deserialize)]

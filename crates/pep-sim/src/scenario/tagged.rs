@@ -584,6 +584,7 @@ pub(crate) fn app_read(
             Some(AppReadSpec::Reader {
                 chunk,
                 when: r.when.unwrap_or_default(),
+                work: r.work.map_or(Duration::ZERO, |w| w.0),
             })
         }
         _ => None,
