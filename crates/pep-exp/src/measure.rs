@@ -17,7 +17,7 @@
 
 use std::fmt;
 
-use pep_sim::output::{FlowSummary, LinkSummary, Summary};
+use pep_sim::output::{FlowCounters, FlowSummary, LinkSummary, Summary};
 
 /// Run-wide fields of [`Summary`].
 pub const RUN_FIELDS: &[&str] = &[
@@ -38,6 +38,23 @@ pub const FLOW_FIELDS: &[&str] = &[
     "timeouts",
     "local_drops",
     "completion_s",
+    "srtt_ms",
+    // Per-connection counters (FlowCounters).
+    "acks_sent",
+    "acks_by_count",
+    "acks_by_timer",
+    "acks_immediate",
+    "acks_window_update",
+    "count_increments",
+    "ack_interval",
+    "data_bytes_sent",
+    "retransmitted_bytes",
+    "segments_received",
+    "bytes_received",
+    "bytes_duplicate_only",
+    "bytes_partly_duplicate",
+    "acks_received",
+    "dup_acks_received",
 ];
 /// Fields of [`LinkSummary`].
 pub const LINK_FIELDS: &[&str] = &[
@@ -314,8 +331,30 @@ fn flow_field(f: &FlowSummary, field: &str) -> Option<f64> {
         "timeouts" => f.timeouts as f64,
         "local_drops" => f.local_drops as f64,
         "completion_s" => return f.completion_s,
-        _ => return None,
+        "srtt_ms" => return f.srtt_ms,
+        _ => return counter_field(f.counters.as_ref()?, field),
     })
+}
+
+fn counter_field(c: &FlowCounters, field: &str) -> Option<f64> {
+    Some(match field {
+        "acks_sent" => c.acks_sent,
+        "acks_by_count" => c.acks_by_count,
+        "acks_by_timer" => c.acks_by_timer,
+        "acks_immediate" => c.acks_immediate,
+        "acks_window_update" => c.acks_window_update,
+        "count_increments" => c.count_increments,
+        "ack_interval" => c.ack_interval as u64,
+        "data_bytes_sent" => c.data_bytes_sent,
+        "retransmitted_bytes" => c.retransmitted_bytes,
+        "segments_received" => c.segments_received,
+        "bytes_received" => c.bytes_received,
+        "bytes_duplicate_only" => c.bytes_duplicate_only,
+        "bytes_partly_duplicate" => c.bytes_partly_duplicate,
+        "acks_received" => c.acks_received,
+        "dup_acks_received" => c.dup_acks_received,
+        _ => return None,
+    } as f64)
 }
 
 fn link_field(l: &LinkSummary, field: &str) -> Option<f64> {
@@ -348,6 +387,10 @@ mod tests {
             local_drops: 0,
             completion_s: done,
             srtt_ms: None,
+            counters: Some(FlowCounters {
+                acks_sent: 7,
+                ..FlowCounters::default()
+            }),
         }
     }
 
@@ -397,6 +440,8 @@ mod tests {
         assert_eq!(eval("flow.a.1.completion_s"), None);
         assert_eq!(eval("link.r1->r2.utilisation"), Some(0.5));
         assert_eq!(eval("link.r1->r2.max_queue_packets"), Some(7.0));
+        assert_eq!(eval("flow.bulk.acks_sent"), Some(7.0));
+        assert_eq!(eval("sum(flow.*.acks_by_timer)"), Some(0.0));
         assert_eq!(eval("agent.wm.premature_acks"), Some(12.0));
         assert_eq!(eval("agent.wm.buffer.max"), Some(7.5));
         assert_eq!(eval("agent.wm.nothing"), None);

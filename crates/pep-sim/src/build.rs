@@ -14,10 +14,10 @@ use crate::events::{Armed, Event, EventQueue};
 use crate::metrics::{Metrics, SeriesSet};
 use crate::packet::Packet;
 use crate::scenario::{
-    AckSpec, AgentSpec, CcKind, ClassifySpec, Dir, LinkDirSpec, LossSpec, MediumSpec, Profile,
-    QueueSpec, RecoveryKind, RedSpec, Scenario, Series, SourceSpec,
+    AckSpec, AgentSpec, AppReadSpec, CcKind, ClassifySpec, Dir, LinkDirSpec, LossSpec, MediumSpec,
+    Profile, QueueSpec, ReadWhen, RecoveryKind, RedSpec, Scenario, Series, SourceSpec,
 };
-use crate::sim::{AgentSlot, Cpu, Flow, Port, RunInfo, Simulation, NONE, NO_ROUTE};
+use crate::sim::{AgentSlot, Cpu, Flow, Port, Reader, RunInfo, Simulation, NONE, NO_ROUTE};
 use crate::tcp::{
     AckPolicy, AppSource, Growth, PacingConfig, Recovery, SinkConfig, TcpConfig, TcpSink,
 };
@@ -101,12 +101,16 @@ pub fn sink_config(s: &crate::scenario::SinkSpec, header: u32) -> SinkConfig {
         ack: match s.ack {
             AckSpec::Every => AckPolicy::Every,
             AckSpec::Delayed { count, timeout, .. } => AckPolicy::Delayed { count, timeout },
+            AckSpec::Adaptive {
+                min, max, timeout, ..
+            } => AckPolicy::Adaptive { min, max, timeout },
         },
         delack_tick: match s.ack {
-            AckSpec::Delayed { tick, .. } => tick,
+            AckSpec::Delayed { tick, .. } | AckSpec::Adaptive { tick, .. } => tick,
             AckSpec::Every => None,
         },
         sack: s.sack,
+        app_reads: s.app != crate::scenario::AppReadSpec::Immediate,
         ..SinkConfig::default()
     }
 }
@@ -167,6 +171,7 @@ impl Simulation {
                     proc: Processor::new(cost, rng),
                     armed: Armed::default(),
                     node: i as u32,
+                    readers: Vec::new(),
                 });
             }
         }
@@ -195,7 +200,23 @@ impl Simulation {
                     dst: f.dst as u32,
                     start,
                     data_start: cfg.isn + 1,
-                    sink: TcpSink::new(FlowId(i as u32), &sink_config(&f.sink, f.tcp.header)),
+                    sink: TcpSink::new(
+                        FlowId(i as u32),
+                        &SinkConfig {
+                            mss: f.tcp.mss,
+                            ..sink_config(&f.sink, f.tcp.header)
+                        },
+                    ),
+                    reader: match f.sink.app {
+                        AppReadSpec::Immediate => None,
+                        AppReadSpec::Reader { chunk, when, work } => Some(Reader {
+                            chunk,
+                            when_idle: when == ReadWhen::Idle,
+                            work,
+                        }),
+                    },
+                    reader_busy: Instant::ZERO,
+                    reader_armed: Armed::default(),
                     app: match f.source {
                         SourceSpec::Bulk => AppSource::Bulk,
                         SourceSpec::Finite { bytes } => AppSource::Finite(bytes),
@@ -221,6 +242,11 @@ impl Simulation {
                 }
             })
             .collect::<Vec<_>>();
+        for (i, f) in flows.iter().enumerate() {
+            if f.reader.is_some_and(|r| r.when_idle) && f.dst_cpu != NONE {
+                cpus[f.dst_cpu as usize].readers.push(i as u32);
+            }
+        }
 
         let out = &sc.output;
         let series = SeriesSet {

@@ -25,6 +25,8 @@ pub enum Event {
     Host(u32),
     /// A PEP agent wants `on_timeout`.
     Agent(u32),
+    /// A flow's receiving application has finished its work and reads again.
+    Read(u32),
     /// Periodic measurement: sample queues and windows.
     Sample,
     /// End of a goodput/utilisation bin.
@@ -43,6 +45,7 @@ impl Event {
             Event::App(i) => (6, i),
             Event::Host(i) => (7, i),
             Event::Agent(i) => (8, i),
+            Event::Read(i) => (9, i),
         };
         k << 32 | i as u64
     }
@@ -57,7 +60,8 @@ impl Event {
             5 => Event::Bin,
             6 => Event::App(i),
             7 => Event::Host(i),
-            _ => Event::Agent(i),
+            8 => Event::Agent(i),
+            _ => Event::Read(i),
         }
     }
 }

@@ -34,6 +34,52 @@ pub struct FlowSummary {
     pub completion_s: Option<f64>,
     /// The sender's smoothed RTT at the end of the run, in ms.
     pub srtt_ms: Option<f64>,
+    /// Per-connection counters of both ends (Johnson's thesis, figure 2.1);
+    /// absent where the source of the summary does not count them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<FlowCounters>,
+}
+
+/// Per-connection counters, named after the thesis's `struct tcpe` where
+/// it has them.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct FlowCounters {
+    /// ACKs the receiver sent (`t_sndacks`).
+    pub acks_sent: u64,
+    /// ... because the count of unacknowledged segments reached the
+    /// interval (`t_ackdone`).
+    pub acks_by_count: u64,
+    /// ... by the delayed-ACK timer (`t_timeack`).
+    pub acks_by_timer: u64,
+    /// ... at once: out of order, hole fill, duplicate, FIN.
+    pub acks_immediate: u64,
+    /// ... because the application's reads opened the window.
+    pub acks_window_update: u64,
+    /// Times the outstanding-segment count was incremented (`t_inc`).
+    pub count_increments: u64,
+    /// The receiver's ACK interval at its last ACK (adaptive: where it
+    /// ended).
+    pub ack_interval: u32,
+    /// Data bytes and segments the sender sent, retransmissions included
+    /// (`t_sndbyte`).
+    pub data_bytes_sent: u64,
+    pub data_segments_sent: u64,
+    /// Retransmitted segments and bytes (`t_sndrexmitpack`, `t_sndrexmitbyte`).
+    pub retransmitted_segments: u64,
+    pub retransmitted_bytes: u64,
+    /// Segments and payload bytes the receiver got, duplicates included.
+    pub segments_received: u64,
+    pub bytes_received: u64,
+    /// New bytes received in order (`t_rcvbyte`).
+    pub bytes_in_order: u64,
+    /// Bytes of entirely duplicate segments (`t_rcvdupbyte`).
+    pub bytes_duplicate_only: u64,
+    /// Duplicate bytes in partly duplicate segments (`t_rcvpartdupbyte`).
+    pub bytes_partly_duplicate: u64,
+    /// ACKs the sender received (`t_rcvackpack`), and of those duplicates
+    /// (`t_rcvdupack`).
+    pub acks_received: u64,
+    pub dup_acks_received: u64,
 }
 
 /// Per-link-direction results.
@@ -79,6 +125,29 @@ pub struct AgentSummary {
 
 pub use pep_core::time::fmt_out::{mbps, round6, secs};
 
+fn counters(k: &crate::tcp::SinkStats, s: crate::tcp::SenderStats) -> FlowCounters {
+    FlowCounters {
+        acks_sent: k.acks_sent,
+        acks_by_count: k.acks_by_count,
+        acks_by_timer: k.acks_by_timer,
+        acks_immediate: k.acks_immediate,
+        acks_window_update: k.acks_window_update,
+        count_increments: k.count_increments,
+        ack_interval: k.ack_interval,
+        data_bytes_sent: s.bytes_sent,
+        data_segments_sent: s.segments_sent,
+        retransmitted_segments: s.retransmitted_segments,
+        retransmitted_bytes: s.retransmitted_bytes,
+        segments_received: k.segments_received,
+        bytes_received: k.bytes_received,
+        bytes_in_order: k.bytes_in_order,
+        bytes_duplicate_only: k.bytes_duplicate_only,
+        bytes_partly_duplicate: k.bytes_partly_duplicate,
+        acks_received: s.acks_received,
+        dup_acks_received: s.dupacks_received,
+    }
+}
+
 impl Simulation {
     /// The run's summary as it stands now.
     pub fn summary(&self) -> Summary {
@@ -109,6 +178,7 @@ impl Simulation {
                         .as_ref()
                         .and_then(|s| s.srtt())
                         .map(|d| round6(d.as_millis_f64())),
+                    counters: Some(counters(f.sink.stats(), st.unwrap_or_default())),
                 }
             })
             .collect();

@@ -43,6 +43,23 @@ pub(crate) struct Cpu {
     pub proc: Processor<HostJob>,
     pub armed: Armed,
     pub node: NodeIndex,
+    /// Flows whose receiving application here reads when the processor is
+    /// idle ([`Reader::when_idle`]).
+    pub readers: Vec<u32>,
+}
+
+/// The receiving application of a buffered sink (`sink.app = "reader"`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Reader {
+    /// Most bytes per read.
+    pub chunk: u64,
+    /// Reads wait until the node's processor has no packet left (packet
+    /// processing preempts the application); else they follow each
+    /// delivery at once.
+    pub when_idle: bool,
+    /// Application time per `chunk` read (prorated), during which it does
+    /// not read: FTP writing to disk. Zero: reads back to back.
+    pub work: Duration,
 }
 
 /// A retransmission, as the trace and the tests see it.
@@ -75,6 +92,11 @@ pub(crate) struct Flow {
     /// The processors of the sending and receiving nodes, or [`NONE`].
     pub src_cpu: u32,
     pub dst_cpu: u32,
+    /// The application reading from a buffered sink.
+    pub reader: Option<Reader>,
+    /// The reader is busy with the last read's work until then.
+    pub reader_busy: Instant,
+    pub reader_armed: Armed,
     /// The application writing into an [`AppSource::Open`] sender.
     pub generator: Option<OnOff>,
     pub generator_armed: Armed,
@@ -197,6 +219,7 @@ impl Simulation {
             Event::Host(i) => self.on_host(i as usize),
             Event::App(i) => self.on_app(i as usize),
             Event::Agent(i) => self.on_agent_timer(i as usize),
+            Event::Read(i) => self.on_read(i as usize),
             Event::Sample => {
                 self.advance_ports();
                 self.metrics.sample(self.now, &self.ports, &self.flows);
@@ -326,6 +349,12 @@ impl Simulation {
         let now = self.now;
         if node == self.flows[fi].dst {
             self.flows[fi].sink.handle_segment(now, &p.seg);
+            if let Some(r) = self.flows[fi].reader {
+                let cpu = self.flows[fi].dst_cpu;
+                if !r.when_idle || cpu == NONE || self.cpus[cpu as usize].proc.backlog() == 0 {
+                    self.app_read(fi);
+                }
+            }
             self.drain_sink(fi);
         } else if let Some(s) = self.flows[fi].sender.as_mut() {
             if self.metrics.series.tseq {
@@ -458,7 +487,65 @@ impl Simulation {
                 self.send(node, job.p);
             }
         }
+        if self.cpus[c].proc.backlog() == 0 && !self.cpus[c].readers.is_empty() {
+            self.idle_reads(c);
+        }
         self.rearm_cpu(c);
+    }
+
+    /// The processor went idle: its host's reading applications run.
+    #[inline(never)]
+    fn idle_reads(&mut self, c: usize) {
+        for k in 0..self.cpus[c].readers.len() {
+            let fi = self.cpus[c].readers[k] as usize;
+            if self.flows[fi].sink.readable() > 0 {
+                self.app_read(fi);
+                self.drain_sink(fi);
+            }
+        }
+    }
+
+    /// The receiving application takes everything readable, `chunk` bytes
+    /// per read (each read may send a window update).
+    fn app_read(&mut self, fi: usize) {
+        let Some(r) = self.flows[fi].reader else {
+            return;
+        };
+        if r.work == Duration::ZERO {
+            while self.flows[fi].sink.read(r.chunk) > 0 {}
+            return;
+        }
+        // One read, then the work it entails; the next read when that is done.
+        let now = self.now;
+        let f = &mut self.flows[fi];
+        if now < f.reader_busy {
+            return;
+        }
+        let n = f.sink.read(r.chunk);
+        if n == 0 {
+            return;
+        }
+        let busy = r.work.as_nanos() as u128 * n as u128 / r.chunk as u128;
+        f.reader_busy = now + Duration::from_nanos(busy as u64);
+        if f.reader_armed.arm(Some(f.reader_busy)) {
+            self.queue.schedule(f.reader_busy, Event::Read(fi as u32));
+        }
+    }
+
+    /// The reader's work is done: it reads again if data waits and the host
+    /// lets it run.
+    fn on_read(&mut self, fi: usize) {
+        if !self.flows[fi].reader_armed.fire(self.now) {
+            return;
+        }
+        let Some(r) = self.flows[fi].reader else {
+            return;
+        };
+        let cpu = self.flows[fi].dst_cpu;
+        if !r.when_idle || cpu == NONE || self.cpus[cpu as usize].proc.backlog() == 0 {
+            self.app_read(fi);
+            self.drain_sink(fi);
+        }
     }
 
     fn rearm_cpu(&mut self, c: usize) {

@@ -44,9 +44,9 @@ use std::path::Path;
 pub(crate) use agents::private_flows;
 pub use error::{Diagnostic, Pos, ScenarioError};
 pub use model::{
-    AckSpec, AgentSpec, CcKind, ClassifySpec, Dir, FlowSpec, LinkDirSpec, LinkSpec, LossSpec,
-    MediumSpec, NodeKind, NodeSpec, OutputSpec, Profile, QueueSpec, RecoveryKind, RedSpec,
-    Scenario, Series, SinkSpec, SourceSpec, TcpSpec, TraceSpec,
+    AckSpec, AgentSpec, AppReadSpec, CcKind, ClassifySpec, Dir, FlowSpec, LinkDirSpec, LinkSpec,
+    LossSpec, MediumSpec, NodeKind, NodeSpec, OutputSpec, Profile, QueueSpec, ReadWhen,
+    RecoveryKind, RedSpec, Scenario, Series, SinkSpec, SourceSpec, TcpSpec, TraceSpec,
 };
 pub use overrides::{apply_override, parse_override};
 pub use routes::{Routes, MAX_NODES};

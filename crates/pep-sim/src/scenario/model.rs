@@ -371,6 +371,39 @@ pub struct SinkSpec {
     pub ack: AckSpec,
     /// Report SACK blocks in ACKs.
     pub sack: bool,
+    /// The receiving application.
+    pub app: AppReadSpec,
+}
+
+/// How the receiving application takes data from the receive buffer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AppReadSpec {
+    /// Everything in order is taken at once; the window stays `rwnd`.
+    #[default]
+    Immediate,
+    /// A buffered receiver: data waits in a buffer of `rwnd` bytes and the
+    /// application reads up to `chunk` bytes per read, repeatedly, `when`
+    /// it runs; the window is the free space, with BSD's window updates.
+    Reader {
+        chunk: u64,
+        when: ReadWhen,
+        /// Application time per `chunk` read, prorated (FTP writing to
+        /// disk); it reads nothing meanwhile.
+        work: Duration,
+    },
+}
+
+/// When a [`AppReadSpec::Reader`] runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadWhen {
+    /// As soon as data is delivered.
+    Arrival,
+    /// When the receiving host's processor has no packet left to process
+    /// (packet processing preempts the application); as `arrival` on a host
+    /// without a processing cost.
+    #[default]
+    Idle,
 }
 
 /// When the sink acknowledges.
@@ -386,6 +419,14 @@ pub enum AckSpec {
     /// 200 ms after deferral).
     Delayed {
         count: u32,
+        timeout: Duration,
+        tick: Option<Duration>,
+    },
+    /// Delayed ACKs whose count adapts between `min` and `max` (see
+    /// `pep_core::ack_interval`); `timeout` and `tick` as for `Delayed`.
+    Adaptive {
+        min: u32,
+        max: u32,
         timeout: Duration,
         tick: Option<Duration>,
     },

@@ -144,6 +144,7 @@ pub(crate) struct Sink {
     pub rwnd: Option<S<Size>>,
     pub ack: Option<Located>,
     pub sack: Option<S<bool>>,
+    pub app: Option<Located>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -257,6 +258,23 @@ pub(crate) struct DelayedAck {
     pub count: Option<u32>,
     pub timeout: Option<Dur>,
     pub tick: Option<Dur>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AdaptiveAck {
+    pub min: Option<u32>,
+    pub max: Option<u32>,
+    pub timeout: Option<Dur>,
+    pub tick: Option<Dur>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Reader {
+    pub chunk: Option<Size>,
+    pub when: Option<crate::scenario::model::ReadWhen>,
+    pub work: Option<Dur>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -14,7 +14,9 @@ use serde::de::DeserializeOwned;
 use toml::{Table, Value};
 
 use super::error::{join, Ctx};
-use super::model::{AckSpec, ClassifySpec, LossSpec, MediumSpec, QueueSpec, RedSpec, SourceSpec};
+use super::model::{
+    AckSpec, AppReadSpec, ClassifySpec, LossSpec, MediumSpec, QueueSpec, RedSpec, SourceSpec,
+};
 use super::raw;
 use pep_core::loss::GilbertElliott;
 use pep_core::queue::QueueLimit;
@@ -492,7 +494,7 @@ pub(crate) fn ack(
     field: &str,
     span: Option<Range<usize>>,
 ) -> Option<AckSpec> {
-    let (kind, rest) = take_kind(ctx, t, field, &span, &["every", "delayed"])?;
+    let (kind, rest) = take_kind(ctx, t, field, &span, &["every", "delayed", "adaptive"])?;
     match kind.as_str() {
         "every" => fields::<raw::NoFields>(ctx, rest, field, &span).map(|_| AckSpec::Every),
         "delayed" => {
@@ -523,6 +525,67 @@ pub(crate) fn ack(
                     tick,
                 })
             }
+        }
+        "adaptive" => {
+            let d: raw::AdaptiveAck = fields(ctx, rest, field, &span)?;
+            let min = d.min.unwrap_or(DELAYED_COUNT);
+            let max = d.max.unwrap_or(16);
+            let timeout = d.timeout.map_or(DELAYED_TIMEOUT, |t| t.0);
+            let tick = d.tick.map(|t| t.0);
+            if min == 0 {
+                ctx.err(span, join(field, "min"), "must be at least 1");
+                None
+            } else if max < min {
+                let msg = format!("must be at least min ({min})");
+                ctx.err(span, join(field, "max"), msg);
+                None
+            } else if tick == Some(Duration::ZERO) {
+                let msg = "must be positive (omit it for an exact timer)";
+                ctx.err(span, join(field, "tick"), msg);
+                None
+            } else if timeout == Duration::ZERO && tick.is_none() {
+                let msg = "must be positive (zero is allowed only with a `tick`)";
+                ctx.err(span, join(field, "timeout"), msg);
+                None
+            } else {
+                Some(AckSpec::Adaptive {
+                    min,
+                    max,
+                    timeout,
+                    tick,
+                })
+            }
+        }
+        _ => None,
+    }
+}
+
+/// ttcp's default read size.
+const READ_CHUNK: u64 = 8192;
+
+pub(crate) fn app_read(
+    ctx: &mut Ctx,
+    t: Table,
+    field: &str,
+    span: Option<Range<usize>>,
+) -> Option<AppReadSpec> {
+    let (kind, rest) = take_kind(ctx, t, field, &span, &["immediate", "reader"])?;
+    match kind.as_str() {
+        "immediate" => {
+            fields::<raw::NoFields>(ctx, rest, field, &span).map(|_| AppReadSpec::Immediate)
+        }
+        "reader" => {
+            let r: raw::Reader = fields(ctx, rest, field, &span)?;
+            let chunk = r.chunk.map_or(READ_CHUNK, |c| c.0);
+            if chunk == 0 {
+                ctx.err(span, join(field, "chunk"), "must be at least 1B");
+                return None;
+            }
+            Some(AppReadSpec::Reader {
+                chunk,
+                when: r.when.unwrap_or_default(),
+                work: r.work.map_or(Duration::ZERO, |w| w.0),
+            })
         }
         _ => None,
     }

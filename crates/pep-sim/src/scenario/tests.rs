@@ -119,7 +119,8 @@ fn base_loads_with_builtin_defaults() {
         SinkSpec {
             rwnd: 1 << 20,
             ack: AckSpec::Every,
-            sack: false
+            sack: false,
+            app: Default::default(),
         }
     );
     let q = QueueSpec::DropTail {

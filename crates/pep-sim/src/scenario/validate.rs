@@ -240,6 +240,7 @@ fn builtin() -> Base {
             rwnd: 1 << 20,
             ack: AckSpec::Every,
             sack: false,
+            app: Default::default(),
         },
         ack,
         set: BTreeMap::new(),
@@ -416,6 +417,14 @@ fn apply(
             if let Some(spec) = tagged::ack(ctx, merged.clone(), &field, a.span.clone()) {
                 s.ack = spec;
                 base.ack = merged;
+            }
+        }
+    }
+    if let Some(a) = &r.app {
+        let field = join(prefix, "sink.app");
+        if let Some(t) = tagged::normalize(ctx, &a.value, &field, a.span.clone()) {
+            if let Some(spec) = tagged::app_read(ctx, t, &field, a.span.clone()) {
+                s.app = spec;
             }
         }
     }

@@ -172,6 +172,17 @@ pub enum AckPolicy {
         /// (`interval_`); RFC 5681 requires less than 500 ms.
         timeout: Duration,
     },
+    /// Delayed ACKs whose count adapts
+    /// ([`pep_core::ack_interval::AdaptiveAckInterval`]): it starts at `min`,
+    /// widens while delivery is in order, up to `max` and half the segments
+    /// the window holds, falls back to `min` on loss or reordering and
+    /// halves when the timer has to send the ACK.
+    Adaptive {
+        min: u32,
+        max: u32,
+        /// Delayed-ACK timer, as for [`AckPolicy::Delayed`].
+        timeout: Duration,
+    },
 }
 
 impl AckPolicy {

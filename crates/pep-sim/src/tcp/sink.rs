@@ -28,6 +28,7 @@
 //! An immediate ACK also acknowledges any data the delayed-ACK logic was
 //! holding, and cancels its timer.
 
+use pep_core::ack_interval::{AdaptiveAckConfig, AdaptiveAckInterval};
 use pep_core::{Duration, Flags, FlowId, Instant, SackBlocks, Segment, Seq, Timestamps};
 
 use super::config::{AckPolicy, SinkConfig};
@@ -57,6 +58,12 @@ pub struct SinkStats {
     pub bytes_out_of_order: u64,
     /// Bytes received before (below RCV.NXT or already recorded).
     pub bytes_duplicate: u64,
+    /// Of those, the bytes of segments that were entirely duplicate
+    /// (Johnson's `t_rcvdupbyte`).
+    pub bytes_duplicate_only: u64,
+    /// Of those, the duplicate bytes of segments that also carried new data
+    /// (`t_rcvpartdupbyte`).
+    pub bytes_partly_duplicate: u64,
     /// Bytes discarded: beyond the window or the reassembly record.
     pub bytes_dropped: u64,
     /// ACKs sent (SYN-ACKs not included).
@@ -76,6 +83,12 @@ pub struct SinkStats {
     pub dup_acks_sent: u64,
     /// SYN-ACKs sent.
     pub syn_acks_sent: u64,
+    /// In-order segments counted towards a delayed ACK (Johnson's `t_inc`:
+    /// times the outstanding-segment count was incremented).
+    pub count_increments: u64,
+    /// Current ACK interval (segments per ACK) at the last ACK: `count` for
+    /// a fixed policy, the adaptive interval otherwise, 1 for `Every`.
+    pub ack_interval: u32,
 }
 
 /// A received range above RCV.NXT.
@@ -125,6 +138,8 @@ pub struct TcpSink {
     unread: u64,
     /// Right edge of the last window advertised.
     edge_sent: Option<Seq>,
+    /// The adaptive interval, under [`AckPolicy::Adaptive`].
+    adaptive: Option<AdaptiveAckInterval>,
     stats: SinkStats,
 }
 
@@ -137,6 +152,12 @@ impl TcpSink {
         if let AckPolicy::Delayed { count, .. } = cfg.ack {
             assert!(count >= 1, "delayed-ACK count must be at least 1");
         }
+        let adaptive = match cfg.ack {
+            AckPolicy::Adaptive { min, max, .. } => {
+                Some(AdaptiveAckInterval::new(AdaptiveAckConfig { min, max }))
+            }
+            _ => None,
+        };
         TcpSink {
             flow,
             cfg: *cfg,
@@ -157,7 +178,15 @@ impl TcpSink {
             delivered: 0,
             unread: 0,
             edge_sent: None,
-            stats: SinkStats::default(),
+            adaptive,
+            stats: SinkStats {
+                ack_interval: match cfg.ack {
+                    AckPolicy::Every => 1,
+                    AckPolicy::Delayed { count, .. } => count,
+                    AckPolicy::Adaptive { min, .. } => min,
+                },
+                ..SinkStats::default()
+            },
         }
     }
 
@@ -213,24 +242,36 @@ impl TcpSink {
         if fin || !advanced || seg.seq.gt(before) || had_hole {
             // FIN, duplicate, out-of-order (or beyond the window), or a
             // segment at RCV.NXT filling part of a hole.
+            if !advanced || seg.seq.gt(before) || had_hole {
+                if let Some(a) = self.adaptive.as_mut() {
+                    a.on_disorder();
+                }
+            }
             self.ack_immediately();
             return;
         }
-        match self.cfg.ack {
+        let (count, timeout) = match self.cfg.ack {
             AckPolicy::Every => {
                 self.stats.acks_by_count += 1;
                 self.queue_ack();
+                return;
             }
-            AckPolicy::Delayed { count, timeout } => {
-                self.unacked += 1;
-                if self.unacked >= count {
-                    self.stats.acks_by_count += 1;
-                    self.queue_ack();
-                } else if self.delack_deadline.is_none() {
-                    self.delack_deadline =
-                        Some(delack_deadline(now, timeout, self.cfg.delack_tick));
-                }
+            AckPolicy::Delayed { count, timeout } => (count, timeout),
+            AckPolicy::Adaptive { timeout, .. } => {
+                (self.adaptive.map_or(1, |a| a.interval()), timeout)
             }
+        };
+        self.unacked += 1;
+        self.stats.count_increments += 1;
+        if self.unacked >= count {
+            self.stats.acks_by_count += 1;
+            let window_segments = self.cfg.rwnd / self.cfg.mss.max(1);
+            if let Some(a) = self.adaptive.as_mut() {
+                a.on_count_ack(window_segments);
+            }
+            self.queue_ack();
+        } else if self.delack_deadline.is_none() {
+            self.delack_deadline = Some(delack_deadline(now, timeout, self.cfg.delack_tick));
         }
     }
 
@@ -239,6 +280,9 @@ impl TcpSink {
         if let Some(at) = self.delack_deadline {
             if now >= at {
                 self.stats.acks_by_timer += 1;
+                if let Some(a) = self.adaptive.as_mut() {
+                    a.on_timer_ack();
+                }
                 self.queue_ack();
             }
         }
@@ -261,6 +305,9 @@ impl TcpSink {
             seg.sack = self.sack_blocks();
         }
         self.stats.acks_sent += 1;
+        if let Some(a) = &self.adaptive {
+            self.stats.ack_interval = a.interval();
+        }
         self.edge_sent = Some(self.right_edge());
         seg.wnd = self.right_edge().bytes_since(self.rcv_nxt);
         if self.last_ack_sent == Some(self.rcv_nxt) {
@@ -280,6 +327,10 @@ impl TcpSink {
             return 0;
         }
         self.unread -= n;
+        // An ACK already due carries the new window.
+        if self.acks_due > 0 {
+            return n;
+        }
         if let Some(sent) = self.edge_sent {
             let opened = self.right_edge().bytes_since(sent) as u64;
             let threshold = (2 * self.cfg.mss as u64).min(self.cfg.rwnd as u64 / 2);
@@ -317,6 +368,10 @@ impl TcpSink {
     }
     pub fn stats(&self) -> &SinkStats {
         &self.stats
+    }
+    /// The adaptive interval's counters, under [`AckPolicy::Adaptive`].
+    pub fn adaptive_stats(&self) -> Option<pep_core::ack_interval::AdaptiveAckStats> {
+        self.adaptive.map(|a| a.stats)
     }
     /// In-order bytes waiting for the application ([`Self::read`]).
     pub fn readable(&self) -> u64 {
@@ -367,6 +422,17 @@ impl TcpSink {
     /// Records payload `[seq, seq + len)`, advancing RCV.NXT over what has
     /// become contiguous, and counts every byte once.
     fn absorb(&mut self, seq: Seq, len: u32) {
+        let dup_before = self.stats.bytes_duplicate;
+        self.absorb_ranges(seq, len);
+        let dup = self.stats.bytes_duplicate - dup_before;
+        if dup == len as u64 {
+            self.stats.bytes_duplicate_only += dup;
+        } else {
+            self.stats.bytes_partly_duplicate += dup;
+        }
+    }
+
+    fn absorb_ranges(&mut self, seq: Seq, len: u32) {
         let end = seq + len;
         if end.le(self.rcv_nxt) {
             self.stats.bytes_duplicate += len as u64;

@@ -539,3 +539,94 @@ fn without_app_reads_nothing_waits() {
     assert_eq!((s.rx.readable(), s.rx.read(10_000)), (0, 0));
     assert_eq!(s.rx.window(), 65_535);
 }
+
+#[test]
+fn a_read_while_an_ack_is_due_adds_no_second_ack() {
+    // Buffered, every 2nd segment: the count ACK and the read's window
+    // update would both fire on the 2nd segment; one ACK carries both.
+    let mut s = Script::new(SinkConfig {
+        ack: AckPolicy::Delayed {
+            count: 2,
+            timeout: ms(100),
+        },
+        ..buffered(8)
+    });
+    s.rx.handle_segment(
+        s.now,
+        &Segment {
+            seq: s.base,
+            ..s.tmpl
+        },
+    );
+    s.rx.read(u64::MAX);
+    assert!(s.drain().is_empty(), "one segment read: no update yet");
+    s.rx.handle_segment(
+        s.now,
+        &Segment {
+            seq: s.base + MSS,
+            ..s.tmpl
+        },
+    );
+    s.rx.read(u64::MAX);
+    assert_eq!(s.drain(), [a(2000)]);
+    let st = *s.rx.stats();
+    assert_eq!((st.acks_by_count, st.acks_window_update), (1, 0));
+    s.check_identities();
+}
+
+#[test]
+fn counts_increments_and_splits_duplicate_bytes() {
+    let mut s = Script::new(delayed(3));
+    s.data(0);
+    s.data(1000);
+    assert_eq!(s.rx.stats().count_increments, 2);
+    // Entirely duplicate: 1000 B duplicate-only.
+    s.data(0);
+    // Half old, half new: 500 B partly duplicate.
+    let seg = Segment {
+        seq: s.base + 1500,
+        ..s.tmpl
+    };
+    s.feed(seg);
+    let st = *s.rx.stats();
+    assert_eq!(st.bytes_duplicate_only, 1000);
+    assert_eq!(st.bytes_partly_duplicate, 500);
+    assert_eq!(
+        st.bytes_duplicate,
+        st.bytes_duplicate_only + st.bytes_partly_duplicate
+    );
+    s.check_identities();
+}
+
+#[test]
+fn adaptive_interval_widens_in_order_and_falls_back_on_a_hole() {
+    let mut s = Script::new(SinkConfig {
+        ack: AckPolicy::Adaptive {
+            min: 2,
+            max: 4,
+            timeout: ms(100),
+        },
+        ..SinkConfig::default()
+    });
+    // ACKs after 2, then 3, then 4, then 4 segments.
+    let mut acked = Vec::new();
+    for i in 0..13u32 {
+        for ack in s.data(i * MSS) {
+            acked.push(ack.ack / MSS as i64);
+        }
+    }
+    assert_eq!(acked, [2, 5, 9, 13]);
+    assert_eq!(s.rx.stats().ack_interval, 4);
+    // A hole: immediate duplicate ACK, then the fill is ACKed at once and
+    // the interval is back to 2.
+    assert_eq!(s.data(14 * MSS), [a(13_000)]);
+    assert_eq!(s.data(13 * MSS), [a(15_000)]);
+    assert!(s.data(15 * MSS).is_empty());
+    assert_eq!(s.data(16 * MSS), [a(17_000)]);
+    assert_eq!(s.rx.stats().ack_interval, 3);
+    assert_eq!(s.rx.adaptive_stats().unwrap().fell_back, 1);
+    // The timer sends a partial count and halves the interval (not below 2).
+    s.data(17 * MSS);
+    assert_eq!(s.fire(), [a(18_000)]);
+    s.check_identities();
+}
