@@ -48,6 +48,7 @@ pub mod relay;
 pub mod rng;
 pub mod rtt;
 mod rtt_ns2;
+pub mod sad;
 pub mod segment;
 pub mod seq;
 pub mod time;
