@@ -37,6 +37,7 @@
 //! * [`relay`]: the split-connection relay (two bounded byte streams,
 //!   backpressure, half-close, resets, idle timeout) that the daemon drives.
 
+pub mod ack_regen;
 pub mod amp;
 pub mod cc;
 pub mod host;

@@ -32,25 +32,73 @@ const SAD: (&str, &str) = (
     "[link.reverse]\nqueue = { kind = \"sad\", limit = 50 }\n",
 );
 
+fn ar(factor: u32, spacing: bool) -> String {
+    format!(
+        "\n[[agent]]\nkind = \"ack-regen\"\nname = \"ar\"\nnode = \"src\"\nfactor = {factor}\nspacing = {spacing}\n"
+    )
+}
+
+fn goodput(s: &pep_sim::output::Summary, flow: &str) -> f64 {
+    s.flows
+        .iter()
+        .find(|f| f.name == flow)
+        .unwrap()
+        .goodput_mbps
+}
+
+/// Table 1: Reno and Reno + SAD, 8 Mbit/s down, one flow, no loss.
+const TABLE1: [(&str, f64, f64); 5] = [
+    ("64kbit/s", 1.52, 6.20),
+    ("128kbit/s", 3.01, 6.79),
+    ("256kbit/s", 5.98, 7.28),
+    ("640kbit/s", 7.46, 7.45),
+    ("784kbit/s", 7.46, 7.46),
+];
+
 #[test]
-fn probe() {
-    for up in [
-        "64kbit/s",
-        "128kbit/s",
-        "256kbit/s",
-        "640kbit/s",
-        "784kbit/s",
-    ] {
-        let a = run(&scenario(up, 30, &[], ""));
-        let b = run(&scenario(up, 30, &[SAD], ""));
-        println!(
-            "{up}: reno {:.3} sad {:.3}  fr {} {} to {} {}",
-            a.flows[0].goodput_mbps,
-            b.flows[0].goodput_mbps,
-            a.flows[0].fast_retransmits,
-            b.flows[0].fast_retransmits,
-            a.flows[0].timeouts,
-            b.flows[0].timeouts
+fn table1_reno_and_sad_match_the_paper() {
+    for (up, reno_paper, sad_paper) in TABLE1 {
+        let reno = goodput(&run(&scenario(up, 20, &[], "")), "down");
+        let sad = goodput(&run(&scenario(up, 20, &[SAD], "")), "down");
+        assert!(
+            (reno / reno_paper - 1.0).abs() <= 0.15,
+            "{up}: Reno {reno} vs {reno_paper}"
         );
+        let tol = if up.starts_with("64k") || up.starts_with("128k") || up.starts_with("256k") {
+            0.25
+        } else {
+            0.15
+        };
+        assert!(
+            (sad / sad_paper - 1.0).abs() <= tol,
+            "{up}: SAD {sad} vs {sad_paper}"
+        );
+        assert!(sad >= reno * 0.99, "{up}: SAD {sad} below Reno {reno}");
+    }
+}
+
+#[test]
+fn bounds_amp_without_regulation_and_window_over_rtt_always() {
+    // rwnd / RTT_min: 20 x 1000 B over 2 x 10 ms + one data and one ACK
+    // serialization.
+    let rwnd_bits = 20.0 * 8000.0;
+    for (up, _, _) in TABLE1 {
+        let up_bps = pep_sim::units::parse_rate(up).unwrap().as_bps() as f64;
+        let rtt_min = 0.020 + 1040.0 * 8.0 / 8e6 + 320.0 / up_bps;
+        let amp = pep_core::amp::Path {
+            forward_bps: 8e6,
+            reverse_bps: up_bps,
+            data_bits: 8000.0,
+            ack_bits: 320.0,
+        };
+        let plain = goodput(&run(&scenario(up, 20, &[], "")), "down") * 1e6;
+        assert!(
+            plain <= amp.bound(2.0) * 1.0001,
+            "{up}: {plain} > min(F, 2AP)"
+        );
+        for extra in [String::new(), ar(2, false)] {
+            let g = goodput(&run(&scenario(up, 20, &[SAD], &extra)), "down") * 1e6;
+            assert!(g <= rwnd_bits / rtt_min, "{up}: {g} > rwnd/RTT_min");
+        }
     }
 }
