@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod amp_cmd;
 mod exp_cmd;
 mod lab_cmd;
 mod proxy_cmd;
@@ -42,6 +43,9 @@ enum Command {
     /// Run the transparent split-TCP PEP daemon (root), print its rules.
     #[command(subcommand)]
     Proxy(proxy_cmd::ProxyCommand),
+    /// The AMP model of an asymmetric path: forward throughput bound
+    /// min(F, A x M x P), Lakshman's k, and the two-class bidirectional table.
+    Amp(amp_cmd::AmpArgs),
 }
 
 fn main() -> ExitCode {
@@ -51,6 +55,7 @@ fn main() -> ExitCode {
         Command::Lab(cmd) => lab_cmd::run(cmd),
         Command::Reproduce(a) => exp_cmd::reproduce(a),
         Command::Proxy(cmd) => proxy_cmd::run(cmd),
+        Command::Amp(a) => amp_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -38,6 +38,8 @@
 //!   backpressure, half-close, resets, idle timeout) that the daemon drives.
 
 pub mod ack_interval;
+pub mod ack_regen;
+pub mod amp;
 pub mod cc;
 pub mod host;
 pub mod link;
@@ -48,6 +50,7 @@ pub mod relay;
 pub mod rng;
 pub mod rtt;
 mod rtt_ns2;
+pub mod sad;
 pub mod segment;
 pub mod seq;
 pub mod splitpair;

@@ -37,11 +37,20 @@ use crate::time::{Duration, Instant, Rate};
 pub trait LinkItem: Queued {
     /// The TCP segment inside, for loss models that look at it.
     fn segment(&self) -> &Segment;
+    /// The segment, for disciplines that rewrite ACKs (the Smart ACK
+    /// Dropper). `None` for items whose bytes would also need rewriting:
+    /// such items pass those disciplines unchanged.
+    fn segment_mut(&mut self) -> Option<&mut Segment> {
+        None
+    }
 }
 
 impl LinkItem for Segment {
     fn segment(&self) -> &Segment {
         self
+    }
+    fn segment_mut(&mut self) -> Option<&mut Segment> {
+        Some(self)
     }
 }
 

@@ -17,6 +17,7 @@
 
 pub mod classful;
 pub mod red;
+pub mod sad;
 
 use std::collections::VecDeque;
 
@@ -25,6 +26,7 @@ use crate::time::Instant;
 
 pub use classful::{BandStats, Classful, Classifier, Scheduler};
 pub use red::{Red, RedParams};
+pub use sad::SadQueue;
 
 /// What a queue needs to know about the items it holds.
 pub trait Queued {
@@ -56,12 +58,14 @@ pub enum DropReason {
     /// RED dropped it because the average queue was past the point where
     /// the base probability reaches 1 (`max_th`, or `2 max_th` when gentle).
     Forced,
+    /// The Smart ACK Dropper folded this ACK into a queued ACK of its flow.
+    Merged,
 }
 
 /// Counters kept by every discipline, after ns-3's `QueueDisc::Stats`.
 /// Identities (checked by tests):
 /// * `enqueued = dequeued + len_packets()`;
-/// * every offered packet is either enqueued or dropped;
+/// * every offered packet is either enqueued, dropped or merged (SAD);
 /// * `dropped = dropped_overflow + dropped_early + dropped_forced`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QueueStats {
@@ -76,6 +80,9 @@ pub struct QueueStats {
     pub dropped_early: u64,
     /// RED's drops with base probability 1.
     pub dropped_forced: u64,
+    /// ACKs the Smart ACK Dropper folded into a queued ACK (or found older
+    /// than one): not lost information, so not counted in `dropped`.
+    pub merged: u64,
 }
 
 /// First in, first out, dropping arrivals when full.
@@ -142,6 +149,8 @@ pub enum Qdisc<T> {
     DropTail(DropTail<T>),
     Red(Box<Red<T>>),
     Classful(Box<Classful<T>>),
+    /// The Smart ACK Dropper in front of another discipline.
+    Sad(Box<SadQueue<T>>),
 }
 
 impl<T: LinkItem> Qdisc<T> {
@@ -151,6 +160,7 @@ impl<T: LinkItem> Qdisc<T> {
             Qdisc::DropTail(q) => q.len_packets(),
             Qdisc::Red(q) => q.len_packets(),
             Qdisc::Classful(q) => q.len_packets(),
+            Qdisc::Sad(q) => q.inner.len_packets(),
         }
     }
 }
@@ -158,12 +168,17 @@ impl<T: LinkItem> Qdisc<T> {
 impl QueueStats {
     #[cold]
     fn count_drop(&mut self, why: DropReason, len: u64) {
+        if why == DropReason::Merged {
+            self.merged += 1;
+            return;
+        }
         self.dropped += 1;
         self.dropped_bytes += len;
         match why {
             DropReason::Overflow => self.dropped_overflow += 1,
             DropReason::Early => self.dropped_early += 1,
             DropReason::Forced => self.dropped_forced += 1,
+            DropReason::Merged => {}
         }
     }
 }
@@ -188,6 +203,12 @@ impl<T: LinkItem> Queue<T> {
     /// A classifier over DropTail bands (priority or weighted sharing).
     pub fn classful(c: Classful<T>) -> Self {
         Self::with(Qdisc::Classful(Box::new(c)))
+    }
+
+    /// The Smart ACK Dropper in front of `inner`, tracking at most
+    /// `max_flows` flows.
+    pub fn sad(inner: Queue<T>, max_flows: usize) -> Self {
+        Self::with(Qdisc::Sad(Box::new(SadQueue::new(inner, max_flows))))
     }
 
     fn with(disc: Qdisc<T>) -> Self {
@@ -225,6 +246,7 @@ impl<T: LinkItem> Queue<T> {
             Qdisc::DropTail(q) => q.push(item),
             Qdisc::Red(q) => q.enqueue(now, item),
             Qdisc::Classful(q) => q.enqueue(item),
+            Qdisc::Sad(q) => q.enqueue(now, item),
         };
         match &res {
             Ok(()) => {
@@ -255,6 +277,7 @@ impl<T: LinkItem> Queue<T> {
             Qdisc::DropTail(q) => q.pop(),
             Qdisc::Red(q) => q.dequeue(now),
             Qdisc::Classful(q) => q.dequeue(),
+            Qdisc::Sad(q) => q.dequeue(now),
         }?;
         self.stats.dequeued += 1;
         Some(item)
@@ -273,6 +296,7 @@ impl<T: LinkItem> Queue<T> {
             Qdisc::DropTail(q) => q.len_bytes(),
             Qdisc::Red(q) => q.len_bytes(),
             Qdisc::Classful(q) => q.len_bytes(),
+            Qdisc::Sad(q) => q.inner.len_bytes(),
         }
     }
 
@@ -284,6 +308,7 @@ impl<T: LinkItem> Queue<T> {
     pub fn band_stats(&self) -> &[BandStats] {
         match &self.disc {
             Qdisc::Classful(q) => q.band_stats(),
+            Qdisc::Sad(q) => q.inner.band_stats(),
             _ => &[],
         }
     }

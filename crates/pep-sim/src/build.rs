@@ -332,44 +332,8 @@ fn build_agent(sc: &Scenario, a: &AgentSpec, index: usize) -> Box<dyn NodeAgent>
 }
 
 fn link_dir(spec: &LinkDirSpec, seed: u64, label: &str, flows: &[TcpConfig]) -> LinkDir<Packet> {
-    let queue = match &spec.queue {
-        QueueSpec::DropTail { limit } => Queue::drop_tail(*limit),
-        QueueSpec::Red(r) => Queue::red(
-            red_params(r, spec.rate, spec.delay),
-            Stream::derive(seed, &format!("{label}/red")),
-        ),
-        QueueSpec::Priority { classify, limit } => {
-            let (classifier, bands) = match classify {
-                ClassifySpec::AcksFirst => (Classifier::Kind { acks: 0, data: 1 }, 2),
-                ClassifySpec::DataFirst => (Classifier::Kind { acks: 1, data: 0 }, 2),
-                ClassifySpec::Flow {
-                    bands,
-                    flows: listed,
-                } => {
-                    let last = bands - 1;
-                    let mut map = vec![last; flows.len()];
-                    for &(f, b) in listed {
-                        map[f] = b;
-                    }
-                    let c = Classifier::Flow {
-                        bands: map,
-                        default: last,
-                    };
-                    (c, *bands as usize)
-                }
-            };
-            Queue::classful(Classful::new(
-                classifier,
-                Scheduler::Strict,
-                &vec![*limit; bands],
-            ))
-        }
-        QueueSpec::TwoClass {
-            data_weight,
-            ack_weight,
-            limit,
-        } => Queue::classful(Classful::two_class(*data_weight, *ack_weight, *limit)),
-    };
+    let queue = queue(&spec.queue, spec, seed, label, flows);
+
     let loss_rng = || Stream::derive(seed, &format!("{label}/loss"));
     let only = |only: KindFilter, m: LossModel| match only {
         KindFilter::All => m,
@@ -417,6 +381,56 @@ fn link_dir(spec: &LinkDirSpec, seed: u64, label: &str, flows: &[TcpConfig]) -> 
         }
     };
     LinkDir::new(spec.rate, spec.delay, queue, loss)
+}
+
+fn queue(
+    q: &QueueSpec,
+    spec: &LinkDirSpec,
+    seed: u64,
+    label: &str,
+    flows: &[TcpConfig],
+) -> Queue<Packet> {
+    match q {
+        QueueSpec::DropTail { limit } => Queue::drop_tail(*limit),
+        QueueSpec::Red(r) => Queue::red(
+            red_params(r, spec.rate, spec.delay),
+            Stream::derive(seed, &format!("{label}/red")),
+        ),
+        QueueSpec::Priority { classify, limit } => {
+            let (classifier, bands) = match classify {
+                ClassifySpec::AcksFirst => (Classifier::Kind { acks: 0, data: 1 }, 2),
+                ClassifySpec::DataFirst => (Classifier::Kind { acks: 1, data: 0 }, 2),
+                ClassifySpec::Flow {
+                    bands,
+                    flows: listed,
+                } => {
+                    let last = bands - 1;
+                    let mut map = vec![last; flows.len()];
+                    for &(f, b) in listed {
+                        map[f] = b;
+                    }
+                    let c = Classifier::Flow {
+                        bands: map,
+                        default: last,
+                    };
+                    (c, *bands as usize)
+                }
+            };
+            Queue::classful(Classful::new(
+                classifier,
+                Scheduler::Strict,
+                &vec![*limit; bands],
+            ))
+        }
+        QueueSpec::TwoClass {
+            data_weight,
+            ack_weight,
+            limit,
+        } => Queue::classful(Classful::two_class(*data_weight, *ack_weight, *limit)),
+        QueueSpec::Sad { inner, max_flows } => {
+            Queue::sad(queue(inner, spec, seed, label, flows), *max_flows as usize)
+        }
+    }
 }
 
 /// RED's parameters on a link direction of `rate` and `delay`: the written

@@ -26,6 +26,9 @@ impl LinkItem for Packet {
     fn segment(&self) -> &Segment {
         &self.seg
     }
+    fn segment_mut(&mut self) -> Option<&mut Segment> {
+        Some(&mut self.seg)
+    }
 }
 
 /// A packet at a host's processor, and which way it is going.

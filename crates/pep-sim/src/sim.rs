@@ -379,9 +379,10 @@ impl Simulation {
             self.send_shared(node, port, p);
             return;
         }
-        if pt.link.enqueue(now, p).is_ok() {
+        let res = pt.link.enqueue(now, p);
+        if res.is_ok() {
             pt.max_queue = pt.max_queue.max(pt.link.queue.len_packets());
-        } else if p.src == node {
+        } else if p.src == node && !merged(&res) {
             // Refused by the sending host's own interface queue.
             if let Some(f) = self.flows.get_mut(p.seg.flow.0 as usize) {
                 f.local_drops += 1;
@@ -396,11 +397,11 @@ impl Simulation {
     fn send_shared(&mut self, node: NodeIndex, port: usize, p: Packet) {
         let now = self.now;
         let (m, a, b) = self.medium_pair(port);
-        let ok = m.enqueue(a, b, port & 1, now, p).is_ok();
+        let res = m.enqueue(a, b, port & 1, now, p);
         let pt = &mut self.ports[port];
-        if ok {
+        if res.is_ok() {
             pt.max_queue = pt.max_queue.max(pt.link.queue.len_packets());
-        } else if p.src == node {
+        } else if p.src == node && !merged(&res) {
             if let Some(f) = self.flows.get_mut(p.seg.flow.0 as usize) {
                 f.local_drops += 1;
             }
@@ -836,4 +837,9 @@ pub fn memory_footprint() -> MemoryFootprint {
         per_packet: std::mem::size_of::<(Instant, Packet)>(),
         per_flow: std::mem::size_of::<Flow>() + std::mem::size_of::<TcpSender>(),
     }
+}
+
+/// An ACK the Smart ACK Dropper folded into a queued one: not a loss.
+fn merged(res: &Result<(), (Packet, pep_core::queue::DropReason)>) -> bool {
+    matches!(res, Err((_, pep_core::queue::DropReason::Merged)))
 }

@@ -11,6 +11,7 @@
 mod baseline;
 mod johnson;
 mod report;
+mod shekhar;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -174,7 +175,7 @@ impl Report {
 
 /// Every registered paper, in the order `pep reproduce all` runs them. A
 /// paper is a module here with a `PAPER` static and a line in this list.
-static REGISTRY: &[&Paper] = &[&baseline::PAPER, &johnson::PAPER];
+static REGISTRY: &[&Paper] = &[&baseline::PAPER, &shekhar::PAPER, &johnson::PAPER];
 
 /// Every registered paper.
 pub fn registry() -> &'static [&'static Paper] {

@@ -28,6 +28,9 @@
 //! which no scenario flow and no other agent uses. The engine routes such
 //! packets like any other and never hands them to a flow's endpoints.
 
+pub mod ack_regen;
+pub mod split_pair;
+
 use std::any::Any;
 use std::ops::Range;
 
@@ -151,12 +154,21 @@ pub struct AgentKind {
 }
 
 /// Every agent kind a scenario can name.
-pub const KINDS: &[AgentKind] = &[AgentKind {
-    name: "split-pair",
-    about: "distributed split-connection PEP (Gschwandtner): local queue, credit, one tunnel",
-    make: split_pair::make,
-    nodes: 2,
-}];
+pub const KINDS: &[AgentKind] = &[
+    AgentKind {
+        name: "ack-regen",
+        about:
+            "ACK regeneration after a slow reverse link (Shekhar et al.): R ACKs per suppressed ACK",
+        make: ack_regen::make,
+        nodes: 1,
+    },
+    AgentKind {
+        name: "split-pair",
+        about: "distributed split-connection PEP (Gschwandtner): local queue, credit, one tunnel",
+        make: split_pair::make,
+        nodes: 2,
+    },
+];
 
 /// The registered kind called `name`.
 pub fn kind(name: &str) -> Option<&'static AgentKind> {
@@ -173,6 +185,5 @@ pub fn params<T: DeserializeOwned>(t: &Table) -> Result<T, AgentError> {
     })
 }
 
-pub mod split_pair;
 #[cfg(test)]
 mod tests;

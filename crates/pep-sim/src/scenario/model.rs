@@ -172,6 +172,12 @@ pub enum QueueSpec {
         /// Each band's own limit.
         limit: QueueLimit,
     },
+    /// The Smart ACK Dropper (Shekhar et al.) in front of `inner`.
+    Sad {
+        inner: Box<QueueSpec>,
+        /// Most flows it keeps state for.
+        max_flows: u32,
+    },
 }
 
 /// RED's settings; `None` values are computed from the link at build time

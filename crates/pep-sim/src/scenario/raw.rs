@@ -211,6 +211,16 @@ pub(crate) struct TwoClass {
     pub data_share: f64,
 }
 
+/// `kind = "sad"`: SAD over a DropTail queue, or over a two-class queue
+/// when `data_share` is given.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Sad {
+    pub limit: Option<Limit>,
+    pub data_share: Option<f64>,
+    pub max_flows: Option<u32>,
+}
+
 /// `applies_to` of a loss model.
 #[derive(Clone, Copy, Debug, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -137,7 +137,7 @@ pub(crate) fn queue(
     span: Option<Range<usize>>,
     flows: &FlowNames,
 ) -> Option<QueueSpec> {
-    let kinds = ["droptail", "red", "priority", "two-class"];
+    let kinds = ["droptail", "red", "priority", "two-class", "sad"];
     let (kind, rest) = take_kind(ctx, t, field, &span, &kinds)?;
     match kind.as_str() {
         "droptail" => {
@@ -154,7 +154,39 @@ pub(crate) fn queue(
         }
         "two-class" => {
             let q: raw::TwoClass = fields(ctx, rest, field, &span)?;
-            let share = q.data_share;
+            two_class(ctx, q.data_share, q.limit, field, span)
+        }
+        "sad" => {
+            let q: raw::Sad = fields(ctx, rest, field, &span)?;
+            let inner = match q.data_share {
+                Some(share) => two_class(ctx, share, q.limit, field, span.clone())?,
+                None => QueueSpec::DropTail {
+                    limit: q.limit.map_or(DEFAULT_LIMIT, |l| l.0),
+                },
+            };
+            let max_flows = q.max_flows.unwrap_or(4096);
+            if max_flows == 0 {
+                ctx.err(span, join(field, "max_flows"), "must be at least 1");
+                return None;
+            }
+            Some(QueueSpec::Sad {
+                inner: Box::new(inner),
+                max_flows,
+            })
+        }
+        _ => None,
+    }
+}
+
+fn two_class(
+    ctx: &mut Ctx,
+    share: f64,
+    limit: Option<raw::Limit>,
+    field: &str,
+    span: Option<Range<usize>>,
+) -> Option<QueueSpec> {
+    {
+        {
             // Weights in millionths: the share as written, to 6 digits.
             let data = libm::round(share * 1e6) as u32;
             if !(share > 0.0 && share < 1.0) || data == 0 || data >= 1_000_000 {
@@ -168,10 +200,9 @@ pub(crate) fn queue(
             Some(QueueSpec::TwoClass {
                 data_weight: data,
                 ack_weight: 1_000_000 - data,
-                limit: q.limit.map_or(DEFAULT_LIMIT, |l| l.0),
+                limit: limit.map_or(DEFAULT_LIMIT, |l| l.0),
             })
         }
-        _ => None,
     }
 }
 
