@@ -151,7 +151,20 @@ pub struct AgentKind {
 }
 
 /// Every agent kind a scenario can name.
-pub const KINDS: &[AgentKind] = &[];
+pub const KINDS: &[AgentKind] = &[
+    AgentKind {
+        name: "watermark",
+        about: "premature ACKs bounded by a watermark (Osada et al. 2005)",
+        make: watermark::make,
+        nodes: 1,
+    },
+    AgentKind {
+        name: "meter",
+        about: "counts the bytes of packets arriving at a host per interval",
+        make: meter::make,
+        nodes: 1,
+    },
+];
 
 /// The registered kind called `name`.
 pub fn kind(name: &str) -> Option<&'static AgentKind> {
@@ -167,6 +180,9 @@ pub fn params<T: DeserializeOwned>(t: &Table) -> Result<T, AgentError> {
         AgentError::new(field, e.inner().message().trim().to_string())
     })
 }
+
+pub mod meter;
+pub mod watermark;
 
 #[cfg(test)]
 mod tests;
