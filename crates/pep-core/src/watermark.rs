@@ -48,8 +48,11 @@
 //!   again; the RTO is estimated (RFC 6298, Karn) from copies' first
 //!   transmissions on the PEP-to-destination leg, and backs off.
 //! * Three duplicate ACKs from the destination for a hole the PEP holds
-//!   trigger a local retransmission, and further ACKs for that hole during
-//!   the repair are partial-ACK driven (NewReno-like).
+//!   trigger a local retransmission of it. During the repair each partial
+//!   ACK resends, go-back-N, the copies within the destination's window
+//!   that were not sent since the repair began: the PEP forwards up to `N`
+//!   packets ahead while the destination accepts only its window beyond a
+//!   hole, so the copies past that edge were discarded there.
 //! * Duplicate ACKs for a hole the PEP holds are dropped, not passed: the
 //!   sender must not start its own recovery for data the PEP is repairing.
 //!   Duplicate ACKs for a hole it does not hold (a through packet) pass, so
@@ -199,6 +202,8 @@ pub struct Watermark {
     /// During a local repair: the end of the highest data forwarded when it
     /// began.
     recover: Option<Seq>,
+    /// When the current repair began.
+    repair_start: Instant,
     actions: VecDeque<Action>,
     stats: Stats,
 }
@@ -219,6 +224,7 @@ impl Watermark {
             timer: None,
             dupacks: 0,
             recover: None,
+            repair_start: Instant::ZERO,
             actions: VecDeque::new(),
             stats: Stats::default(),
         }
@@ -396,6 +402,7 @@ impl Watermark {
         self.stats.local_retransmits += 1;
         self.rtt.on_timeout();
         self.recover = self.high;
+        self.repair_start = now;
         self.dupacks = 0;
         self.actions.push_back(Action::Retransmit(seg));
         self.timer = Some(now + self.rtt.rto());
@@ -435,16 +442,27 @@ impl Watermark {
         } else {
             self.drop_ack(seg);
         }
-        // Local repair: a partial ACK moves it to the next hole.
+        // Local repair: a partial ACK shows where the destination's data
+        // ends. Copies beyond its window while the hole was open were
+        // discarded there, so resend, go-back-N, every copy in the window
+        // the destination now offers that was not sent since the repair
+        // began.
         if let Some(r) = self.recover {
             if ack.ge(r) {
                 self.recover = None;
-            } else if let Some(h) = self.buf.front_mut().filter(|h| h.seg.seq == ack) {
-                h.sent = now;
-                h.retransmitted = true;
-                let s = h.seg;
-                self.stats.local_retransmits += 1;
-                self.actions.push_back(Action::Retransmit(s));
+            } else {
+                let edge = ack + self.dest_wnd.unwrap_or(u32::MAX / 4);
+                for h in self.buf.iter_mut() {
+                    if !h.seg.seq.lt(edge) {
+                        break;
+                    }
+                    if h.sent < self.repair_start {
+                        h.sent = now;
+                        h.retransmitted = true;
+                        self.stats.local_retransmits += 1;
+                        self.actions.push_back(Action::Retransmit(h.seg));
+                    }
+                }
             }
         }
         // B-5
@@ -471,6 +489,7 @@ impl Watermark {
             self.stats.local_retransmits += 1;
             self.stats.fast_repairs += 1;
             self.recover = self.high;
+            self.repair_start = now;
             self.actions.push_back(Action::Retransmit(s));
             self.timer = Some(now + self.rtt.rto());
         }
