@@ -9,6 +9,7 @@
 //! run can decide is *skipped* in short mode, never passed.
 
 mod baseline;
+mod osada2005;
 mod report;
 
 use std::collections::BTreeMap;
@@ -173,7 +174,7 @@ impl Report {
 
 /// Every registered paper, in the order `pep reproduce all` runs them. A
 /// paper is a module here with a `PAPER` static and a line in this list.
-static REGISTRY: &[&Paper] = &[&baseline::PAPER];
+static REGISTRY: &[&Paper] = &[&baseline::PAPER, &osada2005::PAPER];
 
 /// Every registered paper.
 pub fn registry() -> &'static [&'static Paper] {
