@@ -49,10 +49,11 @@
 //!   transmissions on the PEP-to-destination leg, and backs off.
 //! * Three duplicate ACKs from the destination for a hole the PEP holds
 //!   trigger a local retransmission of it. During the repair each partial
-//!   ACK resends, go-back-N, the copies within the destination's window
-//!   that were not sent since the repair began: the PEP forwards up to `N`
-//!   packets ahead while the destination accepts only its window beyond a
-//!   hole, so the copies past that edge were discarded there.
+//!   ACK for a repaired copy resends, go-back-N, the copies within the
+//!   destination's window that were sent before that copy (links keep
+//!   order, so they arrived before it and were lost or discarded): the PEP
+//!   forwards up to `N` packets ahead while the destination accepts only
+//!   its window beyond a hole.
 //! * Duplicate ACKs for a hole the PEP holds are dropped, not passed: the
 //!   sender must not start its own recovery for data the PEP is repairing.
 //!   Duplicate ACKs for a hole it does not hold (a through packet) pass, so
@@ -202,8 +203,6 @@ pub struct Watermark {
     /// During a local repair: the end of the highest data forwarded when it
     /// began.
     recover: Option<Seq>,
-    /// When the current repair began.
-    repair_start: Instant,
     actions: VecDeque<Action>,
     stats: Stats,
 }
@@ -224,7 +223,6 @@ impl Watermark {
             timer: None,
             dupacks: 0,
             recover: None,
-            repair_start: Instant::ZERO,
             actions: VecDeque::new(),
             stats: Stats::default(),
         }
@@ -402,7 +400,6 @@ impl Watermark {
         self.stats.local_retransmits += 1;
         self.rtt.on_timeout();
         self.recover = self.high;
-        self.repair_start = now;
         self.dupacks = 0;
         self.actions.push_back(Action::Retransmit(seg));
         self.timer = Some(now + self.rtt.rto());
@@ -415,13 +412,17 @@ impl Watermark {
         // B-1, B-2: the buffer is a sorted deque, so removal keeps order.
         let mut acked_stored = false;
         let mut sample = None;
+        // When the highest repaired copy this ACK covers was sent.
+        let mut arrived = None;
         while let Some(h) = self.buf.front() {
             if !h.seg.end_seq().le(ack) {
                 break;
             }
             let h = self.buf.pop_front().unwrap();
             acked_stored |= h.mark == Mark::Stored;
-            if !h.retransmitted {
+            if h.retransmitted {
+                arrived = Some(h.sent);
+            } else {
                 sample = Some((now.saturating_since(h.sent), h.sent));
             }
         }
@@ -443,20 +444,21 @@ impl Watermark {
             self.drop_ack(seg);
         }
         // Local repair: a partial ACK shows where the destination's data
-        // ends. Copies beyond its window while the hole was open were
-        // discarded there, so resend, go-back-N, every copy in the window
-        // the destination now offers that was not sent since the repair
-        // began.
+        // ends once a repaired copy (sent at `arrived`) reached it. Links
+        // keep order, so every copy sent before that one has arrived too:
+        // those still unacknowledged within the window were lost or
+        // discarded beyond the window while the hole was open. Resend them,
+        // go-back-N.
         if let Some(r) = self.recover {
             if ack.ge(r) {
                 self.recover = None;
-            } else {
+            } else if let Some(mark) = arrived {
                 let edge = ack + self.dest_wnd.unwrap_or(u32::MAX / 4);
                 for h in self.buf.iter_mut() {
                     if !h.seg.seq.lt(edge) {
                         break;
                     }
-                    if h.sent < self.repair_start {
+                    if h.sent < mark {
                         h.sent = now;
                         h.retransmitted = true;
                         self.stats.local_retransmits += 1;
@@ -481,7 +483,14 @@ impl Watermark {
         };
         self.stats.suppressed_dupacks += 1;
         self.drop_ack(seg);
-        if self.dupacks == self.cfg.dupthresh && self.recover.is_none() {
+        // Duplicates of repaired copies also draw duplicate ACKs, at the
+        // edge of what is in flight: a copy sent less than a round trip
+        // ago may still arrive, so it is not a hole yet.
+        let in_flight = self
+            .rtt
+            .srtt()
+            .is_some_and(|rtt| now.saturating_since(self.buf[i].sent) < rtt);
+        if self.dupacks >= self.cfg.dupthresh && self.recover.is_none() && !in_flight {
             let h = &mut self.buf[i];
             h.sent = now;
             h.retransmitted = true;
@@ -489,7 +498,6 @@ impl Watermark {
             self.stats.local_retransmits += 1;
             self.stats.fast_repairs += 1;
             self.recover = self.high;
-            self.repair_start = now;
             self.actions.push_back(Action::Retransmit(s));
             self.timer = Some(now + self.rtt.rto());
         }
