@@ -43,6 +43,15 @@
 //! ([`Stats::held_back`] counts them). In the paper's loss-free runs this
 //! changes nothing but that one case.
 //!
+//! ## Adaptive watermark (beyond the paper)
+//! Case R-2 comes from through packets, made when the buffer overflows;
+//! below that point a larger W is never worse. So with
+//! [`WatermarkConfig::adaptive`] the PEP searches for the largest W that
+//! does not overflow, additive-increase multiplicative-decrease: W starts
+//! at `N`, drops to 3/4 at the first through packet of an overflow, and
+//! grows by one for every W packets the destination acknowledges while no
+//! through packet is outstanding.
+//!
 //! ## Loss (the paper omits it)
 //! * A copy the destination has not acknowledged within the RTO is sent
 //!   again; the RTO is estimated (RFC 6298, Karn) from copies' first
@@ -83,6 +92,11 @@ pub struct WatermarkConfig {
     /// Duplicate ACKs from the destination that trigger a local
     /// retransmission.
     pub dupthresh: u32,
+    /// Beyond the paper: `watermark` is only where the watermark starts;
+    /// it is cut by a quarter when the buffer overflows and grows by one
+    /// per watermark's worth of packets acknowledged without overflow (see
+    /// the module's "Adaptive watermark"). Start it at `capacity`.
+    pub adaptive: bool,
 }
 
 impl WatermarkConfig {
@@ -98,6 +112,7 @@ impl WatermarkConfig {
                 ..RttConfig::default()
             },
             dupthresh: 3,
+            adaptive: false,
         }
     }
 
@@ -178,6 +193,8 @@ pub struct Stats {
     pub max_occupancy: u64,
     /// Times B-3-2 lowered `w` below `W`.
     pub w_lowered: u64,
+    /// Adaptive mode: times an overflow cut the watermark.
+    pub w_backoffs: u64,
 }
 
 /// The watermark PEP of one connection.
@@ -185,6 +202,11 @@ pub struct Stats {
 pub struct Watermark {
     cfg: WatermarkConfig,
     w: usize,
+    /// The watermark in force: `W`, or in adaptive mode the learnt one.
+    big_w: usize,
+    /// Adaptive mode: packets acknowledged by the destination since `big_w`
+    /// last grew.
+    acked_since_growth: usize,
     buf: VecDeque<Held>,
     /// Unacknowledged through packets `[seq, end)`, in sequence order.
     through: VecDeque<(Seq, Seq)>,
@@ -212,6 +234,8 @@ impl Watermark {
         Watermark {
             cfg,
             w: cfg.watermark,
+            big_w: cfg.watermark,
+            acked_since_growth: 0,
             buf: VecDeque::with_capacity(cfg.capacity),
             through: VecDeque::new(),
             dest_ack: None,
@@ -230,6 +254,10 @@ impl Watermark {
 
     pub fn config(&self) -> &WatermarkConfig {
         &self.cfg
+    }
+    /// The watermark in force: `W`, or the adaptive one.
+    pub fn watermark(&self) -> usize {
+        self.big_w
     }
     /// `w`, the current watermark.
     pub fn current_watermark(&self) -> usize {
@@ -311,6 +339,13 @@ impl Watermark {
         if n >= self.cfg.capacity {
             // a through packet.
             self.stats.through += 1;
+            if self.cfg.adaptive && self.through.is_empty() {
+                // The watermark let the buffer overflow: back off.
+                self.big_w = (self.big_w * 3 / 4).max(1);
+                self.w = self.w.min(self.big_w);
+                self.acked_since_growth = 0;
+                self.stats.w_backoffs += 1;
+            }
             let at = self.through.partition_point(|t| t.0.lt(seq));
             self.through.insert(at, (seq, end));
             return;
@@ -414,11 +449,13 @@ impl Watermark {
         let mut sample = None;
         // When the highest repaired copy this ACK covers was sent.
         let mut arrived = None;
+        let mut removed = 0;
         while let Some(h) = self.buf.front() {
             if !h.seg.end_seq().le(ack) {
                 break;
             }
             let h = self.buf.pop_front().unwrap();
+            removed += 1;
             acked_stored |= h.mark == Mark::Stored;
             if h.retransmitted {
                 arrived = Some(h.sent);
@@ -430,6 +467,14 @@ impl Watermark {
         while self.through.front().is_some_and(|t| t.1.le(ack)) {
             self.through.pop_front();
             acked_through = true;
+        }
+        if self.cfg.adaptive && self.through.is_empty() && !acked_through {
+            // A watermark's worth acknowledged without overflow: one more.
+            self.acked_since_growth += removed;
+            if self.acked_since_growth >= self.big_w.max(1) {
+                self.big_w = (self.big_w + 1).min(self.cfg.capacity);
+                self.acked_since_growth = 0;
+            }
         }
         if let Some((s, sent)) = sample {
             self.rtt.on_sample_at(s, sent);
@@ -505,7 +550,7 @@ impl Watermark {
 
     /// B-3: no premature ACK may cover an unacknowledged through packet.
     fn update_w(&mut self) {
-        let big_w = self.cfg.watermark;
+        let big_w = self.big_w;
         self.w = match self.n_min() {
             Some(n_min) if self.buf.iter().take(big_w).any(|h| h.seg.seq.gt(n_min)) => {
                 self.stats.w_lowered += 1;

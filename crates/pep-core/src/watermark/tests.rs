@@ -562,3 +562,39 @@ fn bad_parameters_name_their_field() {
     );
     assert!(WatermarkConfig::new(50, 50).validate().is_ok());
 }
+
+#[test]
+fn adaptive_cuts_w_on_overflow_and_grows_it_back() {
+    let mut cfg = WatermarkConfig::new(4, 4);
+    cfg.adaptive = true;
+    let mut pep = Watermark::new(cfg);
+    for k in 0..4 {
+        pep.handle_from_sender(t(0), data(k));
+    }
+    assert_eq!(premature(&drain(&mut pep)), vec![1, 2, 3, 4]);
+    // The buffer overflows: W drops to 3/4 of 4 once per overflow.
+    pep.handle_from_sender(t(1), data(4));
+    pep.handle_from_sender(t(1), data(5));
+    drain(&mut pep);
+    assert_eq!(pep.watermark(), 3);
+    assert_eq!(pep.stats().w_backoffs, 1);
+    // The ACK that clears the through packets does not count as growth.
+    pep.handle_from_dest(t(100), ack_below(6));
+    drain(&mut pep);
+    assert_eq!(pep.watermark(), 3);
+    // Three more packets (W's worth) acknowledged with no overflow: W + 1.
+    for k in 6..9 {
+        pep.handle_from_sender(t(110), data(k));
+    }
+    assert_eq!(premature(&drain(&mut pep)), vec![7, 8, 9]);
+    pep.handle_from_dest(t(200), ack_below(9));
+    drain(&mut pep);
+    assert_eq!(pep.watermark(), 4);
+    // A fixed watermark never moves.
+    let mut fixed = Watermark::new(WatermarkConfig::new(4, 4));
+    for k in 0..6 {
+        fixed.handle_from_sender(t(0), data(k));
+    }
+    assert_eq!(fixed.watermark(), 4);
+    assert_eq!(fixed.stats().w_backoffs, 0);
+}

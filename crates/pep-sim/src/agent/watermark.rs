@@ -11,6 +11,8 @@
 //!                        # (default: the destination's own)
 //! min_rto = "200ms"      # floor of the PEP-to-destination RTO
 //! dupthresh = 3          # duplicate ACKs that trigger a local repair
+//! adaptive = false       # true: W is learnt (starts at `watermark`,
+//!                        # AIMD on buffer overflow); use W = N
 //! ```
 //!
 //! The agent decides direction by address: a segment from the flow's
@@ -37,6 +39,7 @@ struct Params {
     window: Option<String>,
     min_rto: Option<String>,
     dupthresh: Option<u32>,
+    adaptive: Option<bool>,
 }
 
 /// One connection the PEP covers.
@@ -78,6 +81,7 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
     if let Some(d) = p.dupthresh {
         cfg.dupthresh = d;
     }
+    cfg.adaptive = p.adaptive.unwrap_or(false);
     cfg.validate()
         .map_err(|(field, msg)| AgentError::new(field, msg))?;
     let flows: Vec<(FlowId, NodeIndex, NodeIndex)> = site
@@ -154,6 +158,7 @@ impl WatermarkAgent {
             t.fast_repairs += s.fast_repairs;
             t.max_occupancy = t.max_occupancy.max(s.max_occupancy);
             t.w_lowered += s.w_lowered;
+            t.w_backoffs += s.w_backoffs;
         }
         t
     }
@@ -223,6 +228,7 @@ impl NodeAgent for WatermarkAgent {
             "fast_repairs": t.fast_repairs,
             "max_occupancy": t.max_occupancy,
             "w_lowered": t.w_lowered,
+            "w_backoffs": t.w_backoffs,
         })
     }
 
