@@ -127,3 +127,40 @@ fn r2_cases_fall_where_the_paper_says() {
         }
     }
 }
+
+#[test]
+fn bad_parameters_are_named() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/osada2005/network.toml"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let cases = [
+        (
+            "watermark = 30",
+            "watermark = 51",
+            "agent[0].watermark",
+            "exceeds the buffer capacity 50",
+        ),
+        (
+            "watermark = 30",
+            "watermark = 30\nwindow = \"lots\"",
+            "agent[0].window",
+            "",
+        ),
+        (
+            "watermark = 30",
+            "watermark = 30\nwatermrk = 3",
+            "agent[0].watermrk",
+            "unknown field",
+        ),
+        ("buffer = 50", "buffer = 0", "agent[0].buffer", "at least 1"),
+    ];
+    for (from, to, field, message) in cases {
+        let bad = text.replacen(from, to, 1);
+        let err = Scenario::from_toml_str(&bad, "n.toml").unwrap_err();
+        let d = &err.diagnostics()[0];
+        assert_eq!(d.field, field, "{d}");
+        assert!(d.message.contains(message), "{d}");
+    }
+}
