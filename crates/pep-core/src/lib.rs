@@ -34,6 +34,8 @@
 //!   scripted, per packet kind), link directions.
 //! * [`medium`]: a half-duplex medium shared by a link's two directions.
 //! * [`host`]: per-packet processing cost at an end host.
+//! * [`watermark`]: premature ACKs bounded by a watermark (Osada et al.),
+//!   with local retransmission from the PEP buffer.
 //! * [`relay`]: the split-connection relay (two bounded byte streams,
 //!   backpressure, half-close, resets, idle timeout) that the daemon drives.
 
@@ -55,6 +57,7 @@ pub mod segment;
 pub mod seq;
 pub mod splitpair;
 pub mod time;
+pub mod watermark;
 
 pub use segment::{Flags, FlowId, KindFilter, SackBlocks, Segment, Timestamps};
 pub use seq::Seq;

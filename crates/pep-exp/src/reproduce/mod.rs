@@ -10,6 +10,7 @@
 
 mod baseline;
 mod johnson;
+mod osada2005;
 mod report;
 mod shekhar;
 
@@ -175,7 +176,12 @@ impl Report {
 
 /// Every registered paper, in the order `pep reproduce all` runs them. A
 /// paper is a module here with a `PAPER` static and a line in this list.
-static REGISTRY: &[&Paper] = &[&baseline::PAPER, &shekhar::PAPER, &johnson::PAPER];
+static REGISTRY: &[&Paper] = &[
+    &baseline::PAPER,
+    &osada2005::PAPER,
+    &shekhar::PAPER,
+    &johnson::PAPER,
+];
 
 /// Every registered paper.
 pub fn registry() -> &'static [&'static Paper] {

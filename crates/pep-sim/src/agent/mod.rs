@@ -29,7 +29,9 @@
 //! packets like any other and never hands them to a flow's endpoints.
 
 pub mod ack_regen;
+pub mod meter;
 pub mod split_pair;
+pub mod watermark;
 
 use std::any::Any;
 use std::ops::Range;
@@ -155,6 +157,18 @@ pub struct AgentKind {
 
 /// Every agent kind a scenario can name.
 pub const KINDS: &[AgentKind] = &[
+    AgentKind {
+        name: "watermark",
+        about: "premature ACKs bounded by a watermark (Osada et al. 2005)",
+        make: watermark::make,
+        nodes: 1,
+    },
+    AgentKind {
+        name: "meter",
+        about: "counts the bytes of packets arriving at a host per interval",
+        make: meter::make,
+        nodes: 1,
+    },
     AgentKind {
         name: "ack-regen",
         about:

@@ -1,0 +1,99 @@
+//! `pep reproduce osada2005`: its experiment files load and resolve to
+//! valid scenarios, and its classifier claims decide and the
+//! falling W from the numbers (checked on made-up curves, both ways).
+
+use pep_exp::experiment::{Experiment, Point};
+use pep_exp::reproduce::{evaluate, find, Verdict};
+use pep_exp::results::{Results, Row};
+use pep_exp::Mode;
+
+fn dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/osada2005")
+}
+
+#[test]
+fn every_experiment_resolves_to_valid_scenarios() {
+    let paper = find("osada2005").unwrap();
+    for file in paper.experiments {
+        let exp = Experiment::load(&dir().join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        // The Table 1 grid's 6264 points take seconds to resolve: once.
+        let modes: &[Mode] = if *file == "table1.toml" {
+            &[Mode::Short]
+        } else {
+            &[Mode::Short, Mode::Full]
+        };
+        for &mode in modes {
+            let points = exp
+                .resolve(mode)
+                .unwrap_or_else(|e| panic!("{file} {mode:?}: {e}"));
+            assert!(!points.is_empty(), "{file}");
+        }
+    }
+}
+
+/// Results of a W sweep with the given max throughput per W.
+fn sweep(curve: &[(i64, f64)]) -> Results {
+    Results {
+        params: vec!["agent[pep].watermark".into()],
+        points: curve
+            .iter()
+            .enumerate()
+            .map(|(i, (w, _))| Point {
+                id: format!("p{i:03}"),
+                values: vec![Some((*w).into())],
+            })
+            .collect(),
+        measures: vec!["agent.atd.max_mbps".into()],
+        rows: curve
+            .iter()
+            .enumerate()
+            .map(|(i, (_, y))| Row {
+                point: i,
+                seed: 1,
+                values: vec![Some(*y)],
+            })
+            .collect(),
+    }
+}
+
+fn verdict(id: &str, curve: &[(i64, f64)]) -> Verdict {
+    let claims = (find("osada2005").unwrap().claims)();
+    let c = claims.iter().find(|c| c.id == id).unwrap();
+    evaluate(c, &sweep(curve), &[], Mode::Short)
+        .unwrap()
+        .verdict
+}
+
+#[test]
+fn the_classifier_decides_from_the_curve() {
+    let rises_then_stays: Vec<(i64, f64)> = (0..=50)
+        .map(|w| (w, (0.5 + 0.02 * w as f64).min(1.0)))
+        .collect();
+    let falls_at = |at: i64| -> Vec<(i64, f64)> {
+        (0..=50)
+            .map(|w| {
+                (
+                    w,
+                    if w >= at {
+                        0.8
+                    } else {
+                        (0.5 + 0.02 * w as f64).min(1.0)
+                    },
+                )
+            })
+            .collect()
+    };
+    assert_eq!(verdict("F4", &rises_then_stays), Verdict::Pass);
+    assert_eq!(verdict("F4", &falls_at(39)), Verdict::Fail);
+    assert_eq!(verdict("F9", &falls_at(39)), Verdict::Pass);
+    assert_eq!(verdict("F9", &rises_then_stays), Verdict::Fail);
+    // Fig. 6: the paper's W = 39, within 20%.
+    assert_eq!(verdict("F6", &falls_at(39)), Verdict::Pass);
+    assert_eq!(verdict("F6", &falls_at(46)), Verdict::Pass);
+    assert_eq!(verdict("F6", &falls_at(48)), Verdict::Fail);
+    assert_eq!(verdict("F6", &falls_at(30)), Verdict::Fail);
+    // Fig. 4: 1 Mbit/s from W = 25 (0.95 allowed).
+    assert_eq!(verdict("F4b", &rises_then_stays), Verdict::Pass);
+    let slow: Vec<(i64, f64)> = (0..=50).map(|w| (w, 0.3 + 0.01 * w as f64)).collect();
+    assert_eq!(verdict("F4b", &slow), Verdict::Fail);
+}
