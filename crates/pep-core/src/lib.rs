@@ -49,6 +49,7 @@ pub mod rtt;
 mod rtt_ns2;
 pub mod segment;
 pub mod seq;
+pub mod split;
 pub mod time;
 
 pub use segment::{Flags, FlowId, KindFilter, SackBlocks, Segment, Timestamps};
