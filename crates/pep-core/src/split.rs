@@ -68,23 +68,31 @@ impl SplitConfig {
     }
 }
 
-/// Counters, and the forward-data distribution.
+/// Counters of one relay.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SplitStats {
     /// Bytes read from the receiving leg.
     pub bytes_in: u64,
     /// Bytes handed to the sending leg.
     pub bytes_out: u64,
-    /// Forward data: reads of at least one byte.
-    pub deliveries: u64,
-    /// Largest single forward datum, bytes.
-    pub max_delivery: u64,
     /// Most bytes held at once.
     pub max_held: u64,
     /// Times the buffer filled (reading the receiving leg stopped).
     pub fills: u64,
     /// Pulls the shaper cut short (bytes held back for lack of tokens).
     pub shaped: u64,
+    /// The forward data read from the receiving leg.
+    pub forward: ForwardLog,
+}
+
+/// The forward data of one relay, or of several seen together: each read
+/// from a receiving leg, its size and the time since the previous one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ForwardLog {
+    /// Forward data: reads of at least one byte.
+    pub deliveries: u64,
+    /// Largest single forward datum, bytes.
+    pub max: u64,
     /// `sizes[k]`: forward data of `k` quanta, rounded up (index 0 unused;
     /// the last bin collects larger ones).
     pub sizes: Vec<u64>,
@@ -92,6 +100,35 @@ pub struct SplitStats {
     /// forward datum larger than one quantum, up to [`SCATTER_CAP`]
     /// entries: Shikama's scatter of size against inter-arrival time.
     pub scatter: Vec<(Duration, u64)>,
+    last: Option<Instant>,
+}
+
+impl ForwardLog {
+    pub fn new() -> ForwardLog {
+        ForwardLog {
+            sizes: vec![0; SIZE_BINS + 1],
+            ..ForwardLog::default()
+        }
+    }
+
+    /// A forward datum of `n` bytes (`quantum`: the segment size) at `now`.
+    pub fn record(&mut self, now: Instant, n: u64, quantum: u64) {
+        if n == 0 {
+            return;
+        }
+        if self.sizes.is_empty() {
+            self.sizes = vec![0; SIZE_BINS + 1];
+        }
+        self.deliveries += 1;
+        self.max = self.max.max(n);
+        let bin = n.div_ceil(quantum.max(1)).min(SIZE_BINS as u64) as usize;
+        self.sizes[bin] += 1;
+        if n > quantum && self.scatter.len() < SCATTER_CAP {
+            let gap = self.last.map_or(Duration::ZERO, |t| now - t);
+            self.scatter.push((gap, n));
+        }
+        self.last = Some(now);
+    }
 }
 
 /// Bins of the size histogram (in quanta); larger sizes share the last.
@@ -109,7 +146,6 @@ pub struct SplitRelay {
     credited_at: Instant,
     /// The shaper holds bytes back until this instant.
     blocked_until: Option<Instant>,
-    last_delivery: Option<Instant>,
     full: bool,
     stats: SplitStats,
 }
@@ -124,10 +160,9 @@ impl SplitRelay {
             credit,
             credited_at: Instant::ZERO,
             blocked_until: None,
-            last_delivery: None,
             full: false,
             stats: SplitStats {
-                sizes: vec![0; SIZE_BINS + 1],
+                forward: ForwardLog::new(),
                 ..SplitStats::default()
             },
         }
@@ -161,16 +196,8 @@ impl SplitRelay {
         self.held += n;
         let s = &mut self.stats;
         s.bytes_in += n;
-        s.deliveries += 1;
-        s.max_delivery = s.max_delivery.max(n);
         s.max_held = s.max_held.max(self.held);
-        let bin = n.div_ceil(self.cfg.quantum).min(SIZE_BINS as u64) as usize;
-        s.sizes[bin] += 1;
-        if n > self.cfg.quantum && s.scatter.len() < SCATTER_CAP {
-            let gap = self.last_delivery.map_or(Duration::ZERO, |t| now - t);
-            s.scatter.push((gap, n));
-        }
-        self.last_delivery = Some(now);
+        s.forward.record(now, n, self.cfg.quantum);
         if self.held == self.cfg.buffer && !self.full {
             self.full = true;
             s.fills += 1;
@@ -360,11 +387,11 @@ mod tests {
         r.push(at(2), 1460);
         r.push(at(50), 30 * 1460);
         r.push(at(51), 100); // a fraction of a segment counts as one
-        let s = r.stats();
+        let s = &r.stats().forward;
         assert_eq!(s.deliveries, 4);
         assert_eq!(s.sizes[1], 3);
         assert_eq!(s.sizes[30], 1);
-        assert_eq!(s.max_delivery, 30 * 1460);
+        assert_eq!(s.max, 30 * 1460);
         assert_eq!(s.scatter, vec![(Duration::from_millis(48), 30 * 1460)]);
     }
 

@@ -28,6 +28,8 @@
 //! which no scenario flow and no other agent uses. The engine routes such
 //! packets like any other and never hands them to a flow's endpoints.
 
+pub mod split;
+
 use std::any::Any;
 use std::ops::Range;
 
@@ -151,7 +153,12 @@ pub struct AgentKind {
 }
 
 /// Every agent kind a scenario can name.
-pub const KINDS: &[AgentKind] = &[];
+pub const KINDS: &[AgentKind] = &[AgentKind {
+    name: "split",
+    about: "split-connection PEP: terminates each flow and forwards its bytes on a new connection",
+    make: split::make,
+    nodes: 1,
+}];
 
 /// The registered kind called `name`.
 pub fn kind(name: &str) -> Option<&'static AgentKind> {
