@@ -186,3 +186,21 @@ fn the_pep_queues_at_n2_and_end_to_end_does_not() {
     assert!(q_shaped * 5.0 <= q_pep, "shaped {q_shaped} vs {q_pep}");
     assert!(g_shaped >= 0.97 * g_pep, "shaped {g_shaped} vs {g_pep}");
 }
+
+#[test]
+fn bad_agent_parameters_are_named() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/shikama/pep.toml");
+    let text = std::fs::read_to_string(path).unwrap();
+    for (field, value, expect) in [
+        ("agent[0].shape_rate", s("fast"), "shape_rate"),
+        ("agent[0].mitigation", s("magic"), "unknown mitigation"),
+        ("agent[0].buffer", s("0B"), "must be positive"),
+        ("agent[0].windw", s("1KB"), "windw"),
+    ] {
+        let err = Scenario::from_toml_str_with(&text, "pep.toml", &[(field.to_string(), value)])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(expect), "{field}: {err}");
+        assert!(err.contains("agent[0]"), "{field}: {err}");
+    }
+}

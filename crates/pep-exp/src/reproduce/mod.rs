@@ -10,6 +10,7 @@
 
 mod baseline;
 mod report;
+mod shikama;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -173,7 +174,7 @@ impl Report {
 
 /// Every registered paper, in the order `pep reproduce all` runs them. A
 /// paper is a module here with a `PAPER` static and a line in this list.
-static REGISTRY: &[&Paper] = &[&baseline::PAPER];
+static REGISTRY: &[&Paper] = &[&baseline::PAPER, &shikama::PAPER];
 
 /// Every registered paper.
 pub fn registry() -> &'static [&'static Paper] {

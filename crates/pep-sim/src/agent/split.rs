@@ -19,12 +19,14 @@
 //! | `buffer` | bytes the relay holds between the legs | `"1MB"` |
 //! | `sndbuf` | send buffer of the forwarding sender (written, not yet acknowledged) | `"1MB"` |
 //! | `cc` | congestion control of the forwarding sender | the flow's `tcp.cc` |
-//! | `max_burst` | segments per ACK on the forwarding sender | the flow's |
+//! | `max_burst` | segments per ACK on the forwarding sender (0: unlimited, as ns-2's `maxburst_`) | the flow's |
 //! | `pacing` | pace the forwarding sender (cwnd/srtt) | the flow's |
 //! | `cwv` | congestion-window validation (RFC 7661) on the forwarding sender | false |
-//! | `shape_rate` | token-bucket rate between the legs (wire rate: headers counted) | none |
+//! | `shape_rate` | token-bucket rate between the legs (wire rate: headers counted); `"none"`: off | none |
 //! | `shape_burst` | the bucket's depth | two segments |
 //! | `burst_rate` | rate of the interface bursts are measured on | the next hop's toward the first flow's destination |
+//! | `mitigation` | a preset of the above: `"none"`, `"shape-<rate>"` (`"shape-6M"`), `"maxburst-<n>"`, `"pacing"`, `"pacing-cwv"` | none |
+//! | `bypass` | pass every packet through untouched (the PEP switched off; for comparisons) | false |
 //!
 //! Stats: byte counts, the forward-data distribution (`forward_sizes[k]`:
 //! reads of `k` segments, all flows together) and the burst distribution
@@ -58,6 +60,46 @@ struct Params {
     shape_rate: Option<String>,
     shape_burst: Option<String>,
     burst_rate: Option<String>,
+    bypass: Option<bool>,
+    mitigation: Option<String>,
+}
+
+/// Applies a `mitigation` preset to the fields it stands for, unless they
+/// are set explicitly.
+fn apply_mitigation(p: &mut Params) -> Result<(), AgentError> {
+    let Some(m) = p.mitigation.clone() else {
+        return Ok(());
+    };
+    let bad = || {
+        AgentError::new(
+            "mitigation",
+            format!(
+                "unknown mitigation {m:?}; expected \"none\", \"shape-<rate>\" (e.g. \"shape-6M\"), \
+                 \"maxburst-<n>\", \"pacing\" or \"pacing-cwv\""
+            ),
+        )
+    };
+    if m == "none" {
+    } else if let Some(r) = m.strip_prefix("shape-") {
+        let r = if r.ends_with('M') || r.ends_with('k') || r.ends_with('G') {
+            format!("{r}bit/s")
+        } else {
+            r.to_string()
+        };
+        parse_rate(&r).map_err(|_| bad())?;
+        p.shape_rate.get_or_insert(r);
+    } else if let Some(n) = m.strip_prefix("maxburst-") {
+        let n: u32 = n.parse().map_err(|_| bad())?;
+        p.max_burst.get_or_insert(n);
+    } else if m == "pacing" {
+        p.pacing.get_or_insert(true);
+    } else if m == "pacing-cwv" {
+        p.pacing.get_or_insert(true);
+        p.cwv.get_or_insert(true);
+    } else {
+        return Err(bad());
+    }
+    Ok(())
 }
 
 fn bytes(field: &str, v: &Option<String>) -> Result<Option<u64>, AgentError> {
@@ -82,9 +124,10 @@ fn rate(field: &str, v: &Option<String>) -> Result<Option<Rate>, AgentError> {
 
 /// Builds a `split` agent (see the module doc).
 pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentError> {
-    let p: Params = params(t)?;
-    if p.max_burst == Some(0) {
-        return Err(AgentError::new("max_burst", "must be at least 1"));
+    let mut p: Params = params(t)?;
+    apply_mitigation(&mut p)?;
+    if p.shape_rate.as_deref() == Some("none") {
+        p.shape_rate = None;
     }
     let rwnd = bytes("rwnd", &p.rwnd)?;
     if rwnd.is_some_and(|r| r > u32::MAX as u64 / 2) {
@@ -107,8 +150,8 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
             spec.cc = cc;
         }
         let mut wired = crate::build::tcp_config(&spec, &f.sink);
-        if p.max_burst.is_some() {
-            wired.max_burst = p.max_burst;
+        if let Some(b) = p.max_burst {
+            wired.max_burst = (b > 0).then_some(b);
         }
         match p.pacing {
             Some(true) if wired.pacing.is_none() => wired.pacing = Some(Default::default()),
@@ -152,6 +195,10 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
             Some(site.scenario.links[link].dir(dir).rate)
         }),
     };
+    if p.bypass == Some(true) {
+        legs.clear();
+        by_flow.clear();
+    }
     Ok(Box::new(Split {
         node: node as NodeIndex,
         legs,
