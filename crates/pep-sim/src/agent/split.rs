@@ -30,7 +30,8 @@
 //!
 //! Stats: byte counts, the forward-data distribution (`forward_sizes[k]`:
 //! reads of `k` segments, all flows together) and the burst distribution
-//! on the outgoing interface (`burst_sizes[k]`), their KS distance,
+//! on the outgoing interface (`burst_sizes[k]`), their KS distance (and
+//! `ks_forward_burst_tail`, over sizes of three segments and more),
 //! largest values and `scatter` (inter-arrival ms, size in segments) of
 //! forward data larger than a segment.
 
@@ -404,6 +405,11 @@ impl Split {
     }
 }
 
+/// A histogram from its three-segment bin on.
+fn tail(h: &[u64]) -> &[u64] {
+    h.get(3..).unwrap_or(&[])
+}
+
 /// A histogram trimmed after its last non-empty bin.
 fn trimmed(h: &[u64]) -> &[u64] {
     let end = h.iter().rposition(|&c| c > 0).map_or(0, |i| i + 1);
@@ -471,6 +477,13 @@ impl NodeAgent for Split {
             s["burst_sizes"] = trimmed(&sizes).into();
             if let Some(d) = ks_distance(&fwd.sizes, &sizes) {
                 s["ks_forward_burst"] = d.into();
+            }
+            // The same over sizes of three segments and more: the tails, which
+            // the single-segment majority hides from the whole-sample KS.
+            // (Pairs are left out too: in the wired leg's slow start every
+            // ACK releases two segments, a burst no forward datum made.)
+            if let Some(d) = ks_distance(tail(&fwd.sizes), tail(&sizes)) {
+                s["ks_forward_burst_tail"] = d.into();
             }
         }
         s
