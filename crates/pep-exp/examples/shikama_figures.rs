@@ -4,12 +4,12 @@
 //! the wireless sender's cwnd (Figs. 11-12), the distribution of the queue
 //! at n2 (Fig. 14) and the queue over time with and without shaping.
 //!
-//! cargo run --release -p pep-exp --example shikama_figures -- [duration] [out dir]
-//! (defaults: 1500s, docs/shikama)
+//! cargo run --release -p pep-exp --example shikama_figures -- [duration] [out dir] [svg|png]
+//! (defaults: 1500s, docs/shikama, svg)
 
 use std::path::{Path, PathBuf};
 
-use pep_plot::{render_svg_string, Chart, Series};
+use pep_plot::{render, Chart, Series};
 use pep_sim::agent::split::Split;
 use pep_sim::{Scenario, Simulation};
 
@@ -62,9 +62,10 @@ fn queue(sim: &Simulation) -> Vec<(f64, f64)> {
 }
 
 fn save(out: &Path, name: &str, chart: Chart) {
-    let svg = render_svg_string(&chart).expect("render");
-    std::fs::write(out.join(format!("{name}.svg")), svg).expect("write");
-    println!("{}", out.join(format!("{name}.svg")).display());
+    let ext = std::env::args().nth(3).unwrap_or_else(|| "svg".into());
+    let path = out.join(format!("{name}.{ext}"));
+    render(&chart, &path).expect("render");
+    println!("{}", path.display());
 }
 
 fn main() {
