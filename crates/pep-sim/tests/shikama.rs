@@ -210,3 +210,28 @@ fn bad_agent_parameters_are_named() {
         assert!(err.contains("agent[0]"), "{field}: {err}");
     }
 }
+
+#[test]
+fn window_validation_keeps_the_application_limited_wired_window_small() {
+    // The wired leg is fed at most 4.86 Mbit/s by the wireless leg and never
+    // loses a packet, so without RFC 7661 its cwnd grows on every ACK, for
+    // ever; with it, cwnd grows only while the data acknowledged per RTT
+    // (pipeACK) is at least half of cwnd, which only the repair bursts
+    // reach: it settles near the largest burst's flight.
+    let cwnd = |m: &str, d: &str| {
+        let sc = scenario(
+            "pep.toml",
+            &[("scenario.duration", s(d)), ("agent[0].mitigation", s(m))],
+        );
+        let mut sim = Simulation::new(&sc);
+        sim.run();
+        split(&sim).legs()[0].sender.as_ref().unwrap().cwnd() as f64
+    };
+    let (plain, plain_later) = (cwnd("pacing", "150s"), cwnd("pacing", "300s"));
+    let (valid, valid_later) = (cwnd("pacing-cwv", "150s"), cwnd("pacing-cwv", "300s"));
+    assert!(plain > 256.0 * 1024.0, "unvalidated cwnd {plain}");
+    assert!(plain_later > 1.2 * plain, "{plain} -> {plain_later}");
+    // Twice the wireless window bounds any flight a repaired block needs.
+    assert!(valid < 2.0 * 128.0 * 1024.0, "validated cwnd {valid}");
+    assert!(valid_later < 1.1 * valid, "{valid} -> {valid_later}");
+}
