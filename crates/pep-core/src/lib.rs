@@ -55,6 +55,7 @@ mod rtt_ns2;
 pub mod sad;
 pub mod segment;
 pub mod seq;
+pub mod split;
 pub mod splitpair;
 pub mod time;
 pub mod watermark;

@@ -64,6 +64,9 @@ pub const LINK_FIELDS: &[&str] = &[
     "queue_drops",
     "lost_packets",
     "max_queue_packets",
+    "mean_queue_packets",
+    "sd_queue_packets",
+    "p99_queue_packets",
 ];
 /// Aggregate functions.
 pub const AGGREGATES: &[&str] = &["mean", "sum", "min", "max", "count", "jain"];
@@ -365,6 +368,9 @@ fn link_field(l: &LinkSummary, field: &str) -> Option<f64> {
         "queue_drops" => l.queue_drops as f64,
         "lost_packets" => l.lost_packets as f64,
         "max_queue_packets" => l.max_queue_packets as f64,
+        "mean_queue_packets" => l.mean_queue_packets?,
+        "sd_queue_packets" => l.sd_queue_packets?,
+        "p99_queue_packets" => l.p99_queue_packets?,
         _ => return None,
     })
 }
@@ -415,6 +421,9 @@ mod tests {
                 queue_drops: 2,
                 lost_packets: 0,
                 max_queue_packets: 7,
+                mean_queue_packets: Some(1.5),
+                sd_queue_packets: None,
+                p99_queue_packets: None,
             }],
             events: 99,
             packets_forwarded: 20,
@@ -442,6 +451,8 @@ mod tests {
         assert_eq!(eval("link.r1->r2.max_queue_packets"), Some(7.0));
         assert_eq!(eval("flow.bulk.acks_sent"), Some(7.0));
         assert_eq!(eval("sum(flow.*.acks_by_timer)"), Some(0.0));
+        assert_eq!(eval("link.r1->r2.mean_queue_packets"), Some(1.5));
+        assert_eq!(eval("link.r1->r2.sd_queue_packets"), None);
         assert_eq!(eval("agent.wm.premature_acks"), Some(12.0));
         assert_eq!(eval("agent.wm.buffer.max"), Some(7.5));
         assert_eq!(eval("agent.wm.nothing"), None);

@@ -93,6 +93,34 @@ pub struct LinkSummary {
     pub queue_drops: u64,
     pub lost_packets: u64,
     pub max_queue_packets: u64,
+    /// Mean, standard deviation and 99th percentile of the packets queued,
+    /// over the `output.sample` samples (present when the `queues` series
+    /// is recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_queue_packets: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sd_queue_packets: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_queue_packets: Option<f64>,
+}
+
+/// Mean, standard deviation and 99th percentile (nearest rank) of port
+/// `port`'s sampled queue lengths; `None` without samples.
+fn queue_moments(rows: &[crate::metrics::QueueRow], port: u32) -> Option<(f64, f64, f64)> {
+    let mut q: Vec<u32> = rows
+        .iter()
+        .filter(|r| r.port == port)
+        .map(|r| r.packets)
+        .collect();
+    if q.is_empty() {
+        return None;
+    }
+    let n = q.len() as f64;
+    let mean = q.iter().map(|&x| x as f64).sum::<f64>() / n;
+    let var = q.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / n;
+    q.sort_unstable();
+    let rank = ((0.99 * n).ceil() as usize).clamp(1, q.len());
+    Some((round6(mean), round6(libm::sqrt(var)), q[rank - 1] as f64))
 }
 
 /// The run summary written as `summary.json`.
@@ -186,8 +214,10 @@ impl Simulation {
         let links = self
             .ports
             .iter()
-            .map(|p| {
+            .enumerate()
+            .map(|(i, p)| {
                 let s = p.link.stats;
+                let q = queue_moments(&self.metrics.queues, i as u32);
                 LinkSummary {
                     name: p.name.clone(),
                     tx_packets: s.tx_packets,
@@ -202,6 +232,9 @@ impl Simulation {
                     queue_drops: p.link.queue.stats.dropped,
                     lost_packets: s.lost_packets,
                     max_queue_packets: p.max_queue as u64,
+                    mean_queue_packets: q.map(|q| q.0),
+                    sd_queue_packets: q.map(|q| q.1),
+                    p99_queue_packets: q.map(|q| q.2),
                 }
             })
             .collect();

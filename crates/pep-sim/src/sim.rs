@@ -778,6 +778,11 @@ impl Simulation {
         self.flush_agent(i as usize, out);
     }
 
+    /// The agents' sampled values so far (`agents.csv`).
+    pub fn agent_rows(&self) -> &[AgentRow] {
+        &self.agent_rows
+    }
+
     /// The recorded measures so far.
     pub fn metrics(&self) -> &Metrics {
         &self.metrics

@@ -195,6 +195,9 @@ pub struct Congestion {
     prr: Option<prr::Prr>,
     /// HyStart++'s state, if on.
     hystart: Option<hystart::HyStart>,
+    /// Growth suspended: the transport is not using its window (RFC 7661's
+    /// non-validated phase).
+    growth_held: bool,
 }
 
 impl Congestion {
@@ -230,7 +233,15 @@ impl Congestion {
             hystart: cfg
                 .hystart
                 .then(|| hystart::HyStart::new(cfg.initial_ssthresh)),
+            growth_held: false,
         }
+    }
+
+    /// Suspends (or resumes) window growth on ACKs outside recovery: RFC
+    /// 7661's non-validated phase, where the sender does not use the
+    /// window it has, so ACKs say nothing about a larger one.
+    pub fn hold_growth(&mut self, held: bool) {
+        self.growth_held = held;
     }
 
     pub fn state(&self) -> &CcState {
@@ -290,6 +301,9 @@ impl Congestion {
             let action = recovery::on_recovery_ack(&self.recovery, s, ack, acked);
             self.prr_ack(ack, acked as u64);
             return action;
+        }
+        if self.growth_held {
+            return None;
         }
         let before = s.cwnd;
         self.growth.on_ack(now, s, acked);

@@ -13,6 +13,7 @@ mod johnson;
 mod osada2005;
 mod report;
 mod shekhar;
+mod shikama;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -181,6 +182,7 @@ static REGISTRY: &[&Paper] = &[
     &osada2005::PAPER,
     &shekhar::PAPER,
     &johnson::PAPER,
+    &shikama::PAPER,
 ];
 
 /// Every registered paper.

@@ -30,6 +30,7 @@
 
 pub mod ack_regen;
 pub mod meter;
+pub mod split;
 pub mod split_pair;
 pub mod watermark;
 
@@ -174,6 +175,13 @@ pub const KINDS: &[AgentKind] = &[
         about:
             "ACK regeneration after a slow reverse link (Shekhar et al.): R ACKs per suppressed ACK",
         make: ack_regen::make,
+        nodes: 1,
+    },
+    AgentKind {
+        name: "split",
+        about:
+            "split-connection PEP: terminates each flow and forwards its bytes on a new connection",
+        make: split::make,
         nodes: 1,
     },
     AgentKind {

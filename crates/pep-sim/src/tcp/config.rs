@@ -80,6 +80,12 @@ pub struct TcpConfig {
     /// written but unsent at once. A bulk source keeps it full, so it caps
     /// in-flight data like a third window. Default `u64::MAX` (unlimited).
     pub sndbuf: u64,
+    /// Congestion-window validation (RFC 7661): while the data acknowledged
+    /// per RTT (pipeACK, the largest of the last three RTTs) is below half
+    /// of cwnd, cwnd does not grow. Keeps an application-limited sender's
+    /// window, and a pacing rate derived from it, near what it uses.
+    /// Default off.
+    pub cwv: bool,
 }
 
 impl Default for TcpConfig {
@@ -109,6 +115,7 @@ impl Default for TcpConfig {
             initial_rwnd: 65_535,
             pacing: None,
             sndbuf: u64::MAX,
+            cwv: false,
         }
     }
 }

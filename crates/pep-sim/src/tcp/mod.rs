@@ -41,9 +41,8 @@
 //! samples; ns-2's tick-based timer (the `ns2` profile). Not modelled
 //! (yet): limited transmit (RFC 3042), RACK-TLP (RFC 8985), RTO from
 //! timestamps,
-//! D-SACK (RFC 2883), restart after idle (RFC 5681 4.1) and congestion
-//! window validation (RFC 7661), a receiver whose application reads slowly
-//! (the sink delivers in-order data at once, so its window never shrinks),
+//! D-SACK (RFC 2883), restart after idle (RFC 5681 4.1), RFC 7661's
+//! reductions (its growth rule is the `cwv` option),
 //! the reverse data direction and connection teardown beyond the one FIN.
 
 mod config;

@@ -198,6 +198,50 @@ pub struct TcpSender {
     timestamps: bool,
     ts_clock: u32,
     limited_transmit: bool,
+    /// RFC 7661 state, if congestion-window validation is on.
+    cwv: Option<Cwv>,
+}
+
+/// RFC 7661 bookkeeping: pipeACK, the bytes acknowledged per RTT.
+#[derive(Clone, Copy, Debug, Default)]
+struct Cwv {
+    /// The current measurement interval (one smoothed RTT) and what it
+    /// has acknowledged so far.
+    started: Option<Instant>,
+    acked: u64,
+    /// The last three complete intervals' samples (RFC 7661 4.2: the
+    /// pipeACK sampling period is at least three RTTs).
+    samples: [u64; 3],
+    next: usize,
+    complete: usize,
+}
+
+impl Cwv {
+    /// Counts `acked` bytes at `now`; true while in the non-validated phase
+    /// (pipeACK < cwnd / 2).
+    fn on_ack(&mut self, now: Instant, acked: u64, srtt: Option<Duration>, cwnd: u64) -> bool {
+        let Some(srtt) = srtt else { return false };
+        let start = *self.started.get_or_insert(now);
+        self.acked += acked;
+        if now - start >= srtt {
+            self.samples[self.next] = self.acked;
+            self.next = (self.next + 1) % 3;
+            self.complete = (self.complete + 1).min(3);
+            self.acked = 0;
+            self.started = Some(now);
+        }
+        if self.complete == 0 {
+            return false; // pipeACK undefined: the window counts as validated
+        }
+        let pipe_ack = self
+            .samples
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(0)
+            .max(self.acked);
+        pipe_ack < cwnd / 2
+    }
 }
 
 impl TcpSender {
@@ -250,6 +294,7 @@ impl TcpSender {
             timestamps: cfg.timestamps,
             ts_clock: 0,
             limited_transmit: cfg.limited_transmit,
+            cwv: cfg.cwv.then(Cwv::default),
         }
     }
 
@@ -413,6 +458,14 @@ impl TcpSender {
             *n += bytes;
         }
     }
+    /// The application closes an [`AppSource::Open`] stream: what it wrote
+    /// is all there will be, and a FIN follows it (a relay forwarding the
+    /// end of its incoming stream).
+    pub fn close(&mut self) {
+        if let AppSource::Open(n) = self.app {
+            self.app = AppSource::Finite(n);
+        }
+    }
     /// A finite transfer whose data is all acknowledged.
     pub fn is_complete(&self) -> bool {
         self.completion.is_some()
@@ -477,6 +530,10 @@ impl TcpSender {
         }
         self.rwnd = seg.wnd;
         let new_sack = self.read_sack(seg);
+        if let Some(c) = self.cwv.as_mut() {
+            let nvp = c.on_ack(now, acked as u64, self.rtt.srtt(), self.cc.cwnd());
+            self.cc.hold_growth(nvp);
+        }
         let action = self.cc.on_new_ack(now, ack, acked);
         if let AppSource::Finite(n) = self.app {
             if self.completion.is_none() && self.una_off >= n {

@@ -1,0 +1,307 @@
+//! `shikama`: the split-connection PEP and the bursts it emits (Shikama,
+//! "Burstiness of Output Traffic by a Split Connection TCP
+//! Implementation"), and the mitigations the paper left open.
+//!
+//! The paper prints its results as figures without tables, so its claims
+//! are checked as the qualitative statements it makes (who beats whom,
+//! where the queue peaks, which distribution follows which), each
+//! computed from our runs.
+
+use super::{Check, Claim, Paper};
+use crate::results::Results;
+
+pub(super) static PAPER: Paper = Paper {
+    name: "shikama",
+    title: "Burstiness of Output Traffic by a Split Connection TCP Implementation",
+    citation: "T. Shikama, \"Burstiness of Output Traffic by a Split Connection TCP \
+               Implementation\", Fukui University of Technology",
+    about: "A PEP between a lossy 5 Mbit/s wireless link and a wired path with a 6 or \
+            10 Mbit/s bottleneck terminates the sender's TCP and forwards its bytes on a \
+            second connection. It beats end-to-end TCP under loss, but every repaired \
+            loss releases the reassembled window at once: the forward data (up to the \
+            128 KB window, ~90 segments) leave as back-to-back bursts that queue at the \
+            bottleneck, most at P_L ~ 0.001-0.002. Beyond the paper: shaping between \
+            the legs, maxburst and pacing (with RFC 7661 window validation) compared.",
+    experiments: &["throughput.toml", "queue.toml", "mitigations.toml"],
+    claims,
+};
+
+const LOSS: &str = "link[wireless].forward.loss.p";
+const GOODPUT: &str = "total_goodput_mbps";
+const QUEUE: &str = "link.n2->n3.mean_queue_packets";
+/// The wireless window (128 KB) in 1460-byte segments.
+const WINDOW_SEGMENTS: f64 = 128.0 * 1024.0 / 1460.0;
+
+/// Mean of `measure` at the point whose parameters read as `at`.
+fn mean(r: &Results, measure: &str, at: &[(&str, &str)]) -> Result<f64, String> {
+    let m = r
+        .measure_index(measure)
+        .ok_or_else(|| format!("no measure {measure}"))?;
+    let p = r
+        .find_point(at)
+        .ok_or_else(|| format!("no point at {at:?}"))?;
+    r.stats(p, m)
+        .mean
+        .ok_or_else(|| format!("{measure} has no value at {at:?}"))
+}
+
+/// The loss rates of the experiment, as written, in increasing order.
+fn losses(r: &Results) -> Result<Vec<String>, String> {
+    let k = r
+        .params
+        .iter()
+        .position(|p| p == LOSS)
+        .ok_or("no loss parameter")?;
+    let mut v: Vec<String> = (0..r.points.len()).map(|p| r.param_text(p, k)).collect();
+    v.sort_by(|a, b| {
+        let (x, y) = (a.parse::<f64>(), b.parse::<f64>());
+        x.unwrap_or(0.0).total_cmp(&y.unwrap_or(0.0))
+    });
+    v.dedup();
+    Ok(v)
+}
+
+fn at_least(p: &str, min: f64) -> bool {
+    p.parse::<f64>().is_ok_and(|x| x >= min - 1e-12)
+}
+
+/// T1: with the PEP, throughput beats end-to-end NewReno at P_L >= 0.001.
+fn pep_beats_newreno(r: &Results) -> Result<(bool, String), String> {
+    let mut ok = true;
+    let mut seen = Vec::new();
+    for p in losses(r)?.iter().filter(|p| at_least(p, 0.001)) {
+        let nr = [("defaults.tcp.cc", "newreno")];
+        let pep = mean(
+            r,
+            GOODPUT,
+            &[(LOSS, p), ("agent[0].bypass", "false"), nr[0]],
+        )?;
+        let e2e = mean(r, GOODPUT, &[(LOSS, p), ("agent[0].bypass", "true"), nr[0]])?;
+        ok &= pep > e2e;
+        seen.push(format!("{p}: {pep:.2} vs {e2e:.2}"));
+    }
+    Ok((ok, seen.join("; ")))
+}
+
+/// T2: end to end, Westwood beats NewReno (P_L >= 0.001, where loss rather
+/// than the window limits both).
+fn westwood_beats_newreno(r: &Results) -> Result<(bool, String), String> {
+    let mut ok = true;
+    let mut seen = Vec::new();
+    for p in losses(r)?.iter().filter(|p| at_least(p, 0.001)) {
+        let by = ("agent[0].bypass", "true");
+        let ww = mean(
+            r,
+            GOODPUT,
+            &[(LOSS, p), by, ("defaults.tcp.cc", "westwood")],
+        )?;
+        let nr = mean(r, GOODPUT, &[(LOSS, p), by, ("defaults.tcp.cc", "newreno")])?;
+        ok &= ww > nr;
+        seen.push(format!("{p}: {ww:.2} vs {nr:.2}"));
+    }
+    Ok((ok, seen.join("; ")))
+}
+
+/// Q1: without the PEP the queue at n2 stays (near) empty.
+fn no_pep_no_queue(r: &Results) -> Result<(bool, String), String> {
+    let mut worst: f64 = 0.0;
+    for p in losses(r)? {
+        for cc in ["newreno", "westwood"] {
+            let at = [
+                (LOSS, p.as_str()),
+                ("agent[0].bypass", "true"),
+                ("defaults.tcp.cc", cc),
+            ];
+            worst = worst.max(mean(r, QUEUE, &at)?);
+        }
+    }
+    Ok((
+        worst < 0.1,
+        format!("largest mean queue without PEP: {worst:.3} packets"),
+    ))
+}
+
+const ONE: (&str, &str) = ("flow[f].count", "1");
+const SIX: (&str, &str) = ("link[wired].rate", "6Mbit/s");
+const TEN: (&str, &str) = ("link[wired].rate", "10Mbit/s");
+
+/// F1: forward data never exceed the wireless window, and at P_L = 0.001
+/// (one connection) bursts of 30+ segments occur.
+fn forward_bounded_and_bursts(r: &Results) -> Result<(bool, String), String> {
+    let mut largest: f64 = 0.0;
+    for p in losses(r)? {
+        for rate in [SIX, TEN] {
+            for n in ["1", "5"] {
+                let at = [(LOSS, p.as_str()), rate, ("flow[f].count", n)];
+                largest = largest.max(mean(r, "agent.pep.max_forward_segments", &at)?);
+            }
+        }
+    }
+    let at = [(LOSS, "0.001"), SIX, ONE];
+    let big = mean(r, "agent.pep.bursts_30plus", &at)?;
+    let max_burst = mean(r, "agent.pep.max_burst_packets", &at)?;
+    Ok((
+        largest <= WINDOW_SEGMENTS && big > 0.0,
+        format!(
+            "largest forward data {largest:.1} segments (window {WINDOW_SEGMENTS:.1}); at \
+             P_L 0.001: {big:.1} bursts of 30+ per run, largest {max_burst:.0}"
+        ),
+    ))
+}
+
+/// F2: for one connection the burst sizes follow the forward-data sizes.
+fn bursts_follow_forward_data(r: &Results) -> Result<(bool, String), String> {
+    let mut worst: f64 = 0.0;
+    let mut seen = Vec::new();
+    for p in losses(r)? {
+        let d = mean(
+            r,
+            "agent.pep.ks_forward_burst",
+            &[(LOSS, p.as_str()), SIX, ONE],
+        )?;
+        worst = worst.max(d);
+        seen.push(format!("{p}: {d:.3}"));
+    }
+    Ok((
+        worst < 0.1,
+        format!("KS distance by P_L: {}", seen.join(", ")),
+    ))
+}
+
+/// Q2: with the PEP the mean queue peaks at P_L around 0.001-0.002 (one
+/// connection, 6 Mbit/s).
+fn queue_peaks(r: &Results) -> Result<(bool, String), String> {
+    let mut best = (String::new(), f64::MIN);
+    let mut seen = Vec::new();
+    for p in losses(r)? {
+        let q = mean(r, QUEUE, &[(LOSS, p.as_str()), SIX, ONE])?;
+        seen.push(format!("{p}: {q:.2}"));
+        if q > best.1 {
+            best = (p.clone(), q);
+        }
+    }
+    let x: f64 = best.0.parse().unwrap_or(0.0);
+    Ok((
+        (0.0005..=0.002).contains(&x),
+        format!("peak at P_L {} ({}); {}", best.0, best.1, seen.join(", ")),
+    ))
+}
+
+/// Q3: the mean queue is smaller at 10 Mbit/s than at 6 Mbit/s.
+fn faster_bottleneck_smaller_queue(r: &Results) -> Result<(bool, String), String> {
+    let mut ok = true;
+    let mut seen = Vec::new();
+    for p in losses(r)?.iter().filter(|p| !at_least(p, 0.05)) {
+        for n in ["1", "5"] {
+            let c = ("flow[f].count", n);
+            let q6 = mean(r, QUEUE, &[(LOSS, p), SIX, c])?;
+            let q10 = mean(r, QUEUE, &[(LOSS, p), TEN, c])?;
+            ok &= q10 < q6;
+            seen.push(format!("{p}/{n}: {q10:.2} < {q6:.2}"));
+        }
+    }
+    Ok((ok, seen.join("; ")))
+}
+
+/// S1: shaping at about the bottleneck rate cuts the mean queue >= 5x at
+/// P_L = 0.001 and loses < 3% throughput.
+fn shaping_cuts_queue(r: &Results) -> Result<(bool, String), String> {
+    let m = "agent[0].mitigation";
+    let at = |v| [(LOSS, "0.001"), (m, v)];
+    let (q0, g0) = (mean(r, QUEUE, &at("none"))?, mean(r, GOODPUT, &at("none"))?);
+    let (q1, g1) = (
+        mean(r, QUEUE, &at("shape-6M"))?,
+        mean(r, GOODPUT, &at("shape-6M"))?,
+    );
+    let mut others = Vec::new();
+    for v in ["maxburst-4", "maxburst-2", "pacing", "pacing-cwv"] {
+        others.push(format!(
+            "{v}: {:.2} pkts, {:.3} Mbit/s",
+            mean(r, QUEUE, &at(v))?,
+            mean(r, GOODPUT, &at(v))?
+        ));
+    }
+    Ok((
+        q1 * 5.0 <= q0 && g1 >= 0.97 * g0,
+        format!(
+            "none: {q0:.2} pkts, {g0:.3} Mbit/s; shape-6M: {q1:.2} pkts, {g1:.3} Mbit/s; {}",
+            others.join("; ")
+        ),
+    ))
+}
+
+fn claims() -> Vec<Claim> {
+    let predicate = |id, statement, experiment, describe, eval| Claim {
+        id,
+        statement,
+        experiment,
+        check: Check::Predicate { describe, eval },
+        needs_full: false,
+    };
+    vec![
+        predicate(
+            "T1",
+            "With the PEP, throughput is higher than end-to-end NewReno under loss (Fig. 5).",
+            "throughput",
+            "mean PEP throughput > end-to-end NewReno at every P_L >= 0.001",
+            pep_beats_newreno,
+        ),
+        predicate(
+            "T2",
+            "End to end, Westwood improves throughput over NewReno (Fig. 5).",
+            "throughput",
+            "mean Westwood > NewReno end to end at every P_L >= 0.001",
+            westwood_beats_newreno,
+        ),
+        predicate(
+            "Q1",
+            "Without the PEP the queue at the bottleneck node n2 always takes the value 0.",
+            "throughput",
+            "mean n2 queue < 0.1 packets at every no-PEP point",
+            no_pep_no_queue,
+        ),
+        predicate(
+            "F1",
+            "The largest forward data is about 90 segments, the 128 KB wireless window; \
+             at P_L = 0.001 large bursts are generated (Fig. 6).",
+            "queue",
+            "largest forward data <= 128 KB / 1460 B at every point, and bursts of 30+ \
+             packets at P_L = 0.001 (one connection)",
+            forward_bounded_and_bursts,
+        ),
+        predicate(
+            "F2",
+            "For one connection the burst-size distribution is consistent with the \
+             forward-data distribution (Fig. 6).",
+            "queue",
+            "two-sample KS distance < 0.1 at every P_L (one connection, 6 Mbit/s)",
+            bursts_follow_forward_data,
+        ),
+        predicate(
+            "Q2",
+            "The mean queue at n2 is largest at P_L around 0.001-0.002 (Fig. 16).",
+            "queue",
+            "the P_L of the largest mean queue (one connection, 6 Mbit/s) is in \
+             [0.0005, 0.002]",
+            queue_peaks,
+        ),
+        predicate(
+            "Q3",
+            "With a 10 Mbit/s bottleneck the mean queue is smaller than with 6 Mbit/s \
+             (Figs. 16-19).",
+            "queue",
+            "mean queue at 10 Mbit/s < at 6 Mbit/s for every P_L < 0.05, 1 and 5 \
+             connections",
+            faster_bottleneck_smaller_queue,
+        ),
+        predicate(
+            "S1",
+            "Beyond the paper: shaping between the two connections at about the wired \
+             bottleneck rate removes the queue while throughput holds.",
+            "mitigations",
+            "at P_L = 0.001, shaping at 6 Mbit/s cuts the mean n2 queue >= 5x and loses \
+             < 3% throughput (maxburst and pacing reported beside it)",
+            shaping_cuts_queue,
+        ),
+    ]
+}
