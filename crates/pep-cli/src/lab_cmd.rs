@@ -106,6 +106,10 @@ pub struct LabArgs {
     /// Do not run the emulator threads under SCHED_FIFO.
     #[arg(long)]
     no_realtime: bool,
+    /// Also give every node an IPv6 address (fd70:6570:<link>::<1|2>), with
+    /// static neighbours and routes like the IPv4 ones.
+    #[arg(long)]
+    ipv6: bool,
 }
 
 /// Overrides for running a scenario's flows.
@@ -309,6 +313,7 @@ fn lab_options(args: &LabArgs, default_id: &str) -> LabOptions {
             realtime: !args.no_realtime,
             ..EmuOptions::default()
         },
+        ipv6: args.ipv6,
     }
 }
 

@@ -33,6 +33,17 @@ pub enum ProxyCommand {
     },
     /// Print an annotated example configuration.
     DefaultConfig,
+    /// Make a key pair for one node of a two-node tunnel: `<dir>/<name>.pem`
+    /// (its certificate: copy it to the peer as tunnel.peer_cert) and
+    /// `<dir>/<name>.key` (private, mode 0600).
+    Keygen {
+        /// Directory to write into (created if missing).
+        #[arg(long, default_value = ".")]
+        dir: PathBuf,
+        /// The node's name, used for the file names.
+        #[arg(long)]
+        name: String,
+    },
 }
 
 /// The config file and flags for its common fields (flags win).
@@ -140,6 +151,24 @@ pub fn run(cmd: ProxyCommand) -> Result<(), String> {
             );
             Ok(())
         }
+        ProxyCommand::Keygen { dir, name } => {
+            let ok = !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+            if !ok {
+                return Err(format!(
+                    "--name {name:?}: use letters, digits, '-', '_' and '.'"
+                ));
+            }
+            let (cert, key) = pep_daemon::tunnel::keygen(&dir, &name)?;
+            println!(
+                "wrote {} (give it to the peer as tunnel.peer_cert) and {} (keep it private)",
+                cert.display(),
+                key.display()
+            );
+            Ok(())
+        }
         ProxyCommand::Run {
             cfg,
             install_rules,
@@ -151,6 +180,7 @@ pub fn run(cmd: ProxyCommand) -> Result<(), String> {
                 install_rules,
                 signals: true,
                 config_path: cfg.config.clone(),
+                drop_privileges: true,
             };
             proxy::run_foreground(s, opts)
         }

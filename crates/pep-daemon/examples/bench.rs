@@ -9,7 +9,10 @@
 //!   `pep` process's utime+stime) vs `socat` relaying the same path;
 //! * (c) connection setup: connect + first byte from the server, p50/p99
 //!   over `--connects` sequential connections, direct vs via the proxy;
-//! * (d) (a) and (b) with 100 parallel downloads.
+//! * (d) (a) and (b) with 100 parallel downloads;
+//! * (e) the two-node tunnel (split-start and split-end both in the proxy
+//!   namespace, the QUIC tunnel over its loopback), cubic and bbr: 1 and
+//!   100 downloads, CPU seconds per GB of both ends, memory per flow.
 //!
 //! ```sh
 //! cargo build --release -p pep-cli -p pep-daemon --examples
@@ -300,6 +303,67 @@ fn start_pep(t: &Topo, pep: &str) -> Res<Relay> {
     Ok(r)
 }
 
+/// The two-node PEP with both ends in the proxy namespace, the tunnel over
+/// its loopback: split-start intercepts as `start_pep` does, split-end
+/// connects to the server. Returns (split-start, split-end).
+fn start_tunnel(t: &Topo, pep: &str, cc: &str) -> Res<(Relay, Relay)> {
+    let dir = std::env::temp_dir().join(format!("pepb{}-keys", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    pep_daemon::tunnel::keygen(&dir, "start")?;
+    pep_daemon::tunnel::keygen(&dir, "end")?;
+    let d = dir.display();
+    let end_cfg = dir.join("end.toml");
+    std::fs::write(
+        &end_cfg,
+        format!(
+            "[proxy]\nipv6 = false\nmetrics = \"127.0.0.1:9188\"\n\
+             [tunnel]\nrole = \"split-end\"\nlisten = \"127.0.0.1:4433\"\nallow = [\"{SERVER}/32\"]\n\
+             cc = \"{cc}\"\ncert = \"{d}/end.pem\"\nkey = \"{d}/end.key\"\npeer_cert = \"{d}/start.pem\"\n"
+        ),
+    )
+    .map_err(|e| e.to_string())?;
+    let start_cfg = dir.join("start.toml");
+    std::fs::write(
+        &start_cfg,
+        format!(
+            "[proxy]\nipv6 = false\nmetrics = \"127.0.0.1:9187\"\n\
+             [intercept]\ninterfaces = [\"p0\"]\nsubnets = [\"10.201.1.0/24\"]\n\
+             [tunnel]\nrole = \"split-start\"\npeer = \"127.0.0.1:4433\"\n\
+             cc = \"{cc}\"\ncert = \"{d}/start.pem\"\nkey = \"{d}/start.key\"\npeer_cert = \"{d}/end.pem\"\n"
+        ),
+    )
+    .map_err(|e| e.to_string())?;
+    let run = |cfg: &std::path::Path, rules: bool| -> Res<Relay> {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &t.p, pep, "proxy", "run", "-c"])
+            .arg(cfg);
+        if rules {
+            c.arg("--install-rules");
+        }
+        let child = c
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("{pep}: {e}"))?;
+        Ok(Relay(child))
+    };
+    let end = run(&end_cfg, false)?;
+    wait_listening(&t.p, SocketAddr::from(([127, 0, 0, 1], 9188)))?;
+    let start = run(&start_cfg, true)?;
+    wait_listening(&t.p, SocketAddr::from(([127, 0, 0, 1], 9187)))?;
+    std::thread::sleep(Duration::from_millis(500));
+    Ok((start, end))
+}
+
+/// Resident memory of a process, bytes.
+fn rss(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|k| k.parse::<u64>().ok())
+        .map_or(0, |k| k * 1024)
+}
+
 fn start_socat(t: &Topo) -> Res<Relay> {
     let child = Command::new("ip")
         .args(["netns", "exec", &t.p, "socat", "-b", "262144"])
@@ -430,6 +494,45 @@ fn run() -> Res<()> {
         }
     }
     throttle(&t, None)?;
+    // (e) the two-node tunnel, both ends on one host: its own cost.
+    let (d1, d100) = {
+        let (b, s) = downloads(&t.c, direct, 1, each1)?;
+        let (b2, s2) = downloads(&t.c, direct100, 100, each100)?;
+        (gbps(b, s), gbps(b2, s2))
+    };
+    for cc in ["cubic", "bbr"] {
+        let (start, end) = start_tunnel(&t, &a.pep, cc)?;
+        let (ps, pe) = (start.0.id(), end.0.id());
+        let cpu = || -> Res<f64> { Ok(cpu_secs(ps)? + cpu_secs(pe)?) };
+        let c0 = cpu()?;
+        let (b, s) = downloads(&t.c, direct, 1, each1)?;
+        let c1 = cpu()?;
+        let m0 = rss(ps) + rss(pe);
+        let watch = std::thread::spawn(move || {
+            let mut peak = 0;
+            for _ in 0..600 {
+                peak = peak.max(rss(ps) + rss(pe));
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            peak
+        });
+        let (b2, s2) = downloads(&t.c, direct100, 100, each100)?;
+        let c2 = cpu()?;
+        expect_accepted(&t.p, 101)?;
+        drop((start, end));
+        let peak = watch.join().unwrap_or(0);
+        println!(
+            "tunnel ({cc}, unthrottled, both ends on this host): 1 flow {:.2} Gbit/s ({:.0} % of direct), {:.2} CPU s/GB; \
+             100 flows {:.2} Gbit/s ({:.0} %), {:.2} CPU s/GB; memory {:.0} KiB per flow (peak RSS of both ends over idle)",
+            gbps(b, s),
+            100.0 * gbps(b, s) / d1,
+            (c1 - c0) / (b as f64 / 1e9),
+            gbps(b2, s2),
+            100.0 * gbps(b2, s2) / d100,
+            (c2 - c1) / (b2 as f64 / 1e9),
+            peak.saturating_sub(m0) as f64 / 1024.0 / 100.0,
+        );
+    }
     let fb = SocketAddr::from((SERVER, FIRST_BYTE_PORT));
     let (d50, d99, dc) = setup_latency(&t.c, fb, a.connects)?;
     let pep = start_pep(&t, &a.pep)?;

@@ -41,6 +41,23 @@ struct Raw {
     server_leg: RawLeg,
     #[serde(default)]
     route: Vec<RawRoute>,
+    tunnel: Option<RawTunnel>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTunnel {
+    role: Option<String>,
+    peer: Option<String>,
+    listen: Option<String>,
+    cert: Option<String>,
+    key: Option<String>,
+    peer_cert: Option<String>,
+    cc: Option<String>,
+    flow_window: Option<String>,
+    keepalive: Option<String>,
+    dead_after: Option<String>,
+    allow: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -57,6 +74,7 @@ struct RawProxy {
     keep_client_source: Option<bool>,
     workers: Option<i64>,
     metrics: Option<String>,
+    user: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -157,6 +175,11 @@ pub struct Settings {
     pub keep_client_source: bool,
     pub workers: usize,
     pub metrics: Option<std::net::SocketAddr>,
+    /// Two-node mode (`[tunnel]`): this node's end of the tunnel.
+    pub tunnel: Option<crate::tunnel::TunnelSettings>,
+    /// Become this user after setup, keeping only the capabilities the
+    /// proxy still needs ([`crate::privileges`]).
+    pub user: Option<crate::privileges::RunAs>,
     pub interfaces: Vec<String>,
     /// Client source subnets that are intercepted; nothing else is relayed.
     pub subnets: Vec<Cidr>,
@@ -273,6 +296,116 @@ pub fn parse_with(
 
 type FieldResult<T> = Result<T, (String, String)>;
 
+fn tunnel(t: &RawTunnel) -> FieldResult<crate::tunnel::TunnelSettings> {
+    use crate::tunnel::{Role, TlsFiles, TunnelCc, TunnelSettings};
+    let role = match t.role.as_deref() {
+        Some("split-start") => Role::SplitStart,
+        Some("split-end") => Role::SplitEnd,
+        Some(r) => {
+            return Err((
+                "tunnel.role".into(),
+                format!("{r:?}: expected \"split-start\" or \"split-end\""),
+            ))
+        }
+        None => return Err((
+            "tunnel.role".into(),
+            "missing: \"split-start\" (intercepts clients) or \"split-end\" (connects to servers)"
+                .into(),
+        )),
+    };
+    let addr = |name: &str, v: &Option<String>| -> FieldResult<Option<std::net::SocketAddr>> {
+        v.as_deref()
+            .map(|s| {
+                field(
+                    name,
+                    s.parse()
+                        .map_err(|e| format!("{s:?}: {e} (expected ip:port)")),
+                )
+            })
+            .transpose()
+    };
+    let peer = addr("tunnel.peer", &t.peer)?;
+    let listen = addr("tunnel.listen", &t.listen)?;
+    match role {
+        Role::SplitStart if peer.is_none() => {
+            return Err((
+                "tunnel.peer".into(),
+                "split-start needs the split-end's address, ip:port".into(),
+            ))
+        }
+        Role::SplitEnd if listen.is_none() => {
+            return Err((
+                "tunnel.listen".into(),
+                "split-end needs the UDP address to listen on, ip:port".into(),
+            ))
+        }
+        _ => {}
+    }
+    let path = |name: &str, v: &Option<String>| -> FieldResult<std::path::PathBuf> {
+        v.as_deref().map(std::path::PathBuf::from).ok_or_else(|| {
+            (
+                name.to_string(),
+                "missing (`pep proxy keygen` makes a key pair)".to_string(),
+            )
+        })
+    };
+    let cc = match t.cc.as_deref().unwrap_or("cubic") {
+        "cubic" => TunnelCc::Cubic,
+        "bbr" => TunnelCc::Bbr,
+        "newreno" | "reno" => TunnelCc::NewReno,
+        other => {
+            return Err((
+                "tunnel.cc".into(),
+                format!("{other:?}: the tunnel offers cubic, bbr and newreno"),
+            ))
+        }
+    };
+    let flow_window = match &t.flow_window {
+        Some(w) => field("tunnel.flow_window", parse_bytes(w))?,
+        None => 4 << 20,
+    };
+    if !(16 << 10..=1 << 30).contains(&flow_window) {
+        return Err((
+            "tunnel.flow_window".into(),
+            format!("{flow_window} B is not within 16KiB..1GiB"),
+        ));
+    }
+    let dur = |n: &str, v: &Option<String>, d: &str| -> FieldResult<Duration> {
+        field(n, parse_duration(v.as_deref().unwrap_or(d)))
+    };
+    let keepalive = dur("tunnel.keepalive", &t.keepalive, "1s")?;
+    let dead_after = dur("tunnel.dead_after", &t.dead_after, "5s")?;
+    if keepalive.is_zero() || dead_after <= keepalive {
+        return Err((
+            "tunnel.dead_after".into(),
+            "must exceed tunnel.keepalive, which must be positive".into(),
+        ));
+    }
+    let allow = cidrs("tunnel.allow", &t.allow)?;
+    if role == Role::SplitEnd && allow.is_empty() {
+        return Err((
+            "tunnel.allow".into(),
+            "name the destination subnets split-end may connect to (it is never an open relay)"
+                .into(),
+        ));
+    }
+    Ok(TunnelSettings {
+        role,
+        peer,
+        listen,
+        tls: TlsFiles {
+            cert: path("tunnel.cert", &t.cert)?,
+            key: path("tunnel.key", &t.key)?,
+            peer_cert: path("tunnel.peer_cert", &t.peer_cert)?,
+        },
+        cc,
+        flow_window: flow_window as u64,
+        keepalive,
+        dead_after,
+        allow,
+    })
+}
+
 fn field<T>(name: &str, r: Result<T, String>) -> FieldResult<T> {
     r.map_err(|m| (name.to_string(), m))
 }
@@ -381,9 +514,14 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
             )
         })
         .transpose()?;
+    let tunnel = raw.tunnel.as_ref().map(tunnel).transpose()?;
+    let split_end = tunnel
+        .as_ref()
+        .is_some_and(|t| t.role == crate::tunnel::Role::SplitEnd);
     let i = &raw.intercept;
     let interfaces = i.interfaces.clone().unwrap_or_default();
-    if interfaces.is_empty() {
+    // split-end intercepts nothing: its flows arrive through the tunnel.
+    if interfaces.is_empty() && !split_end {
         return Err((
             "intercept.interfaces".into(),
             "name the interfaces clients arrive on (an empty list would intercept everything)"
@@ -403,7 +541,7 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         }
     }
     let subnets = cidrs("intercept.subnets", &i.subnets)?;
-    if subnets.is_empty() {
+    if subnets.is_empty() && !split_end {
         return Err((
             "intercept.subnets".into(),
             "name the client subnets to serve (the proxy never relays for anyone else)".into(),
@@ -457,6 +595,10 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         keep_client_source: p.keep_client_source.unwrap_or(false),
         workers: int_in("proxy.workers", p.workers, 0, 0, 256)? as usize,
         metrics,
+        user: match &p.user {
+            Some(name) => Some(field("proxy.user", crate::privileges::RunAs::lookup(name))?),
+            None => None,
+        },
         interfaces,
         subnets,
         bypass: cidrs("intercept.bypass", &i.bypass)?,
@@ -467,6 +609,7 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         client_leg: leg("client_leg", &raw.client_leg)?,
         server_leg: leg("server_leg", &raw.server_leg)?,
         routes,
+        tunnel,
     })
 }
 
@@ -510,6 +653,18 @@ mod tests {
             err("[proxy]\nbogus = 1")
         );
         assert!(err("[proxy]\nport = \"x\"").contains("port"));
+        let e = err("[proxy]\nuser = \"no-such-user-pepkit\"");
+        assert!(
+            e.contains("proxy.user") && e.contains("no user named"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn user_resolves_to_ids() {
+        let s = parse(&format!("[proxy]\nuser = \"root\"\n{MIN}"), "pep.toml").unwrap();
+        let u = s.user.unwrap();
+        assert_eq!((u.name.as_str(), u.uid, u.gid), ("root", 0, 0));
     }
 
     #[test]

@@ -33,6 +33,9 @@ pub struct Shared {
     pub epoch: std::time::Instant,
     /// Sample `TCP_INFO` of both legs every second.
     pub sample_legs: bool,
+    /// split-start of a two-node PEP: connections go over the tunnel
+    /// instead of straight to their destination.
+    pub tunnel: Option<Arc<crate::tunnel::start::TunnelClient>>,
 }
 
 impl Shared {

@@ -25,8 +25,10 @@ pub mod config;
 pub mod conn;
 pub mod metrics;
 pub mod net;
+pub mod privileges;
 pub mod proxy;
 pub mod rules;
+pub mod tunnel;
 pub mod units;
 
 pub use config::Settings;
@@ -37,9 +39,12 @@ pub fn init_logging(level: &str) -> Result<(), String> {
     let lvl: tracing::Level = level
         .parse()
         .map_err(|_| format!("log level {level:?}: expected error, warn, info, debug or trace"))?;
+    use std::io::IsTerminal;
     tracing_subscriber::fmt()
         .with_max_level(lvl)
         .with_writer(std::io::stderr)
+        // journald and log files get plain text, terminals get colour.
+        .with_ansi(std::io::stderr().is_terminal())
         .try_init()
         .map_err(|e| e.to_string())
 }

@@ -116,6 +116,49 @@ pub struct Metrics {
     rtt: [Histogram<10>; 2],
     cwnd: [Histogram<8>; 2],
     setup: Histogram<8>,
+    /// The two-node tunnel's state (zeros without one).
+    pub tunnel: TunnelMetrics,
+}
+
+/// How tunnelled flows end (`pep_tunnel_flows_ended_total{how}`).
+pub const TUNNEL_ENDS: [&str; 6] = [
+    "clean",
+    "reset_by_tcp",
+    "reset_by_tunnel",
+    "refused_by_policy",
+    "unreachable",
+    "no_tunnel",
+];
+
+/// The tunnel of a two-node PEP.
+#[derive(Default)]
+pub struct TunnelMetrics {
+    /// 1 while the tunnel is connected.
+    pub up: AtomicI64,
+    pub connects: AtomicU64,
+    /// Handshakes that failed authentication (either side).
+    pub auth_failures: AtomicU64,
+    pub rtt_us: AtomicU64,
+    pub cwnd_bytes: AtomicU64,
+    pub lost_packets: AtomicU64,
+    pub flows_active: AtomicI64,
+    pub ended: [AtomicU64; 6],
+    pub bytes_to_tunnel: AtomicU64,
+    pub bytes_from_tunnel: AtomicU64,
+}
+
+impl TunnelMetrics {
+    pub fn end(&self, how: &str) {
+        if let Some(i) = TUNNEL_ENDS.iter().position(|h| *h == how) {
+            self.ended[i].fetch_add(1, Relaxed);
+        }
+    }
+    pub fn ended_count(&self, how: &str) -> u64 {
+        TUNNEL_ENDS
+            .iter()
+            .position(|h| *h == how)
+            .map_or(0, |i| self.ended[i].load(Relaxed))
+    }
 }
 
 impl Default for Metrics {
@@ -136,6 +179,7 @@ impl Default for Metrics {
             rtt: [Histogram::new(RTT_BUCKETS), Histogram::new(RTT_BUCKETS)],
             cwnd: [Histogram::new(CWND_BUCKETS), Histogram::new(CWND_BUCKETS)],
             setup: Histogram::new(SETUP_BUCKETS),
+            tunnel: TunnelMetrics::default(),
         }
     }
 }
@@ -306,6 +350,82 @@ impl Metrics {
                 _ => self.setup.render(&mut o, name, ""),
             }
         }
+        let t = &self.tunnel;
+        let mut put = |name: &str, kind: &str, help: &str, rows: &[(String, i128)]| {
+            let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}");
+            for (labels, v) in rows {
+                let _ = writeln!(o, "{name}{labels} {v}");
+            }
+        };
+        let one = |v: i128| vec![(String::new(), v)];
+        put(
+            "pep_tunnel_up",
+            "gauge",
+            "1 while the two-node tunnel is connected.",
+            &one(t.up.load(Relaxed) as i128),
+        );
+        put(
+            "pep_tunnel_connects_total",
+            "counter",
+            "Tunnel connections established.",
+            &one(t.connects.load(Relaxed) as i128),
+        );
+        put(
+            "pep_tunnel_auth_failures_total",
+            "counter",
+            "Tunnel handshakes refused: the peer's certificate is not the pinned one.",
+            &one(t.auth_failures.load(Relaxed) as i128),
+        );
+        put(
+            "pep_tunnel_rtt_microseconds",
+            "gauge",
+            "Tunnel RTT estimate.",
+            &one(t.rtt_us.load(Relaxed) as i128),
+        );
+        put(
+            "pep_tunnel_cwnd_bytes",
+            "gauge",
+            "Tunnel congestion window.",
+            &one(t.cwnd_bytes.load(Relaxed) as i128),
+        );
+        put(
+            "pep_tunnel_lost_packets",
+            "gauge",
+            "Packets the tunnel's connection has declared lost.",
+            &one(t.lost_packets.load(Relaxed) as i128),
+        );
+        put(
+            "pep_tunnel_flows_active",
+            "gauge",
+            "Flows crossing the tunnel now.",
+            &one(t.flows_active.load(Relaxed) as i128),
+        );
+        let ended: Vec<(String, i128)> = TUNNEL_ENDS
+            .iter()
+            .zip(&t.ended)
+            .map(|(h, c)| (format!("{{how=\"{h}\"}}"), c.load(Relaxed) as i128))
+            .collect();
+        put(
+            "pep_tunnel_flows_ended_total",
+            "counter",
+            "Tunnelled flows ended, by how.",
+            &ended,
+        );
+        put(
+            "pep_tunnel_bytes_total",
+            "counter",
+            "Bytes through the tunnel, by direction.",
+            &[
+                (
+                    "{dir=\"out\"}".to_string(),
+                    t.bytes_to_tunnel.load(Relaxed) as i128,
+                ),
+                (
+                    "{dir=\"in\"}".to_string(),
+                    t.bytes_from_tunnel.load(Relaxed) as i128,
+                ),
+            ],
+        );
         o
     }
 }

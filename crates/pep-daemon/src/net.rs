@@ -231,6 +231,25 @@ pub fn tcp_info(fd: &impl AsRawFd) -> Option<LegInfo> {
 
 /// Raises `RLIMIT_NOFILE` to `want` if it is lower (the hard limit too
 /// when privileged); returns the soft limit in force.
+/// The current soft limit on descriptors (`u64::MAX` if unknown).
+pub fn nofile_limit() -> u64 {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit on a local struct.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 {
+        return u64::MAX;
+    }
+    r.rlim_cur
+}
+
+/// Descriptors this process has open now (reads /proc/self/fd: call it
+/// rarely).
+pub fn open_fds() -> u64 {
+    std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count() as u64)
+}
+
 pub fn raise_nofile(want: u64) -> u64 {
     let mut r = libc::rlimit {
         rlim_cur: 0,

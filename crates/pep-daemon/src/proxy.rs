@@ -15,7 +15,7 @@ use tracing::{debug, error, info, warn};
 use crate::config::{self, Settings};
 use crate::conn::{relay_connection, Shared};
 use crate::metrics::{Metrics, Refusal};
-use crate::{net, rules};
+use crate::{net, rules, tunnel};
 
 /// How to run, beyond the configuration.
 #[derive(Clone, Debug, Default)]
@@ -26,6 +26,18 @@ pub struct StartOptions {
     pub signals: bool,
     /// The file SIGHUP re-reads.
     pub config_path: Option<PathBuf>,
+    /// Switch to `proxy.user` once set up. The whole process changes user:
+    /// `pep proxy run` sets it; a daemon embedded in a program that must
+    /// stay root (the tests) does not.
+    pub drop_privileges: bool,
+}
+
+/// What a two-node PEP's tunnel needs, prepared before the runtime runs
+/// (key material checked, UDP socket bound while still privileged).
+struct TunnelSetup {
+    settings: tunnel::TunnelSettings,
+    tls: tunnel::Tls,
+    udp: std::net::UdpSocket,
 }
 
 enum Control {
@@ -48,9 +60,16 @@ struct Admission {
     per_client: Mutex<HashMap<IpAddr, usize>>,
     metrics: Arc<Metrics>,
     /// A spare descriptor, closed to accept-and-reset a connection when
-    /// descriptors run out (otherwise it would wait in the backlog).
+    /// descriptors run out anyway (otherwise it would wait in the backlog).
     reserve: Mutex<Option<std::fs::File>>,
+    /// Descriptors open before any connection: listeners, the runtime,
+    /// the reserve. A connection adds two.
+    base_fds: u64,
 }
+
+/// Descriptors kept free beyond the connections' own: the metrics
+/// endpoint, rule helpers, log files, the reserve's replacement.
+pub const FD_MARGIN: u64 = 8;
 
 /// Holds a connection's place in the limits; released on drop.
 struct Slot {
@@ -105,6 +124,14 @@ impl Admission {
         if *n >= s.max_per_client {
             return Err(Refusal::ClientLimit);
         }
+        // Refuse before the process runs out: a connection that cannot
+        // open its server leg would be accepted only to fail, and running
+        // out can stall the accept loop itself. The limit is read each
+        // time: an operator may lower it on the running process (prlimit).
+        let active = self.metrics.active.load(Relaxed).max(0) as u64;
+        if self.base_fds + 2 * (active + 1) + FD_MARGIN > net::nofile_limit() {
+            return Err(Refusal::Descriptors);
+        }
         *n += 1;
         self.metrics.active.fetch_add(1, Relaxed);
         Ok(Slot {
@@ -128,6 +155,14 @@ async fn accept_loop(listener: TcpListener, adm: Arc<Admission>, shared: Shared)
             Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE)) => {
                 adm.metrics.accept_errors.fetch_add(1, Relaxed);
                 let spare = adm.reserve.lock().unwrap_or_else(|e| e.into_inner()).take();
+                if spare.is_none() {
+                    // Lost to another task's socket in a race: get it back
+                    // once something closes.
+                    *adm.reserve.lock().unwrap_or_else(|e| e.into_inner()) =
+                        std::fs::File::open("/dev/null").ok();
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
                 drop(spare);
                 if let Ok((s, peer)) = listener.accept().await {
                     let dst = s.local_addr().unwrap_or(peer);
@@ -157,7 +192,10 @@ async fn accept_loop(listener: TcpListener, adm: Arc<Admission>, shared: Shared)
                 adm.metrics.accepted.fetch_add(1, Relaxed);
                 let shared = shared.clone();
                 tokio::spawn(async move {
-                    relay_connection(stream, peer, dst, s, shared).await;
+                    match shared.tunnel.clone() {
+                        Some(t) => t.relay_flow(stream, peer, dst, s.connect_timeout).await,
+                        None => relay_connection(stream, peer, dst, s, shared).await,
+                    }
                     drop(slot);
                 });
             }
@@ -179,8 +217,35 @@ impl Daemon {
     /// asked, and runs the proxy on its own thread, in the calling thread's
     /// network namespace. Errors here are setup errors; nothing is left
     /// behind.
-    pub fn start(settings: Settings, opts: StartOptions) -> Result<Daemon, String> {
+    pub fn start(settings: Settings, mut opts: StartOptions) -> Result<Daemon, String> {
         preflight(&settings)?;
+        let tunnel = match &settings.tunnel {
+            Some(t) => {
+                let transport = tunnel::transport(t, settings.max_connections);
+                let tls = tunnel::load_tls(&t.tls, transport)?;
+                let bind = match (t.role, t.listen, t.peer) {
+                    (tunnel::Role::SplitEnd, Some(l), _) => l,
+                    (_, _, Some(p)) if p.is_ipv6() => SocketAddr::new(net::UNSPECIFIED_V6, 0),
+                    _ => SocketAddr::new(net::UNSPECIFIED_V4, 0),
+                };
+                let udp = tunnel::udp_socket(bind)
+                    .map_err(|e| format!("tunnel: bind UDP {bind}: {e}"))?;
+                Some(TunnelSetup {
+                    settings: t.clone(),
+                    tls,
+                    udp,
+                })
+            }
+            None => None,
+        };
+        let split_end = settings
+            .tunnel
+            .as_ref()
+            .is_some_and(|t| t.role == tunnel::Role::SplitEnd);
+        if split_end && opts.install_rules {
+            info!("split-end intercepts nothing: no rules to install");
+            opts.install_rules = false;
+        }
         // Two descriptors per connection, plus listeners and slack.
         let want = settings.max_connections as u64 * 2 + 64;
         let got = net::raise_nofile(want);
@@ -189,23 +254,25 @@ impl Daemon {
         }
         let mut listeners = Vec::new();
         let rcvbuf = settings.client_leg.rcvbuf;
-        listeners.push(
-            net::transparent_listener(
-                SocketAddr::new(net::UNSPECIFIED_V4, settings.port),
-                4096,
-                rcvbuf,
-            )
-            .map_err(|e| format!("listener: {e}"))?,
-        );
-        if settings.ipv6 {
-            match net::transparent_listener(
-                SocketAddr::new(net::UNSPECIFIED_V6, settings.port),
-                4096,
-                rcvbuf,
-            ) {
-                Ok(l) => listeners.push(l),
-                // A host without IPv6 still serves IPv4.
-                Err(e) => warn!("IPv6 listener: {e}"),
+        if !split_end {
+            listeners.push(
+                net::transparent_listener(
+                    SocketAddr::new(net::UNSPECIFIED_V4, settings.port),
+                    4096,
+                    rcvbuf,
+                )
+                .map_err(|e| format!("listener: {e}"))?,
+            );
+            if settings.ipv6 {
+                match net::transparent_listener(
+                    SocketAddr::new(net::UNSPECIFIED_V6, settings.port),
+                    4096,
+                    rcvbuf,
+                ) {
+                    Ok(l) => listeners.push(l),
+                    // A host without IPv6 still serves IPv4.
+                    Err(e) => warn!("IPv6 listener: {e}"),
+                }
             }
         }
         let metrics_listener = match settings.metrics {
@@ -224,6 +291,15 @@ impl Daemon {
         let metrics_addr = metrics_listener.as_ref().and_then(|l| l.local_addr().ok());
         if opts.install_rules {
             rules::install(&settings)?;
+        }
+        if let (true, Some(who)) = (opts.drop_privileges, &settings.user) {
+            if let Err(e) = crate::privileges::drop_to(who) {
+                if opts.install_rules {
+                    let _ = rules::remove(&settings);
+                }
+                return Err(e);
+            }
+            info!(user = %who.name, uid = who.uid, "dropped privileges to CAP_NET_ADMIN, CAP_NET_RAW");
         }
         let workers = if settings.workers == 0 {
             std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -246,16 +322,37 @@ impl Daemon {
             }
         };
         let metrics = Arc::new(Metrics::default());
+        // Handlers are installed before `start` returns: a SIGHUP that
+        // arrives a moment later must reload, not kill the process.
+        let sig = if opts.signals {
+            let _rt = rt.enter();
+            match Signals::new(opts.config_path.clone(), metrics.clone()) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    if opts.install_rules {
+                        let _ = rules::remove(&settings);
+                    }
+                    return Err(e);
+                }
+            }
+        } else {
+            None
+        };
         let (ctl, ctl_rx) = mpsc::unbounded_channel();
         let m = metrics.clone();
         let thread = std::thread::Builder::new()
             .name("pep-proxy-main".into())
             .spawn(move || {
+                let prepared = Prepared {
+                    listeners,
+                    metrics_listener,
+                    sig,
+                    tunnel,
+                };
                 let r = rt.block_on(main_task(
                     settings.clone(),
                     opts.clone(),
-                    listeners,
-                    metrics_listener,
+                    prepared,
                     m,
                     ctl_rx,
                 ));
@@ -325,26 +422,71 @@ impl Drop for Daemon {
     }
 }
 
+/// What `start` set up (while privileged) for the runtime to use.
+struct Prepared {
+    listeners: Vec<std::net::TcpListener>,
+    metrics_listener: Option<std::net::TcpListener>,
+    sig: Option<Signals>,
+    tunnel: Option<TunnelSetup>,
+}
+
 async fn main_task(
     settings: Settings,
     opts: StartOptions,
-    listeners: Vec<std::net::TcpListener>,
-    metrics_listener: Option<std::net::TcpListener>,
+    prepared: Prepared,
     metrics: Arc<Metrics>,
     mut ctl: mpsc::UnboundedReceiver<Control>,
 ) -> Result<(), String> {
+    let Prepared {
+        listeners,
+        metrics_listener,
+        mut sig,
+        tunnel,
+    } = prepared;
     let (abort_tx, abort_rx) = watch::channel(false);
+    let mut tunnel_client = None;
+    let mut tunnel_task = None;
+    if let Some(t) = tunnel {
+        let server = (t.settings.role == tunnel::Role::SplitEnd).then_some(t.tls.server);
+        let endpoint = quinn::Endpoint::new(
+            quinn::EndpointConfig::default(),
+            server,
+            t.udp,
+            Arc::new(quinn::TokioRuntime),
+        )
+        .map_err(|e| format!("tunnel endpoint: {e}"))?;
+        match (t.settings.role, t.settings.peer) {
+            (tunnel::Role::SplitStart, Some(peer)) => {
+                tunnel_client = Some(tunnel::start::spawn(
+                    endpoint,
+                    peer,
+                    t.tls.client,
+                    metrics.clone(),
+                ));
+            }
+            _ => {
+                tunnel_task = Some(tokio::spawn(tunnel::end::serve(
+                    endpoint,
+                    Arc::new(settings.clone()),
+                    metrics.clone(),
+                )));
+            }
+        }
+    }
     let shared = Shared {
         metrics: metrics.clone(),
         abort: abort_rx,
         epoch: std::time::Instant::now(),
         sample_legs: settings.metrics.is_some(),
+        tunnel: tunnel_client,
     };
+    let reserve = std::fs::File::open("/dev/null").ok();
     let adm = Arc::new(Admission {
         settings: RwLock::new(Arc::new(settings.clone())),
         per_client: Mutex::new(HashMap::new()),
         metrics: metrics.clone(),
-        reserve: Mutex::new(std::fs::File::open("/dev/null").ok()),
+        reserve: Mutex::new(reserve),
+        base_fds: net::open_fds(),
     });
     let mut accepts = Vec::new();
     for l in listeners {
@@ -358,16 +500,21 @@ async fn main_task(
         }
         None => None,
     };
-    info!(
-        port = settings.port,
-        max_connections = settings.max_connections,
-        "proxy running"
-    );
-    let mut sig = if opts.signals {
-        Some(Signals::new(opts.config_path.clone())?)
-    } else {
-        None
-    };
+    match settings.tunnel.as_ref().map(|t| (t.role, t.listen)) {
+        Some((tunnel::Role::SplitEnd, listen)) => {
+            info!(?listen, "split-end running: serving the tunnel")
+        }
+        Some((tunnel::Role::SplitStart, _)) => info!(
+            port = settings.port,
+            max_connections = settings.max_connections,
+            "split-start running: intercepted connections go over the tunnel"
+        ),
+        None => info!(
+            port = settings.port,
+            max_connections = settings.max_connections,
+            "proxy running"
+        ),
+    }
     loop {
         let ev = tokio::select! {
             c = ctl.recv() => c.unwrap_or(Control::Stop),
@@ -402,19 +549,29 @@ async fn main_task(
     if let Some(t) = metrics_task {
         t.abort();
     }
+    if let Some(t) = tunnel_task {
+        t.abort();
+    }
     info!("stopped");
     Ok(())
 }
 
 fn apply_reload(adm: &Arc<Admission>, new: Settings, opts: &StartOptions) {
     let old = adm.settings();
-    if new.port != old.port || new.ipv6 != old.ipv6 || new.metrics != old.metrics {
-        warn!("reload: proxy.port, proxy.ipv6 and proxy.metrics need a restart; keeping the old values");
+    if new.port != old.port
+        || new.ipv6 != old.ipv6
+        || new.metrics != old.metrics
+        || new.user != old.user
+        || new.tunnel != old.tunnel
+    {
+        warn!("reload: proxy.port, proxy.ipv6, proxy.metrics, proxy.user and [tunnel] need a restart; keeping the old values");
     }
     let new = Settings {
         port: old.port,
         ipv6: old.ipv6,
         metrics: old.metrics,
+        user: old.user.clone(),
+        tunnel: old.tunnel.clone(),
         ..new
     };
     if let Err(e) = preflight(&new) {
@@ -440,10 +597,11 @@ struct Signals {
     int: tokio::signal::unix::Signal,
     hup: tokio::signal::unix::Signal,
     path: Option<PathBuf>,
+    metrics: Arc<Metrics>,
 }
 
 impl Signals {
-    fn new(path: Option<PathBuf>) -> Result<Signals, String> {
+    fn new(path: Option<PathBuf>, metrics: Arc<Metrics>) -> Result<Signals, String> {
         use tokio::signal::unix::{signal, SignalKind};
         let s = |k| signal(k).map_err(|e| format!("signal handler: {e}"));
         Ok(Signals {
@@ -451,6 +609,7 @@ impl Signals {
             int: s(SignalKind::interrupt())?,
             hup: s(SignalKind::hangup())?,
             path,
+            metrics,
         })
     }
 
@@ -466,7 +625,10 @@ impl Signals {
                     };
                     match config::load(&p) {
                         Ok(s) => return Control::Reload(Box::new(s)),
-                        Err(e) => error!("reload refused: {e}"),
+                        Err(e) => {
+                            self.metrics.reload_errors.fetch_add(1, Relaxed);
+                            error!("reload refused: {e}");
+                        }
                     }
                 }
             }

@@ -10,8 +10,8 @@ use crate::ethtool;
 use crate::netns;
 use crate::state::{self, Endpoint, LabState, LinkState, NodeState};
 use crate::topology::{
-    emu_ifname, link_addr, link_mac, link_netns, mac_string, node_ifname, node_netns, valid_id,
-    LabTopology, Role,
+    emu_ifname, link_addr, link_addr6, link_mac, link_netns, mac_string, node_ifname, node_netns,
+    valid_id, LabTopology, Role,
 };
 
 /// How to build a lab.
@@ -22,6 +22,10 @@ pub struct LabOptions {
     /// unique per process, so parallel test binaries never clash.
     pub id: Option<String>,
     pub emu: EmuOptions,
+    /// Give every node IPv6 addresses too ([`link_addr6`]), with static
+    /// neighbours and routes like the IPv4 ones. Default false: IPv6 is
+    /// disabled, so nothing but the experiment's traffic crosses the links.
+    pub ipv6: bool,
 }
 
 /// A running lab. Dropping it takes everything down (best effort);
@@ -35,6 +39,20 @@ pub struct Lab {
 }
 
 static NEXT_ID: AtomicU32 = AtomicU32::new(0);
+
+/// Sysctls of every node namespace with [`LabOptions::ipv6`]: addresses
+/// usable at once (no duplicate address detection), and no router
+/// solicitations or advertisements crossing the links.
+const NODE_SYSCTLS_V6: &[(&str, &str)] = &[
+    ("net/ipv6/conf/all/disable_ipv6", "0"),
+    ("net/ipv6/conf/default/disable_ipv6", "0"),
+    ("net/ipv6/conf/all/accept_dad", "0"),
+    ("net/ipv6/conf/default/accept_dad", "0"),
+    ("net/ipv6/conf/all/accept_ra", "0"),
+    ("net/ipv6/conf/default/accept_ra", "0"),
+    ("net/ipv6/conf/all/router_solicitations", "0"),
+    ("net/ipv6/conf/default/router_solicitations", "0"),
+];
 
 /// Sysctls of every node namespace, and why.
 const NODE_SYSCTLS: &[(&str, &str)] = &[
@@ -84,11 +102,11 @@ impl Lab {
             emulators: vec![],
             finished: false,
         };
-        lab.build(&opts.emu)?; // on error, Drop removes what exists
+        lab.build(&opts.emu, opts.ipv6)?; // on error, Drop removes what exists
         Ok(lab)
     }
 
-    fn build(&mut self, emu: &EmuOptions) -> Result<()> {
+    fn build(&mut self, emu: &EmuOptions, ipv6: bool) -> Result<()> {
         let id = self.state.id.clone();
         let topo = &self.topo;
         for n in &topo.nodes {
@@ -98,6 +116,12 @@ impl Lab {
             netns::in_netns(&ns, || {
                 for (k, v) in NODE_SYSCTLS {
                     netns::write_sysctl(k, v)?;
+                }
+                if ipv6 {
+                    for (k, v) in NODE_SYSCTLS_V6 {
+                        netns::write_sysctl(k, v)?;
+                    }
+                    netns::write_sysctl("net/ipv6/conf/all/forwarding", forward)?;
                 }
                 netns::write_sysctl("net/ipv4/ip_forward", forward)
             })?;
@@ -139,7 +163,11 @@ impl Lab {
                 }
                 Ok(())
             })?;
-            netns::ip_batch(Some(&ns), &node_commands(topo, n))?;
+            let mut cmds = node_commands(topo, n);
+            if ipv6 {
+                cmds.extend(node_commands6(topo, n));
+            }
+            netns::ip_batch(Some(&ns), &cmds)?;
         }
         for i in 0..topo.links.len() {
             let ns = link_netns(&id, i);
@@ -308,6 +336,52 @@ pub fn node_commands(topo: &LabTopology, n: usize) -> Vec<String> {
     cmds
 }
 
+/// The IPv6 half of [`node_commands`]: the same plan with [`link_addr6`]
+/// addresses (`nodad`: usable at once).
+pub fn node_commands6(topo: &LabTopology, n: usize) -> Vec<String> {
+    let mut cmds = Vec::new();
+    let mine = topo.attachments(n);
+    for &(l, side) in &mine {
+        let dev = node_ifname(l);
+        cmds.push(format!(
+            "addr add {}/64 dev {dev} nodad",
+            link_addr6(l, side)
+        ));
+        cmds.push(format!(
+            "neigh replace {} lladdr {} dev {dev} nud permanent",
+            link_addr6(l, 1 - side),
+            mac_string(link_mac(l, 1 - side))
+        ));
+    }
+    let next = topo.next_hops();
+    for (d, hop) in next[n].iter().enumerate() {
+        let Some((l, side)) = *hop else {
+            continue;
+        };
+        for (dl, dside) in topo.attachments(d) {
+            if mine.iter().any(|&(ml, _)| ml == dl) {
+                continue;
+            }
+            cmds.push(format!(
+                "route replace {}/128 via {} dev {}",
+                link_addr6(dl, dside),
+                link_addr6(l, 1 - side),
+                node_ifname(l)
+            ));
+        }
+    }
+    cmds
+}
+
+impl Lab {
+    /// `node`'s IPv6 address on its first link (with [`LabOptions::ipv6`]).
+    pub fn addr6(&self, node: &str) -> Option<std::net::Ipv6Addr> {
+        let n = self.topo.nodes.iter().position(|x| x.name == node)?;
+        let &(l, side) = self.topo.attachments(n).first()?;
+        Some(link_addr6(l, side))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -338,5 +412,12 @@ mod tests {
         assert!(dcmds.contains(&"route replace 198.18.0.1/32 via 198.18.1.1 dev pep1".to_string()));
         // The router is directly attached to both: only connected routes.
         assert!(!node_commands(&t, 1).iter().any(|c| c.starts_with("route")));
+        let s6 = node_commands6(&t, 0);
+        assert!(s6.contains(&"addr add fd70:6570:0:0::1/64 dev pep0 nodad".replace("0:0::", ":")));
+        assert!(
+            s6.contains(&"route replace fd70:6570:1::2/128 via fd70:6570::2 dev pep0".to_string()),
+            "{s6:?}"
+        );
+        assert!(!node_commands6(&t, 1).iter().any(|c| c.starts_with("route")));
     }
 }

@@ -285,6 +285,13 @@ pub fn link_addr(link: usize, side: usize) -> Ipv4Addr {
     Ipv4Addr::from(block + 1 + side as u32)
 }
 
+/// The IPv6 address of end `side` of link `link` (with
+/// [`crate::LabOptions::ipv6`]): `fd70:6570:<link>::<side + 1>/64`, a
+/// unique local prefix ("pe" again).
+pub fn link_addr6(link: usize, side: usize) -> std::net::Ipv6Addr {
+    std::net::Ipv6Addr::new(0xfd70, 0x6570, link as u16, 0, 0, 0, 0, side as u16 + 1)
+}
+
 /// A deterministic, locally administered MAC for end `side` of link `link`:
 /// `02:70:65:<link hi>:<link lo>:<side + 1>` ("pe" in the middle bytes).
 pub fn link_mac(link: usize, side: usize) -> [u8; 6] {

@@ -175,6 +175,7 @@ mod tests {
             Event::Bin,
             Event::App(4),
             Event::Host(7),
+            Event::Agent(2),
         ] {
             assert_eq!(Event::unpack(ev.pack()), ev);
         }

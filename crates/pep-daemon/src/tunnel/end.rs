@@ -1,0 +1,150 @@
+//! split-end: accepts the tunnel, and for each stream connects to the
+//! destination its header names, if the policy allows it.
+
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::Duration;
+
+use quinn::{Connection, Endpoint, RecvStream, SendStream};
+use tokio::net::{TcpSocket, TcpStream};
+use tracing::{debug, info, warn};
+
+use super::{allowed, read_header, relay, FlowCounters, FlowEnd, Status};
+use crate::config::Settings;
+use crate::metrics::Metrics;
+use crate::net;
+
+/// Serves tunnels arriving at `endpoint` until the task is dropped.
+pub async fn serve(endpoint: Endpoint, settings: Arc<Settings>, metrics: Arc<Metrics>) {
+    while let Some(incoming) = endpoint.accept().await {
+        let (s, m) = (settings.clone(), metrics.clone());
+        tokio::spawn(async move {
+            let from = incoming.remote_address();
+            match incoming.await {
+                Ok(conn) => {
+                    m.tunnel.connects.fetch_add(1, Relaxed);
+                    m.tunnel.up.fetch_add(1, Relaxed);
+                    info!(%from, "tunnel up");
+                    let why = serve_connection(conn, s, m.clone()).await;
+                    m.tunnel.up.fetch_sub(1, Relaxed);
+                    warn!(%from, "tunnel down: {why}");
+                }
+                Err(e) => {
+                    if super::start::is_auth_failure(&e) {
+                        m.tunnel.auth_failures.fetch_add(1, Relaxed);
+                        warn!(%from, "tunnel refused: the peer failed authentication: {e}");
+                    } else {
+                        debug!(%from, "tunnel handshake: {e}");
+                    }
+                }
+            }
+        });
+    }
+}
+
+async fn serve_connection(
+    conn: Connection,
+    s: Arc<Settings>,
+    m: Arc<Metrics>,
+) -> quinn::ConnectionError {
+    let sampler = {
+        let (conn, m) = (conn.clone(), m.clone());
+        tokio::spawn(async move {
+            loop {
+                let st = conn.stats();
+                m.tunnel
+                    .rtt_us
+                    .store(st.path.rtt.as_micros() as u64, Relaxed);
+                m.tunnel.cwnd_bytes.store(st.path.cwnd, Relaxed);
+                m.tunnel.lost_packets.store(st.path.lost_packets, Relaxed);
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        })
+    };
+    let why = loop {
+        match conn.accept_bi().await {
+            Ok((send, recv)) => {
+                let (s, m) = (s.clone(), m.clone());
+                tokio::spawn(async move {
+                    m.tunnel.flows_active.fetch_add(1, Relaxed);
+                    let how = flow(send, recv, &s, &m).await;
+                    m.tunnel.flows_active.fetch_sub(1, Relaxed);
+                    m.tunnel.end(how);
+                });
+            }
+            Err(e) => break e,
+        }
+    };
+    sampler.abort();
+    why
+}
+
+async fn flow(
+    mut send: SendStream,
+    mut recv: RecvStream,
+    s: &Settings,
+    m: &Metrics,
+) -> &'static str {
+    let header = tokio::time::timeout(s.connect_timeout, read_header(&mut recv)).await;
+    let (dst, client) = match header {
+        Ok(Ok(h)) => h,
+        Ok(Err(e)) => {
+            warn!("tunnel: bad flow header: {e}");
+            let _ = send.reset(super::CODE_RESET);
+            return "reset_by_tunnel";
+        }
+        Err(_) => {
+            let _ = send.reset(super::CODE_RESET);
+            return "reset_by_tunnel";
+        }
+    };
+    let policy = s.tunnel.as_ref().map_or(&[][..], |t| &t.allow[..]);
+    let answer = |st: Status| [st as u8];
+    if !allowed(policy, dst.ip()) {
+        warn!(%client, %dst, "tunnel: destination not allowed by tunnel.allow");
+        let _ = send.write_all(&answer(Status::Refused)).await;
+        let _ = send.finish();
+        return "refused_by_policy";
+    }
+    let tcp = match connect(dst, s).await {
+        Ok(t) => t,
+        Err(e) => {
+            debug!(%client, %dst, "tunnel: connect failed: {e}");
+            let _ = send.write_all(&answer(Status::Unreachable)).await;
+            let _ = send.finish();
+            return "unreachable";
+        }
+    };
+    if send.write_all(&answer(Status::Connected)).await.is_err() {
+        super::reset_tcp(&tcp);
+        return "reset_by_tunnel";
+    }
+    let counters = FlowCounters::default();
+    let end = relay(tcp, send, recv, &counters).await;
+    m.tunnel
+        .bytes_to_tunnel
+        .fetch_add(counters.to_tunnel.load(Relaxed), Relaxed);
+    m.tunnel
+        .bytes_from_tunnel
+        .fetch_add(counters.from_tunnel.load(Relaxed), Relaxed);
+    match end {
+        FlowEnd::Clean => "clean",
+        FlowEnd::ResetByTcp => "reset_by_tcp",
+        FlowEnd::ResetByTunnel => "reset_by_tunnel",
+    }
+}
+
+/// The destination leg: the server-leg options of `dst`, with a timeout.
+async fn connect(dst: SocketAddr, s: &Settings) -> std::io::Result<TcpStream> {
+    let (_, opts) = s.legs_for(dst.ip());
+    let sock = net::server_socket(dst, 0, None, &opts)?;
+    let sock = TcpSocket::from_std_stream(std::net::TcpStream::from(sock));
+    match tokio::time::timeout(s.connect_timeout, sock.connect(dst)).await {
+        Ok(r) => r,
+        Err(_) => Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            "connect timed out",
+        )),
+    }
+}

@@ -1,0 +1,176 @@
+//! split-start: keeps the tunnel to split-end up, and carries each
+//! intercepted connection over a stream of it.
+
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::Duration;
+
+use quinn::{Connection, Endpoint};
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+use tracing::{debug, info, warn};
+
+use super::{encode_header, relay, reset_tcp, FlowCounters, FlowEnd, Status};
+use crate::metrics::Metrics;
+
+/// The tunnel as flows see it: the current connection, if any.
+pub struct TunnelClient {
+    conn: watch::Receiver<Option<Connection>>,
+    metrics: Arc<Metrics>,
+}
+
+/// Connects to `peer` and keeps reconnecting (backoff 100 ms to 2 s) for
+/// as long as the runtime runs.
+pub fn spawn(
+    endpoint: Endpoint,
+    peer: SocketAddr,
+    config: quinn::ClientConfig,
+    metrics: Arc<Metrics>,
+) -> Arc<TunnelClient> {
+    let (tx, rx) = watch::channel(None);
+    let m = metrics.clone();
+    tokio::spawn(async move {
+        let mut backoff = Duration::from_millis(100);
+        loop {
+            match connect(&endpoint, peer, &config).await {
+                Ok(conn) => {
+                    backoff = Duration::from_millis(100);
+                    m.tunnel.connects.fetch_add(1, Relaxed);
+                    m.tunnel.up.store(1, Relaxed);
+                    info!(%peer, "tunnel up");
+                    let _ = tx.send(Some(conn.clone()));
+                    let sampler = tokio::spawn(sample(conn.clone(), m.clone()));
+                    let why = conn.closed().await;
+                    sampler.abort();
+                    let _ = tx.send(None);
+                    m.tunnel.up.store(0, Relaxed);
+                    warn!(%peer, "tunnel down: {why}");
+                }
+                Err(e) => {
+                    if is_auth_failure(&e) {
+                        m.tunnel.auth_failures.fetch_add(1, Relaxed);
+                        warn!(%peer, "tunnel refused: the peer failed authentication: {e}");
+                    } else {
+                        debug!(%peer, "tunnel connect: {e}");
+                    }
+                }
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_secs(2));
+        }
+    });
+    Arc::new(TunnelClient { conn: rx, metrics })
+}
+
+async fn connect(
+    endpoint: &Endpoint,
+    peer: SocketAddr,
+    config: &quinn::ClientConfig,
+) -> Result<Connection, quinn::ConnectionError> {
+    match endpoint.connect_with(config.clone(), peer, super::tls::SERVER_NAME) {
+        Ok(c) => c.await,
+        Err(e) => {
+            warn!(%peer, "tunnel: {e}");
+            Err(quinn::ConnectionError::LocallyClosed)
+        }
+    }
+}
+
+/// A TLS alert about certificates, from either side.
+pub(crate) fn is_auth_failure(e: &quinn::ConnectionError) -> bool {
+    let text = e.to_string();
+    matches!(
+        e,
+        quinn::ConnectionError::TransportError(_) | quinn::ConnectionError::ConnectionClosed(_)
+    ) && (text.contains("certificate") || text.contains("ApplicationVerificationFailure"))
+}
+
+/// Copies the connection's path statistics into the metrics each second.
+async fn sample(conn: Connection, m: Arc<Metrics>) {
+    loop {
+        let s = conn.stats();
+        m.tunnel
+            .rtt_us
+            .store(s.path.rtt.as_micros() as u64, Relaxed);
+        m.tunnel.cwnd_bytes.store(s.path.cwnd, Relaxed);
+        m.tunnel.lost_packets.store(s.path.lost_packets, Relaxed);
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+impl TunnelClient {
+    /// The connection, waiting up to `within` for one.
+    async fn connection(&self, within: Duration) -> Option<Connection> {
+        let mut rx = self.conn.clone();
+        let got = tokio::time::timeout(within, async {
+            rx.wait_for(|c| c.is_some())
+                .await
+                .ok()
+                .and_then(|c| c.clone())
+        })
+        .await;
+        got.ok().flatten()
+    }
+
+    /// Carries one intercepted connection (`client` from `peer`, bound for
+    /// `dst`) to split-end. Every way it can fail ends in a RST to the
+    /// client: no tunnel within `timeout`, a refused or unreachable
+    /// destination, or the tunnel failing mid-flow.
+    pub async fn relay_flow(
+        &self,
+        client: TcpStream,
+        peer: SocketAddr,
+        dst: SocketAddr,
+        timeout: Duration,
+    ) {
+        let t = &self.metrics.tunnel;
+        t.flows_active.fetch_add(1, Relaxed);
+        let how = self.flow(client, peer, dst, timeout).await;
+        t.flows_active.fetch_sub(1, Relaxed);
+        t.end(how);
+        debug!(%peer, %dst, how, "tunnelled flow ended");
+    }
+
+    async fn flow(
+        &self,
+        client: TcpStream,
+        peer: SocketAddr,
+        dst: SocketAddr,
+        timeout: Duration,
+    ) -> &'static str {
+        let fail = |client: TcpStream, how| {
+            reset_tcp(&client);
+            how
+        };
+        let Some(conn) = self.connection(timeout).await else {
+            return fail(client, "no_tunnel");
+        };
+        let opened = tokio::time::timeout(timeout, async {
+            let (mut send, mut recv) = conn.open_bi().await.ok()?;
+            send.write_all(&encode_header(dst, peer)).await.ok()?;
+            let mut b = [0u8; 1];
+            recv.read_exact(&mut b).await.ok()?;
+            Some((send, recv, Status::from_byte(b[0])?))
+        })
+        .await;
+        let (send, recv) = match opened {
+            Ok(Some((s, r, Status::Connected))) => (s, r),
+            Ok(Some((_, _, Status::Refused))) => return fail(client, "refused_by_policy"),
+            Ok(Some((_, _, Status::Unreachable))) => return fail(client, "unreachable"),
+            Ok(None) | Err(_) => return fail(client, "no_tunnel"),
+        };
+        let counters = FlowCounters::default();
+        let end = relay(client, send, recv, &counters).await;
+        let t = &self.metrics.tunnel;
+        t.bytes_to_tunnel
+            .fetch_add(counters.to_tunnel.load(Relaxed), Relaxed);
+        t.bytes_from_tunnel
+            .fetch_add(counters.from_tunnel.load(Relaxed), Relaxed);
+        match end {
+            FlowEnd::Clean => "clean",
+            FlowEnd::ResetByTcp => "reset_by_tcp",
+            FlowEnd::ResetByTunnel => "reset_by_tunnel",
+        }
+    }
+}
