@@ -250,10 +250,22 @@ pub fn topology_from_scenario(sc: &Scenario) -> Result<LabTopology, String> {
         t.node(&n.name, role);
     }
     let dir = |link: &str, d: &LinkDirSpec| -> Result<DirParams, String> {
-        let QueueSpec::DropTail { limit } = d.queue else {
-            return Err(sim_only(format!(
-                "link {link}: a queue other than DropTail"
-            )));
+        // DropTail, or the Smart ACK Dropper over DropTail.
+        let (limit, sad_max_flows) = match &d.queue {
+            QueueSpec::DropTail { limit } => (*limit, None),
+            QueueSpec::Sad { inner, max_flows } => match **inner {
+                QueueSpec::DropTail { limit } => (limit, Some(*max_flows)),
+                _ => {
+                    return Err(sim_only(format!(
+                        "link {link}: a sad queue over anything but DropTail"
+                    )))
+                }
+            },
+            _ => {
+                return Err(sim_only(format!(
+                    "link {link}: a queue other than DropTail or sad"
+                )))
+            }
         };
         let loss = match &d.loss {
             LossSpec::None => LossParams::None,
@@ -291,6 +303,7 @@ pub fn topology_from_scenario(sc: &Scenario) -> Result<LabTopology, String> {
             delay: d.delay,
             queue: limit,
             loss,
+            sad_max_flows,
         })
     };
     for l in &sc.links {
