@@ -777,4 +777,19 @@ mod tests {
             assert!(e.contains(says) && e.contains("simulator-only"), "{e}");
         }
     }
+
+    #[test]
+    fn sad_over_droptail_runs_in_the_lab() {
+        let sad = "queue = { kind = \"sad\", limit = 30, max_flows = 8 }";
+        let t = topology_from_scenario(&scenario(sad, "")).unwrap();
+        let d = t.links[0].reverse;
+        assert_eq!(d.sad_max_flows, Some(8));
+        assert_eq!(d.queue, pep_core::queue::QueueLimit::Packets(30));
+        assert_eq!(t.links[0].forward.sad_max_flows, Some(8));
+        let plain = topology_from_scenario(&scenario("", "")).unwrap();
+        assert_eq!(plain.links[0].reverse.sad_max_flows, None);
+        let two = "queue = { kind = \"sad\", data_share = 0.5 }";
+        let e = topology_from_scenario(&scenario(two, "")).unwrap_err();
+        assert!(e.contains("sad queue over anything but DropTail"), "{e}");
+    }
 }
