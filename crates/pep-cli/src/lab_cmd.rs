@@ -250,10 +250,22 @@ pub fn topology_from_scenario(sc: &Scenario) -> Result<LabTopology, String> {
         t.node(&n.name, role);
     }
     let dir = |link: &str, d: &LinkDirSpec| -> Result<DirParams, String> {
-        let QueueSpec::DropTail { limit } = d.queue else {
-            return Err(sim_only(format!(
-                "link {link}: a queue other than DropTail"
-            )));
+        // DropTail, or the Smart ACK Dropper over DropTail.
+        let (limit, sad_max_flows) = match &d.queue {
+            QueueSpec::DropTail { limit } => (*limit, None),
+            QueueSpec::Sad { inner, max_flows } => match **inner {
+                QueueSpec::DropTail { limit } => (limit, Some(*max_flows)),
+                _ => {
+                    return Err(sim_only(format!(
+                        "link {link}: a sad queue over anything but DropTail"
+                    )))
+                }
+            },
+            _ => {
+                return Err(sim_only(format!(
+                    "link {link}: a queue other than DropTail or sad"
+                )))
+            }
         };
         let loss = match &d.loss {
             LossSpec::None => LossParams::None,
@@ -291,6 +303,7 @@ pub fn topology_from_scenario(sc: &Scenario) -> Result<LabTopology, String> {
             delay: d.delay,
             queue: limit,
             loss,
+            sad_max_flows,
         })
     };
     for l in &sc.links {
@@ -763,5 +776,20 @@ mod tests {
             let e = topology_from_scenario(&scenario(link, node)).unwrap_err();
             assert!(e.contains(says) && e.contains("simulator-only"), "{e}");
         }
+    }
+
+    #[test]
+    fn sad_over_droptail_runs_in_the_lab() {
+        let sad = "queue = { kind = \"sad\", limit = 30, max_flows = 8 }";
+        let t = topology_from_scenario(&scenario(sad, "")).unwrap();
+        let d = t.links[0].reverse;
+        assert_eq!(d.sad_max_flows, Some(8));
+        assert_eq!(d.queue, pep_core::queue::QueueLimit::Packets(30));
+        assert_eq!(t.links[0].forward.sad_max_flows, Some(8));
+        let plain = topology_from_scenario(&scenario("", "")).unwrap();
+        assert_eq!(plain.links[0].reverse.sad_max_flows, None);
+        let two = "queue = { kind = \"sad\", data_share = 0.5 }";
+        let e = topology_from_scenario(&scenario(two, "")).unwrap_err();
+        assert!(e.contains("sad queue over anything but DropTail"), "{e}");
     }
 }

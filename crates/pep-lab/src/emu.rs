@@ -25,13 +25,14 @@ use std::thread::JoinHandle;
 
 use pep_core::link::{LinkDir, LinkStats};
 use pep_core::loss::{GilbertElliott, LossModel};
-use pep_core::queue::{Queue, QueueStats};
+use pep_core::queue::{Qdisc, Queue, QueueStats};
 use pep_core::rng::Stream;
+use pep_core::sad::SadStats;
 use pep_core::{Duration, Instant};
 
 use crate::clock::{timespec, tune_timing_thread, Clock, Histogram};
 use crate::error::{io_err, last_os, LabError, Result};
-use crate::frame::Frame;
+use crate::frame::{FlowTable, Frame, WriteBack};
 use crate::netns;
 use crate::packet_socket::{PacketSocket, Recv};
 use crate::topology::{emu_ifname, DirParams, LossParams};
@@ -84,6 +85,15 @@ pub struct DirReport {
     pub realtime: bool,
     /// Time since the emulator started, when these counters were taken.
     pub elapsed: Duration,
+    /// The Smart ACK Dropper's counters, when it runs on this direction.
+    pub sad: Option<SadStats>,
+    /// Frames whose bytes were rewritten on the way out (SAD).
+    pub rewritten_frames: u64,
+    /// Frames a field could not be written into (sent as they were, apart
+    /// from the fields written before); expected zero.
+    pub rewrite_failures: u64,
+    /// TCP connections the flow table has seen (or holds, past its bound).
+    pub flows: u64,
 }
 
 /// Both directions of one link, running.
@@ -168,7 +178,7 @@ impl LinkEmulator {
                 netns: netns.to_string(),
                 rx_if,
                 tx_if,
-                link: LinkDir::new(p.rate, p.delay, Queue::drop_tail(p.queue), loss),
+                link: LinkDir::new(p.rate, p.delay, queue_of(&p), loss),
                 clock,
                 opts,
                 stop_fd: emu.stop.as_raw_fd(),
@@ -253,6 +263,7 @@ fn run_direction(mut t: DirTask, ready: mpsc::Sender<Result<()>>) {
     const BATCH: usize = 64;
     const PUBLISH_EVERY: Duration = Duration::from_millis(100);
     let mut pool: Vec<Vec<u8>> = Vec::new();
+    let mut flows = FlowTable::default();
     let mut stats = DirReport {
         name: t.report.lock().map(|r| r.name.clone()).unwrap_or_default(),
         realtime,
@@ -267,7 +278,12 @@ fn run_direction(mut t: DirTask, ready: mpsc::Sender<Result<()>>) {
             stats.lateness.record(now - due);
         }
         link.handle_timeout(now);
-        while let Some(f) = link.poll_deliver(now) {
+        while let Some(mut f) = link.poll_deliver(now) {
+            match f.write_back() {
+                WriteBack::Unchanged => {}
+                WriteBack::Rewritten => stats.rewritten_frames += 1,
+                WriteBack::Partial => stats.rewrite_failures += 1,
+            }
             if tx.send(&f.bytes).is_err() {
                 stats.send_errors += 1;
             }
@@ -279,7 +295,7 @@ fn run_direction(mut t: DirTask, ready: mpsc::Sender<Result<()>>) {
             match rx.recv(&mut buf) {
                 Ok(Recv::Frame(n)) => {
                     buf.truncate(n);
-                    if let Err((f, _)) = link.enqueue(now, Frame::new(buf)) {
+                    if let Err((f, _)) = link.enqueue(now, Frame::parse(buf, &mut flows)) {
                         pool.push(f.bytes);
                     }
                     let q = link.queue.len_packets() as u64;
@@ -296,6 +312,7 @@ fn run_direction(mut t: DirTask, ready: mpsc::Sender<Result<()>>) {
             }
         }
         if now >= next_publish {
+            stats.flows = flows.len() as u64;
             publish(&mut stats, link, &mut rx, now - started, &t.report);
             next_publish = now + PUBLISH_EVERY;
         }
@@ -324,6 +341,15 @@ fn run_direction(mut t: DirTask, ready: mpsc::Sender<Result<()>>) {
     );
 }
 
+/// The queue of a direction: DropTail, with SAD in front if asked.
+fn queue_of(p: &DirParams) -> Queue<Frame> {
+    let q = Queue::drop_tail(p.queue);
+    match p.sad_max_flows {
+        Some(n) => Queue::sad(q, n as usize),
+        None => q,
+    }
+}
+
 fn publish(
     stats: &mut DirReport,
     link: &LinkDir<Frame>,
@@ -333,6 +359,9 @@ fn publish(
 ) {
     stats.link = link.stats;
     stats.queue = link.queue.stats;
+    if let Qdisc::Sad(q) = &link.queue.disc {
+        stats.sad = Some(*q.stats());
+    }
     stats.kernel_drops = rx.kernel_drops();
     stats.elapsed = elapsed;
     if let Ok(mut g) = out.lock() {

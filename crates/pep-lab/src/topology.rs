@@ -79,6 +79,11 @@ pub struct DirParams {
     /// DropTail limit on waiting packets (or bytes).
     pub queue: QueueLimit,
     pub loss: LossParams,
+    /// Run the Smart ACK Dropper (`pep_core::sad`) in front of the queue,
+    /// keeping state for at most this many flows: pure ACKs waiting for a
+    /// slow direction are merged and rewritten in the frames' bytes (see
+    /// `docs/lab.md`, "The Smart ACK Dropper on real packets").
+    pub sad_max_flows: Option<u32>,
 }
 
 impl DirParams {
@@ -89,10 +94,16 @@ impl DirParams {
             delay,
             queue: QueueLimit::Packets(queue_packets),
             loss: LossParams::None,
+            sad_max_flows: None,
         }
     }
     pub fn with_loss(mut self, loss: LossParams) -> DirParams {
         self.loss = loss;
+        self
+    }
+    /// The same direction with the Smart ACK Dropper on its queue.
+    pub fn with_sad(mut self, max_flows: u32) -> DirParams {
+        self.sad_max_flows = Some(max_flows);
         self
     }
 }

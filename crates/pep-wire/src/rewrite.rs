@@ -73,3 +73,40 @@ pub fn rewrite_tcp_timestamps(packet: &mut [u8], ts: Timestamps) -> Result<bool,
     patch_field(segment, TCP_CHECKSUM_OFFSET, off, &new);
     Ok(true)
 }
+
+/// Replaces the blocks of the SACK option in place, keeping the header
+/// length: the option keeps its size, so at most as many blocks as it
+/// already holds are written (the first ones of `blocks`, the most recent
+/// by RFC 2018) and the bytes left over become NOPs; with no block to
+/// write, the whole option becomes NOPs. Returns `Ok(false)`, changing
+/// nothing, when the segment carries no SACK option. If the option appears
+/// more than once, the last one (the one parsing reports) is rewritten.
+pub fn rewrite_tcp_sack(packet: &mut [u8], blocks: &[(u32, u32)]) -> Result<bool, WireError> {
+    let (segment, header_len) = segment_mut(packet)?;
+    let options = &segment[TcpRepr::MIN_HEADER_LEN..header_len];
+    if TcpOptions::parse(options)?.sack.is_empty() {
+        return Ok(false);
+    }
+    let found = OptionIter::new(options)
+        .filter_map(Result::ok)
+        .filter(|o| o.kind == kind::SACK)
+        .last()
+        .map(|o| (o.offset, o.data.len() / 8));
+    let Some((offset, room)) = found else {
+        return Ok(false);
+    };
+    let mut new = [kind::NOP; 2 + 8 * crate::options::MAX_SACK_BLOCKS];
+    let new = &mut new[..2 + 8 * room];
+    let n = blocks.len().min(room);
+    if n > 0 {
+        new[0] = kind::SACK;
+        new[1] = (2 + 8 * n) as u8;
+        for (i, &(l, r)) in blocks[..n].iter().enumerate() {
+            new[2 + 8 * i..6 + 8 * i].copy_from_slice(&l.to_be_bytes());
+            new[6 + 8 * i..10 + 8 * i].copy_from_slice(&r.to_be_bytes());
+        }
+    }
+    let off = TcpRepr::MIN_HEADER_LEN + offset;
+    patch_field(segment, TCP_CHECKSUM_OFFSET, off, new);
+    Ok(true)
+}
