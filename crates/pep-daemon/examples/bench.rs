@@ -9,7 +9,8 @@
 //!   `pep` process's utime+stime) vs `socat` relaying the same path;
 //! * (c) connection setup: connect + first byte from the server, p50/p99
 //!   over `--connects` sequential connections, direct vs via the proxy;
-//! * (d) (a) and (b) with 100 parallel downloads;
+//! * (d) (a) and (b) with 100 parallel downloads; and in (b) a plain
+//!   splice(2) relay (`bench --splice-relay`, zero-copy) for reference;
 //! * (e) the two-node tunnel (split-start and split-end both in the proxy
 //!   namespace, the QUIC tunnel over its loopback), cubic and bbr: 1 and
 //!   100 downloads, CPU seconds per GB of both ends, memory per flow.
@@ -35,6 +36,7 @@ const SERVER: Ipv4Addr = Ipv4Addr::new(10, 201, 2, 2);
 const BULK_PORT: u16 = 5001;
 const FIRST_BYTE_PORT: u16 = 5002;
 const SOCAT_PORT: u16 = 7100;
+const SPLICE_PORT: u16 = 7101;
 
 /// The three namespaces; deleted on drop (their veths go with them).
 struct Topo {
@@ -425,7 +427,85 @@ fn gbps(bytes: u64, secs: f64) -> f64 {
     bytes as f64 * 8e-9 / secs
 }
 
+/// `bench --splice-relay`: a minimal zero-copy relay, the reference a
+/// splice-based PEP would be: accept on `PROXY_C:SPLICE_PORT`, connect to
+/// the server's bulk port, and move each direction socket -> pipe ->
+/// socket with splice(2), one thread per direction, 1 MiB pipes.
+fn splice_relay() -> Res<()> {
+    let l = TcpListener::bind((PROXY_C, SPLICE_PORT)).map_err(|e| e.to_string())?;
+    for c in l.incoming() {
+        let c = c.map_err(|e| e.to_string())?;
+        let s = TcpStream::connect((SERVER, BULK_PORT)).map_err(|e| e.to_string())?;
+        for (from, to) in [
+            (c.try_clone(), s.try_clone()),
+            (s.try_clone(), c.try_clone()),
+        ] {
+            let (from, to) = (
+                from.map_err(|e| e.to_string())?,
+                to.map_err(|e| e.to_string())?,
+            );
+            std::thread::spawn(move || splice_pump(&from, &to));
+        }
+    }
+    Ok(())
+}
+
+fn splice_pump(from: &TcpStream, to: &TcpStream) {
+    use std::os::fd::AsRawFd;
+    let mut p = [0i32; 2];
+    // SAFETY: pipe2/fcntl/splice on descriptors this function owns or borrows.
+    unsafe {
+        if libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+            return;
+        }
+        libc::fcntl(p[1], libc::F_SETPIPE_SZ, 1 << 20);
+        let flags = libc::SPLICE_F_MOVE | libc::SPLICE_F_MORE;
+        loop {
+            let n = libc::splice(
+                from.as_raw_fd(),
+                std::ptr::null_mut(),
+                p[1],
+                std::ptr::null_mut(),
+                1 << 20,
+                flags,
+            );
+            if n <= 0 {
+                break;
+            }
+            let mut left = n;
+            while left > 0 {
+                let m = libc::splice(
+                    p[0],
+                    std::ptr::null_mut(),
+                    to.as_raw_fd(),
+                    std::ptr::null_mut(),
+                    left as usize,
+                    flags,
+                );
+                if m <= 0 {
+                    left = -1;
+                    break;
+                }
+                left -= m;
+            }
+            if left < 0 {
+                break;
+            }
+        }
+        let _ = to.shutdown(std::net::Shutdown::Write);
+        libc::close(p[0]);
+        libc::close(p[1]);
+    }
+}
+
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("--splice-relay") {
+        if let Err(e) = splice_relay() {
+            eprintln!("splice relay: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     if let Err(e) = run() {
         eprintln!("bench: {e}");
         std::process::exit(1);
@@ -491,6 +571,26 @@ fn run() -> Res<()> {
                 }
                 Err(e) => println!("socat: {e}"),
             }
+            let me = std::env::current_exe().map_err(|e| e.to_string())?;
+            let child = Command::new("ip")
+                .args(["netns", "exec", &t.p])
+                .arg(&me)
+                .arg("--splice-relay")
+                .spawn()
+                .map_err(|e| format!("splice relay: {e}"))?;
+            let sp = Relay(child);
+            std::thread::sleep(Duration::from_millis(500));
+            let via = SocketAddr::from((PROXY_C, SPLICE_PORT));
+            let c0 = socat_cpu(sp.0.id())?;
+            let (b, s) = downloads(&t.c, via, 1, each1)?;
+            let c1 = socat_cpu(sp.0.id())?;
+            drop(sp);
+            println!(
+                "unthrottled: 1 flow via a plain splice relay {:.2} Gbit/s ({:.0} % of direct), relay CPU {:.2} s/GB",
+                gbps(b, s),
+                100.0 * gbps(b, s) / d1,
+                (c1 - c0) / (b as f64 / 1e9)
+            );
         }
     }
     throttle(&t, None)?;
