@@ -89,6 +89,7 @@ fn base_tcp_config(t: &crate::scenario::TcpSpec, sink: &crate::scenario::SinkSpe
             ..PacingConfig::default()
         }),
         sndbuf: t.sndbuf.unwrap_or(u64::MAX),
+        rack: t.rack,
         ..TcpConfig::default()
     }
 }

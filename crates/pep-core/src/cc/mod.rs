@@ -42,6 +42,7 @@ mod cubic;
 mod growth;
 mod hystart;
 mod prr;
+mod rack;
 mod recovery;
 mod sack;
 mod westwood;
@@ -55,6 +56,7 @@ mod tests;
 
 pub use cubic::{CubicConfig, CubicView};
 pub use growth::{Growth, GrowthView, WindowUnit};
+pub use rack::{Detection, Rack};
 pub use recovery::Recovery;
 pub use sack::{NextSeg, Scoreboard, SCOREBOARD_RANGES};
 pub use westwood::WestwoodView;
@@ -332,6 +334,11 @@ impl Congestion {
             }
             return None;
         }
+        Some(self.enter_recovery(snd_una, snd_max))
+    }
+
+    /// Starts loss recovery with SND.UNA = `snd_una`, SND.MAX = `snd_max`.
+    fn enter_recovery(&mut self, snd_una: Seq, snd_max: Seq) -> LossAction {
         // RFC 5681 step 2: "When the third duplicate ACK is received, a TCP
         // MUST set ssthresh to no more than the value given in equation (4)",
         // with FlightSize the data sent but not yet cumulatively
@@ -350,7 +357,46 @@ impl Congestion {
             p.start(flight);
             self.prr_ack(snd_una, 0);
         }
-        Some(action)
+        action
+    }
+
+    /// RACK (RFC 8985) marked unSACKed data below `lost_end` lost (SND.UNA
+    /// `snd_una`, SND.MAX `snd_max`). With SACK recovery this marks the
+    /// scoreboard and, outside recovery, starts one (RFC 8985 6.2 step 6:
+    /// "If any segment is newly marked lost, invoke [...] fast recovery"),
+    /// under RFC 6675 5.1's rule; otherwise a no-op.
+    pub fn on_rack_loss(
+        &mut self,
+        snd_una: Seq,
+        snd_max: Seq,
+        lost_end: Seq,
+    ) -> Option<LossAction> {
+        let RecoveryState::Sack(b) = &mut self.recovery else {
+            return None;
+        };
+        if lost_end.le(snd_una) {
+            return None;
+        }
+        b.rack_lost = Some(match b.rack_lost {
+            Some(r) if r.gt(lost_end) => r,
+            _ => lost_end,
+        });
+        if self.state.in_recovery || snd_una.lt(self.state.recover) {
+            return None;
+        }
+        Some(self.enter_recovery(snd_una, snd_max))
+    }
+
+    /// A tail loss probe repaired a loss (RFC 8985 7.4.2: "invoke the
+    /// congestion control response equivalent to fast recovery"): ssthresh
+    /// from the growth axis with cwnd as FlightSize (as Linux's
+    /// `tcp_process_tlp_ack` reduces from cwnd), and cwnd = ssthresh.
+    pub fn on_tail_loss_repaired(&mut self) {
+        let cwnd = self.state.cwnd;
+        let ssthresh = self.growth.loss_ssthresh(&self.state, cwnd);
+        self.state.ssthresh = ssthresh;
+        self.state.cwnd = ssthresh;
+        self.growth.on_congestion();
     }
 
     /// PRR (RFC 6937) on an ACK during SACK recovery that left SND.UNA at

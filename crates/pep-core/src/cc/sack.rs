@@ -52,6 +52,9 @@ pub struct Scoreboard {
     /// Bytes of rescue retransmissions since the last SetPipe(): RFC 6675
     /// (C.4) adds them to pipe although HighRxt does not cover them.
     pub(super) rescue_in_pipe: u64,
+    /// RACK (RFC 8985): unSACKed octets below this are lost whatever
+    /// IsLost() says; `None` without RACK.
+    pub(super) rack_lost: Option<Seq>,
 }
 
 impl Default for Scoreboard {
@@ -66,6 +69,9 @@ struct Hole {
     start: Seq,
     end: Seq,
     lost: bool,
+    /// One past the hole's lost octets: `end` if IsLost(), else where
+    /// RACK's lost prefix ends inside it (`start` if none).
+    lost_end: Seq,
     /// True for the hole above the highest SACKed range (up to SND.MAX):
     /// no SACKed octet lies above it.
     top: bool,
@@ -79,6 +85,7 @@ impl Scoreboard {
             high_rxt: Seq(0),
             rescue_rxt: None,
             rescue_in_pipe: 0,
+            rack_lost: None,
         }
     }
 
@@ -184,6 +191,9 @@ impl Scoreboard {
     /// 'SeqNum' have been SACKed." Discontiguous sequences are counted as
     /// SACKed ranges.
     pub fn is_lost(&self, seq: Seq, dupthresh: u32, smss: u32) -> bool {
+        if self.rack_lost.is_some_and(|r| seq.lt(r)) {
+            return true;
+        }
         let (mut blocks, mut bytes) = (0u32, 0u64);
         for &(l, r) in self.ranges().iter().rev() {
             if r.le(seq + 1) {
@@ -216,10 +226,17 @@ impl Scoreboard {
             } else {
                 (max, max)
             };
+            let by_dupthresh = lost_by(blocks, bytes, dupthresh, smss);
+            let lost_end = match self.rack_lost {
+                _ if by_dupthresh => end,
+                Some(r) if at.lt(r) => r.min(end),
+                _ => at,
+            };
             let hole = Hole {
                 start: at,
                 end,
-                lost: lost_by(blocks, bytes, dupthresh, smss),
+                lost: lost_end.gt(at),
+                lost_end,
                 top: i == self.len,
             };
             if i < self.len {
@@ -241,9 +258,7 @@ impl Scoreboard {
     pub fn pipe(&self, una: Seq, max: Seq, dupthresh: u32, smss: u32) -> u64 {
         let mut pipe = self.rescue_in_pipe;
         for h in self.holes(una, max, dupthresh, smss) {
-            if !h.lost {
-                pipe += h.end.bytes_since(h.start) as u64;
-            }
+            pipe += h.end.bytes_since(h.lost_end) as u64;
             pipe += h.end.min(self.high_rxt).bytes_since(h.start) as u64;
         }
         pipe
@@ -267,7 +282,11 @@ impl Scoreboard {
             if h.top || !h.lost {
                 break;
             }
-            if let Some(seg) = self.above_high_rxt(h, smss) {
+            let lost = Hole {
+                end: h.lost_end,
+                ..h
+            };
+            if let Some(seg) = self.above_high_rxt(lost, smss) {
                 return Some(seg);
             }
         }

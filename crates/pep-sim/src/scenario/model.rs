@@ -345,6 +345,9 @@ pub struct TcpSpec {
     pub max_pacing_rate: Option<Rate>,
     /// Send buffer in bytes (`SO_SNDBUF`); `None`: unlimited.
     pub sndbuf: Option<u64>,
+    /// RACK-TLP (RFC 8985) loss detection and tail loss probes; acts with
+    /// SACK recovery only. The `linux` profile turns it on.
+    pub rack: bool,
 }
 
 impl TcpSpec {

@@ -24,6 +24,7 @@ pub(super) fn apply(p: Profile, tcp: &mut TcpSpec, sink: &mut SinkSpec, ack: &mu
             tcp.clock_granularity = Duration::from_millis(10); // tcpTick_
             tcp.handshake = true; // syn_
             tcp.max_burst = None; // maxburst_ 0
+            tcp.rack = false; // ns-2 2.35 has no RACK-TLP
             sink.rwnd = 20 * 1000; // window_ 20 packets of packetSize_
             sink.sack = false;
             sink.ack = AckSpec::Every; // Agent/TCPSink
@@ -41,6 +42,7 @@ pub(super) fn apply(p: Profile, tcp: &mut TcpSpec, sink: &mut SinkSpec, ack: &mu
             tcp.clock_granularity = Duration::from_millis(1);
             tcp.handshake = true;
             tcp.max_burst = None;
+            tcp.rack = true; // net.ipv4.tcp_recovery = 1 (RACK-TLP)
             sink.rwnd = 6 << 20; // tcp_rmem's default maximum, 6 MiB
             sink.sack = true;
             // TCP_DELACK_MIN, two segments per ACK.

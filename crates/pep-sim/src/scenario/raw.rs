@@ -135,6 +135,7 @@ pub(crate) struct Tcp {
     pub pacing: Option<S<bool>>,
     pub max_pacing_rate: Option<S<RateV>>,
     pub sndbuf: Option<S<Size>>,
+    pub rack: Option<S<bool>>,
     pub profile: Option<S<Profile>>,
 }
 

@@ -112,6 +112,7 @@ fn base_loads_with_builtin_defaults() {
             pacing: false,
             max_pacing_rate: None,
             sndbuf: None,
+            rack: false,
         }
     );
     assert_eq!(

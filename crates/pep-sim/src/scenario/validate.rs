@@ -235,6 +235,7 @@ fn builtin() -> Base {
             pacing: false,
             max_pacing_rate: None,
             sndbuf: None,
+            rack: false,
         },
         sink: SinkSpec {
             rwnd: 1 << 20,
@@ -381,6 +382,9 @@ fn apply(
         }
         if let Some(v) = take(ctx, set, at, "tcp.pacing", &r.pacing, |b| Ok(*b)) {
             t.pacing = v;
+        }
+        if let Some(v) = take(ctx, set, at, "tcp.rack", &r.rack, |b| Ok(*b)) {
+            t.rack = v;
         }
         let pos_rate =
             |r: &raw::RateV| crate::units::positive_rate(r.0).map_err(|e| e.message().to_string());

@@ -58,6 +58,10 @@ pub struct TcpConfig {
     /// DupThresh - 1 duplicate ACKs lets one new segment beyond cwnd out.
     /// Default off.
     pub limited_transmit: bool,
+    /// RACK-TLP (RFC 8985; `pep_core::cc::Rack`), with SACK recovery only:
+    /// time-based loss marking beside DupThresh, and a tail loss probe
+    /// before the RTO. Default off.
+    pub rack: bool,
     /// Initial send sequence number. Default 0. The SYN occupies `isn` and
     /// data starts at `isn + 1` whether or not the handshake is simulated.
     pub isn: Seq,
@@ -109,6 +113,7 @@ impl Default for TcpConfig {
             hystart: false,
             timestamps: false,
             limited_transmit: false,
+            rack: false,
             isn: Seq(0),
             handshake: false,
             max_burst: None,

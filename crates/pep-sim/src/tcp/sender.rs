@@ -43,6 +43,8 @@ use pep_core::rtt::RttEstimator;
 use pep_core::{Duration, Flags, FlowId, Instant, SackBlocks, Segment, Seq, Timestamps};
 
 use super::config::{AppSource, TcpConfig};
+#[path = "sender_rack.rs"]
+mod rack;
 use super::pacing::{Pacer, RateInputs};
 
 /// The window the sender's own (empty) receive side advertises.
@@ -73,6 +75,8 @@ pub enum TxKind {
     Fin,
     /// Zero-window probe: a pure ACK at SND.UNA - 1, no data.
     WindowProbe,
+    /// RACK-TLP's tail loss probe resending the last segment (RFC 8985 7.3).
+    TailLossProbe,
 }
 
 impl TxKind {
@@ -86,6 +90,7 @@ impl TxKind {
                 | TxKind::GoBackN
                 | TxKind::SackRetransmit
                 | TxKind::RescueRetransmit
+                | TxKind::TailLossProbe
         )
     }
 }
@@ -118,6 +123,10 @@ pub struct SenderStats {
     /// Of those, duplicate ACKs (RFC 5681 section 2; RFC 6675's definition
     /// with SACK recovery).
     pub dupacks_received: u64,
+    /// RACK-TLP: tail loss probes sent (new data or a resend).
+    pub tail_loss_probes: u64,
+    /// RACK-TLP: reorder timer expiries that marked data lost.
+    pub rack_timeouts: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -200,6 +209,8 @@ pub struct TcpSender {
     limited_transmit: bool,
     /// RFC 7661 state, if congestion-window validation is on.
     cwv: Option<Cwv>,
+    /// RACK-TLP state, if on (`TcpConfig::rack` with SACK recovery).
+    rack: Option<Box<pep_core::cc::Rack>>,
 }
 
 /// RFC 7661 bookkeeping: pipeACK, the bytes acknowledged per RTT.
@@ -295,6 +306,7 @@ impl TcpSender {
             ts_clock: 0,
             limited_transmit: cfg.limited_transmit,
             cwv: cfg.cwv.then(Cwv::default),
+            rack: (cfg.rack && cfg.recovery == pep_core::cc::Recovery::Sack).then(Box::default),
         }
     }
 
@@ -316,15 +328,22 @@ impl TcpSender {
             return;
         }
         self.burst_left = self.max_burst;
-        if ack.gt(self.snd_una) {
+        let advanced = ack.gt(self.snd_una);
+        if advanced {
             self.on_new_ack(now, seg);
         } else {
             self.on_same_ack(now, seg);
+        }
+        if self.rack.is_some() {
+            self.rack_on_ack(now, seg, advanced);
         }
     }
 
     /// The deadline from `poll_timeout` may have passed.
     pub fn handle_timeout(&mut self, now: Instant) {
+        if self.rack.is_some() && self.rack_on_timeout(now) {
+            return;
+        }
         let Some((at, which)) = self.timer else {
             return;
         };
@@ -367,6 +386,9 @@ impl TcpSender {
             return Some((seg, kind));
         }
         if let Some(kind) = self.pending.take() {
+            if kind == TxKind::TailLossProbe {
+                return Some(self.send_probe(now));
+            }
             let seg = if kind == TxKind::WindowProbe {
                 self.segment(self.snd_una - 1, 0, Flags::ACK)
             } else {
@@ -390,7 +412,10 @@ impl TcpSender {
 
     /// When `handle_timeout` is next wanted.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let timer = self.timer.map(|(at, _)| at);
+        let mut timer = self.timer.map(|(at, _)| at);
+        if let Some(r) = self.rack.as_deref().and_then(|r| r.deadline()) {
+            timer = Some(timer.map_or(r, |t| t.min(r)));
+        }
         match (timer, self.paced) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -610,6 +635,9 @@ impl TcpSender {
 
     fn on_rto(&mut self, now: Instant) {
         self.stats.timeouts += 1;
+        if let Some(r) = self.rack.as_deref_mut() {
+            r.on_rto();
+        }
         // RFC 6298 (5.5): "The host MUST set RTO <- RTO * 2".
         self.rtt.on_timeout();
         self.timing = None;
@@ -799,6 +827,9 @@ impl TcpSender {
         // it running so that it will expire after RTO seconds".
         if !matches!(self.timer, Some((_, Timer::Retransmit))) {
             self.timer = Some((now + self.rtt.rto(), Timer::Retransmit));
+        }
+        if self.rack.is_some() {
+            self.rack_on_sent(now, seg, kind);
         }
     }
 
