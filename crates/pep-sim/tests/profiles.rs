@@ -59,7 +59,7 @@ fn ns2_bundle_and_model_pieces() {
     assert_eq!(cfg.rto_tick, Some(Duration::from_millis(10)));
     assert_eq!(cfg.initial_ssthresh, 20_000);
     assert!(cfg.limited_transmit);
-    assert!(!cfg.prr && !cfg.hystart && !cfg.timestamps);
+    assert!(!cfg.prr && !cfg.hystart && !cfg.timestamps && !cfg.rack);
 }
 
 #[test]

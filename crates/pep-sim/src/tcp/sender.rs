@@ -413,7 +413,8 @@ impl TcpSender {
     /// When `handle_timeout` is next wanted.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let mut timer = self.timer.map(|(at, _)| at);
-        if let Some(r) = self.rack.as_deref().and_then(|r| r.deadline()) {
+        let rack = self.rack.as_deref().filter(|_| !self.closed);
+        if let Some(r) = rack.and_then(|r| r.deadline()) {
             timer = Some(timer.map_or(r, |t| t.min(r)));
         }
         match (timer, self.paced) {
