@@ -141,6 +141,7 @@ pub struct TunnelMetrics {
     pub rtt_us: AtomicU64,
     pub cwnd_bytes: AtomicU64,
     pub lost_packets: AtomicU64,
+    pub sent_packets: AtomicU64,
     pub flows_active: AtomicI64,
     pub ended: [AtomicU64; 6],
     pub bytes_to_tunnel: AtomicU64,

@@ -221,6 +221,9 @@ impl Daemon {
         preflight(&settings)?;
         let tunnel = match &settings.tunnel {
             Some(t) => {
+                if t.cc == tunnel::TunnelCc::Bbr {
+                    warn!("tunnel.cc = \"bbr\": this quinn release's BBR floods shallow queues (60 % loss in the lab); cubic is safer");
+                }
                 let transport = tunnel::transport(t, settings.max_connections);
                 let tls = tunnel::load_tls(&t.tls, transport)?;
                 let bind = match (t.role, t.listen, t.peer) {

@@ -15,7 +15,7 @@
 //!   with it, loss recovery is per connection (one flow's loss does not
 //!   block another's bytes, unlike streams multiplexed over one TCP
 //!   connection), and the congestion control is selectable (cubic, bbr,
-//!   newreno).
+//!   newreno; quinn's bbr floods a shallow queue, see docs/daemon.md).
 //! * **Authentication** pins the peer's certificate: each node has its own
 //!   key pair and holds the other's certificate (`pep proxy keygen`);
 //!   anything else fails the handshake, is logged and counted, and no flow

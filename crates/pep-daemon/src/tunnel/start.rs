@@ -95,6 +95,7 @@ pub(crate) async fn sample(conn: Connection, m: Arc<Metrics>) {
             .store(s.path.rtt.as_micros() as u64, Relaxed);
         m.tunnel.cwnd_bytes.store(s.path.cwnd, Relaxed);
         m.tunnel.lost_packets.store(s.path.lost_packets, Relaxed);
+        m.tunnel.sent_packets.store(s.path.sent_packets, Relaxed);
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }

@@ -137,6 +137,16 @@ async fn intercepted(p: &Pair, dst: SocketAddr) -> TcpStream {
     c
 }
 
+/// Keys, a tunnel allowing loopback, and a server socket for the flows.
+async fn setup() -> (tempfile::TempDir, Pair, TcpListener, SocketAddr) {
+    let dir = tempfile::tempdir().unwrap();
+    keys(dir.path());
+    let p = pair(dir.path(), "start", "127.0.0.0/8").await;
+    let server = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+    let dst = server.local_addr().unwrap();
+    (dir, p, server, dst)
+}
+
 fn data(seed: u32, n: usize) -> Vec<u8> {
     (0..n as u32)
         .map(|i| (i.wrapping_mul(2654435761) ^ seed) as u8)
@@ -149,11 +159,7 @@ fn is_reset<T: std::fmt::Debug>(r: &std::io::Result<T>) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hundred_flows_cross_byte_exact_with_half_close() {
-    let dir = tempfile::tempdir().unwrap();
-    keys(dir.path());
-    let p = pair(dir.path(), "start", "127.0.0.0/8").await;
-    let server = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
-    let dst = server.local_addr().unwrap();
+    let (_dir, p, server, dst) = setup().await;
     // The server reads the request to its end, then answers with a reply
     // derived from it (so replies cannot cross flows unnoticed).
     tokio::spawn(async move {
@@ -257,11 +263,7 @@ async fn destinations_outside_the_policy_are_refused() {
 /// moves its whole transfer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_reader_stalls_only_its_own_flow() {
-    let dir = tempfile::tempdir().unwrap();
-    keys(dir.path());
-    let p = pair(dir.path(), "start", "127.0.0.0/8").await;
-    let server = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
-    let dst = server.local_addr().unwrap();
+    let (_dir, p, server, dst) = setup().await;
     let written = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let w = written.clone();
     // Every connection gets 64 MB pushed at it, as fast as it will take.
@@ -307,11 +309,7 @@ async fn a_stalled_reader_stalls_only_its_own_flow() {
 /// left hanging; when the path returns, so does the tunnel.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_peer_resets_its_flows() {
-    let dir = tempfile::tempdir().unwrap();
-    keys(dir.path());
-    let p = pair(dir.path(), "start", "127.0.0.0/8").await;
-    let server = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
-    let dst = server.local_addr().unwrap();
+    let (_dir, p, server, dst) = setup().await;
     tokio::spawn(async move {
         let (mut s, _) = server.accept().await.unwrap();
         let chunk = vec![1u8; 1 << 16];
@@ -352,11 +350,7 @@ async fn a_dead_peer_resets_its_flows() {
 /// stream.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resets_cross_the_tunnel_both_ways() {
-    let dir = tempfile::tempdir().unwrap();
-    keys(dir.path());
-    let p = pair(dir.path(), "start", "127.0.0.0/8").await;
-    let server = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
-    let dst = server.local_addr().unwrap();
+    let (_dir, p, server, dst) = setup().await;
     for client_resets in [true, false] {
         let mut c = intercepted(&p, dst).await;
         let (mut s, _) = server.accept().await.unwrap();
