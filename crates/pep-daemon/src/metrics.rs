@@ -327,6 +327,81 @@ impl Metrics {
                 ("{result=\"error\"}", l(&self.reload_errors)),
             ],
         );
+        let t = &self.tunnel;
+        let tl = |v: &AtomicU64| v.load(Relaxed) as i128;
+        for (name, kind, help, v) in [
+            (
+                "pep_tunnel_up",
+                "gauge",
+                "1 while the two-node tunnel is connected.",
+                g(&t.up),
+            ),
+            (
+                "pep_tunnel_connects_total",
+                "counter",
+                "Tunnel connections established.",
+                tl(&t.connects),
+            ),
+            (
+                "pep_tunnel_auth_failures_total",
+                "counter",
+                "Tunnel handshakes refused: the peer's certificate is not the pinned one.",
+                tl(&t.auth_failures),
+            ),
+            (
+                "pep_tunnel_rtt_microseconds",
+                "gauge",
+                "Tunnel RTT estimate.",
+                tl(&t.rtt_us),
+            ),
+            (
+                "pep_tunnel_cwnd_bytes",
+                "gauge",
+                "Tunnel congestion window.",
+                tl(&t.cwnd_bytes),
+            ),
+            (
+                "pep_tunnel_lost_packets",
+                "gauge",
+                "Packets the tunnel's connection has declared lost.",
+                tl(&t.lost_packets),
+            ),
+            (
+                "pep_tunnel_sent_packets",
+                "gauge",
+                "Packets the tunnel's connection has sent.",
+                tl(&t.sent_packets),
+            ),
+            (
+                "pep_tunnel_flows_active",
+                "gauge",
+                "Flows crossing the tunnel now.",
+                g(&t.flows_active),
+            ),
+        ] {
+            gauge(name, kind, help, &[("", v)]);
+        }
+        let ended: Vec<(String, i128)> = TUNNEL_ENDS
+            .iter()
+            .zip(&t.ended)
+            .map(|(h, c)| (format!("{{how=\"{h}\"}}"), tl(c)))
+            .collect();
+        let ended: Vec<(&str, i128)> = ended.iter().map(|(a, b)| (a.as_str(), *b)).collect();
+        gauge(
+            "pep_tunnel_flows_ended_total",
+            "counter",
+            "Tunnelled flows ended, by how.",
+            &ended,
+        );
+        gauge(
+            "pep_tunnel_bytes_total",
+            "counter",
+            "Bytes through the tunnel, by direction.",
+            &[
+                ("{dir=\"out\"}", tl(&t.bytes_to_tunnel)),
+                ("{dir=\"in\"}", tl(&t.bytes_from_tunnel)),
+            ],
+        );
         for (name, help) in [
             (
                 "pep_leg_rtt_seconds",
@@ -351,82 +426,6 @@ impl Metrics {
                 _ => self.setup.render(&mut o, name, ""),
             }
         }
-        let t = &self.tunnel;
-        let mut put = |name: &str, kind: &str, help: &str, rows: &[(String, i128)]| {
-            let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}");
-            for (labels, v) in rows {
-                let _ = writeln!(o, "{name}{labels} {v}");
-            }
-        };
-        let one = |v: i128| vec![(String::new(), v)];
-        put(
-            "pep_tunnel_up",
-            "gauge",
-            "1 while the two-node tunnel is connected.",
-            &one(t.up.load(Relaxed) as i128),
-        );
-        put(
-            "pep_tunnel_connects_total",
-            "counter",
-            "Tunnel connections established.",
-            &one(t.connects.load(Relaxed) as i128),
-        );
-        put(
-            "pep_tunnel_auth_failures_total",
-            "counter",
-            "Tunnel handshakes refused: the peer's certificate is not the pinned one.",
-            &one(t.auth_failures.load(Relaxed) as i128),
-        );
-        put(
-            "pep_tunnel_rtt_microseconds",
-            "gauge",
-            "Tunnel RTT estimate.",
-            &one(t.rtt_us.load(Relaxed) as i128),
-        );
-        put(
-            "pep_tunnel_cwnd_bytes",
-            "gauge",
-            "Tunnel congestion window.",
-            &one(t.cwnd_bytes.load(Relaxed) as i128),
-        );
-        put(
-            "pep_tunnel_lost_packets",
-            "gauge",
-            "Packets the tunnel's connection has declared lost.",
-            &one(t.lost_packets.load(Relaxed) as i128),
-        );
-        put(
-            "pep_tunnel_flows_active",
-            "gauge",
-            "Flows crossing the tunnel now.",
-            &one(t.flows_active.load(Relaxed) as i128),
-        );
-        let ended: Vec<(String, i128)> = TUNNEL_ENDS
-            .iter()
-            .zip(&t.ended)
-            .map(|(h, c)| (format!("{{how=\"{h}\"}}"), c.load(Relaxed) as i128))
-            .collect();
-        put(
-            "pep_tunnel_flows_ended_total",
-            "counter",
-            "Tunnelled flows ended, by how.",
-            &ended,
-        );
-        put(
-            "pep_tunnel_bytes_total",
-            "counter",
-            "Bytes through the tunnel, by direction.",
-            &[
-                (
-                    "{dir=\"out\"}".to_string(),
-                    t.bytes_to_tunnel.load(Relaxed) as i128,
-                ),
-                (
-                    "{dir=\"in\"}".to_string(),
-                    t.bytes_from_tunnel.load(Relaxed) as i128,
-                ),
-            ],
-        );
         o
     }
 }
@@ -507,8 +506,14 @@ mod tests {
                 total_retrans: 0,
             },
         );
+        m.tunnel.sent_packets.store(40, Relaxed);
+        m.tunnel.end("reset_by_tunnel");
+        m.tunnel.bytes_to_tunnel.store(7, Relaxed);
         let t = m.render();
         assert!(t.contains("pep_connections_accepted_total 3"));
+        assert!(t.contains("pep_tunnel_sent_packets 40"));
+        assert!(t.contains("pep_tunnel_flows_ended_total{how=\"reset_by_tunnel\"} 1"));
+        assert!(t.contains("pep_tunnel_bytes_total{dir=\"out\"} 7"));
         assert!(t.contains("pep_connections_refused_total{reason=\"limit\"} 1"));
         assert!(t.contains("pep_connections_ended_total{how=\"connect_failed\"} 1"));
         assert!(t.contains("pep_leg_rtt_seconds_bucket{leg=\"server\",le=\"0.025\"} 1"));

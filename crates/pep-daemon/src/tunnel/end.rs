@@ -9,7 +9,7 @@ use quinn::{Connection, Endpoint, RecvStream, SendStream};
 use tokio::net::{TcpSocket, TcpStream};
 use tracing::{debug, info, warn};
 
-use super::{allowed, read_header, relay, FlowCounters, FlowEnd, Status};
+use super::{allowed, read_header, relay, Status};
 use crate::config::Settings;
 use crate::metrics::Metrics;
 use crate::net;
@@ -106,19 +106,7 @@ async fn flow(
         super::reset_tcp(&tcp);
         return "reset_by_tunnel";
     }
-    let counters = FlowCounters::default();
-    let end = relay(tcp, send, recv, &counters).await;
-    m.tunnel
-        .bytes_to_tunnel
-        .fetch_add(counters.to_tunnel.load(Relaxed), Relaxed);
-    m.tunnel
-        .bytes_from_tunnel
-        .fetch_add(counters.from_tunnel.load(Relaxed), Relaxed);
-    match end {
-        FlowEnd::Clean => "clean",
-        FlowEnd::ResetByTcp => "reset_by_tcp",
-        FlowEnd::ResetByTunnel => "reset_by_tunnel",
-    }
+    relay(tcp, send, recv, &m.tunnel).await.how()
 }
 
 /// The destination leg: the server-leg options of `dst`, with a timeout.

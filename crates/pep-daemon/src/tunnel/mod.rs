@@ -165,6 +165,17 @@ pub enum FlowEnd {
     ResetByTunnel,
 }
 
+impl FlowEnd {
+    /// Its label in `pep_tunnel_flows_ended_total{how}`.
+    pub fn how(self) -> &'static str {
+        match self {
+            FlowEnd::Clean => "clean",
+            FlowEnd::ResetByTcp => "reset_by_tcp",
+            FlowEnd::ResetByTunnel => "reset_by_tunnel",
+        }
+    }
+}
+
 const PUMP_BUF: usize = 64 * 1024;
 
 /// TCP into the stream; FIN becomes the stream's finish.
@@ -216,35 +227,27 @@ async fn stream_to_tcp(
 }
 
 /// Relays `tcp` and the stream both ways until both directions end; a
-/// reset on either side becomes a reset on the other. `to_tunnel` and
-/// `from_tunnel` count the bytes.
+/// reset on either side becomes a reset on the other. Bytes are counted
+/// into the tunnel's metrics as they pass.
 pub async fn relay(
     mut tcp: TcpStream,
     mut send: SendStream,
     mut recv: RecvStream,
-    counters: &FlowCounters,
+    m: &crate::metrics::TunnelMetrics,
 ) -> FlowEnd {
     let end = {
         let (mut rd, mut wr) = tcp.split();
-        let up = tcp_to_stream(&mut rd, &mut send, &counters.to_tunnel);
-        let down = stream_to_tcp(&mut recv, &mut wr, &counters.from_tunnel);
+        let up = tcp_to_stream(&mut rd, &mut send, &m.bytes_to_tunnel);
+        let down = stream_to_tcp(&mut recv, &mut wr, &m.bytes_from_tunnel);
         match tokio::try_join!(up, down) {
             Ok(_) => FlowEnd::Clean,
             Err(e) => e,
         }
     };
-    match end {
-        FlowEnd::Clean => {}
-        FlowEnd::ResetByTcp => {
-            let _ = send.reset(CODE_RESET);
-            let _ = recv.stop(CODE_RESET);
-            reset_tcp(&tcp);
-        }
-        FlowEnd::ResetByTunnel => {
-            let _ = send.reset(CODE_RESET);
-            let _ = recv.stop(CODE_RESET);
-            reset_tcp(&tcp);
-        }
+    if end != FlowEnd::Clean {
+        let _ = send.reset(CODE_RESET);
+        let _ = recv.stop(CODE_RESET);
+        reset_tcp(&tcp);
     }
     end
 }
@@ -252,13 +255,6 @@ pub async fn relay(
 /// Makes closing `s` send a RST.
 pub fn reset_tcp(s: &TcpStream) {
     let _ = SockRef::from(s).set_linger(Some(Duration::ZERO));
-}
-
-/// Bytes of one flow, each way.
-#[derive(Debug, Default)]
-pub struct FlowCounters {
-    pub to_tunnel: std::sync::atomic::AtomicU64,
-    pub from_tunnel: std::sync::atomic::AtomicU64,
 }
 
 /// The QUIC transport both ends use.

@@ -11,7 +11,7 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
-use super::{encode_header, relay, reset_tcp, FlowCounters, FlowEnd, Status};
+use super::{encode_header, relay, reset_tcp, Status};
 use crate::metrics::Metrics;
 
 /// The tunnel as flows see it: the current connection, if any.
@@ -161,17 +161,6 @@ impl TunnelClient {
             Ok(Some((_, _, Status::Unreachable))) => return fail(client, "unreachable"),
             Ok(None) | Err(_) => return fail(client, "no_tunnel"),
         };
-        let counters = FlowCounters::default();
-        let end = relay(client, send, recv, &counters).await;
-        let t = &self.metrics.tunnel;
-        t.bytes_to_tunnel
-            .fetch_add(counters.to_tunnel.load(Relaxed), Relaxed);
-        t.bytes_from_tunnel
-            .fetch_add(counters.from_tunnel.load(Relaxed), Relaxed);
-        match end {
-            FlowEnd::Clean => "clean",
-            FlowEnd::ResetByTcp => "reset_by_tcp",
-            FlowEnd::ResetByTunnel => "reset_by_tunnel",
-        }
+        relay(client, send, recv, &self.metrics.tunnel).await.how()
     }
 }
