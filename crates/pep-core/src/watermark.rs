@@ -45,12 +45,17 @@
 //!
 //! ## Adaptive watermark (beyond the paper)
 //! Case R-2 comes from through packets, made when the buffer overflows;
-//! below that point a larger W is never worse. So with
-//! [`WatermarkConfig::adaptive`] the PEP searches for the largest W that
-//! does not overflow, additive-increase multiplicative-decrease: W starts
-//! at `N`, drops to 3/4 at the first through packet of an overflow, and
-//! grows by one for every W packets the destination acknowledges while no
-//! through packet is outstanding.
+//! below that point a larger W is never worse. But when the buffer cannot
+//! hold what keeps the destination leg busy, overflowing at W = N carries
+//! more than any W that avoids it. So with [`WatermarkConfig::adaptive`]
+//! W starts at `N` and the first overflow starts a trial: W stays for a
+//! few rounds of the destination leg (one minimum RTT each), then drops
+//! by a quarter for a few more, and the best round's delivery rate of
+//! each phase decides. If overflowing carried more (by 2%), W returns to
+//! `N` for good. Otherwise every overflow cuts W by a quarter and W grows
+//! by one for every W packets the destination acknowledges while no
+//! through packet is outstanding, eight times slower once it reaches the
+//! W that last overflowed.
 //!
 //! ## Loss (the paper omits it)
 //! * A copy the destination has not acknowledged within the RTO is sent
@@ -93,8 +98,9 @@ pub struct WatermarkConfig {
     /// retransmission.
     pub dupthresh: u32,
     /// Beyond the paper: `watermark` is only where the watermark starts;
-    /// it is cut by a quarter when the buffer overflows and grows by one
-    /// per watermark's worth of packets acknowledged without overflow (see
+    /// a trial at the first overflow decides whether overflow pays, and
+    /// if not, W is cut by a quarter at each overflow and grows back by
+    /// one per watermark's worth of packets acknowledged without one (see
     /// the module's "Adaptive watermark"). Start it at `capacity`.
     pub adaptive: bool,
 }
@@ -207,6 +213,11 @@ pub struct Watermark {
     /// Adaptive mode: packets acknowledged by the destination since `big_w`
     /// last grew.
     acked_since_growth: usize,
+    /// Adaptive mode: what the destination leg can carry.
+    pipe: PipeEstimate,
+    /// Adaptive mode: the W at which the buffer last overflowed.
+    ceiling: Option<usize>,
+    trial: Trial,
     buf: VecDeque<Held>,
     /// Unacknowledged through packets `[seq, end)`, in sequence order.
     through: VecDeque<(Seq, Seq)>,
@@ -236,6 +247,9 @@ impl Watermark {
             w: cfg.watermark,
             big_w: cfg.watermark,
             acked_since_growth: 0,
+            pipe: PipeEstimate::default(),
+            ceiling: None,
+            trial: Trial::Untried,
             buf: VecDeque::with_capacity(cfg.capacity),
             through: VecDeque::new(),
             dest_ack: None,
@@ -340,11 +354,7 @@ impl Watermark {
             // a through packet.
             self.stats.through += 1;
             if self.cfg.adaptive && self.through.is_empty() {
-                // The watermark let the buffer overflow: back off.
-                self.big_w = (self.big_w * 3 / 4).max(1);
-                self.w = self.w.min(self.big_w);
-                self.acked_since_growth = 0;
-                self.stats.w_backoffs += 1;
+                self.on_overflow();
             }
             let at = self.through.partition_point(|t| t.0.lt(seq));
             self.through.insert(at, (seq, end));
@@ -442,6 +452,11 @@ impl Watermark {
 
     fn on_new_ack(&mut self, now: Instant, seg: Segment) {
         let ack = seg.ack;
+        if self.cfg.adaptive {
+            if let Some(rate) = self.pipe.on_ack(now, ack) {
+                self.on_round(rate);
+            }
+        }
         self.dest_ack = Some(ack);
         self.dupacks = 0;
         // B-1, B-2: the buffer is a sorted deque, so removal keeps order.
@@ -471,13 +486,18 @@ impl Watermark {
         if self.cfg.adaptive && self.through.is_empty() && !acked_through {
             // A watermark's worth acknowledged without overflow: one more.
             self.acked_since_growth += removed;
-            if self.acked_since_growth >= self.big_w.max(1) {
-                self.big_w = (self.big_w + 1).min(self.cfg.capacity);
+            // Below the last overflow's W, one per W acknowledged; at or
+            // past it, CEILING_PATIENCE times slower.
+            let near = self.ceiling.is_some_and(|c| self.big_w + 1 >= c);
+            let due = self.big_w.max(1) * if near { CEILING_PATIENCE } else { 1 };
+            if self.acked_since_growth >= due && self.big_w < self.cfg.capacity {
+                self.big_w += 1;
                 self.acked_since_growth = 0;
             }
         }
         if let Some((s, sent)) = sample {
             self.rtt.on_sample_at(s, sent);
+            self.pipe.on_rtt(s);
         }
         // B-3
         self.update_w();
@@ -545,6 +565,68 @@ impl Watermark {
             self.recover = self.high;
             self.actions.push_back(Action::Retransmit(s));
             self.timer = Some(now + self.rtt.rto());
+        }
+    }
+
+    /// The first through packet of an overflow. The first overflow
+    /// starts a trial (see [`Trial`]); afterwards, unless the trial found
+    /// overflow worth its cost, W drops by a quarter and the W that
+    /// overflowed becomes a ceiling that growth approaches slowly.
+    fn on_overflow(&mut self) {
+        match self.trial {
+            Trial::Untried => {
+                self.trial = Trial::Overflowing {
+                    rounds: TRIAL_OVERFLOWING,
+                    best: 0,
+                }
+            }
+            Trial::Overflowing { .. } | Trial::Decided { tolerate: true } => {}
+            Trial::BelowOverflow { .. } | Trial::Decided { tolerate: false } => self.back_off(),
+        }
+    }
+
+    fn back_off(&mut self) {
+        self.ceiling = Some(self.big_w);
+        self.big_w = (self.big_w * 3 / 4).max(1);
+        self.w = self.w.min(self.big_w);
+        self.acked_since_growth = 0;
+        self.stats.w_backoffs += 1;
+    }
+
+    /// A round of the destination leg ended, delivering `rate` bytes/s.
+    fn on_round(&mut self, rate: u64) {
+        match &mut self.trial {
+            Trial::Overflowing { rounds, best } => {
+                *best = (*best).max(rate);
+                *rounds -= 1;
+                if *rounds == 0 {
+                    let overflowing = *best;
+                    self.trial = Trial::BelowOverflow {
+                        rounds: TRIAL_BELOW,
+                        best: 0,
+                        overflowing,
+                    };
+                    self.back_off();
+                }
+            }
+            Trial::BelowOverflow {
+                rounds,
+                best,
+                overflowing,
+            } => {
+                *best = (*best).max(rate);
+                *rounds -= 1;
+                if *rounds == 0 {
+                    // Overflow pays when it carried more than avoiding it.
+                    let tolerate = *overflowing * 50 > *best * 51;
+                    self.trial = Trial::Decided { tolerate };
+                    if tolerate {
+                        self.big_w = self.cfg.capacity;
+                        self.ceiling = None;
+                    }
+                }
+            }
+            Trial::Untried | Trial::Decided { .. } => {}
         }
     }
 
@@ -643,3 +725,65 @@ impl Watermark {
 
 #[cfg(test)]
 mod tests;
+
+/// How much slower the adaptive W grows once it reaches the W that last
+/// overflowed.
+const CEILING_PATIENCE: usize = 8;
+/// Rounds of the destination leg the adaptive trial spends overflowing,
+/// then below the overflow point (tuned on Table 1's N = 30 column, where
+/// both kinds of path occur; 4 and 8 miss more).
+const TRIAL_OVERFLOWING: u32 = 12;
+const TRIAL_BELOW: u32 = 16;
+
+/// Adaptive mode's one experiment: is overflow worth its cost? When the
+/// buffer cannot hold what keeps the destination leg busy, W = N with
+/// its through packets carries more than any W that avoids them; when it
+/// can, overflow only stalls the sender. So at the first overflow the PEP
+/// keeps W for a few rounds, then backs off and compares the best rounds'
+/// delivery rates of the two.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Trial {
+    Untried,
+    Overflowing {
+        rounds: u32,
+        best: u64,
+    },
+    BelowOverflow {
+        rounds: u32,
+        best: u64,
+        overflowing: u64,
+    },
+    Decided {
+        tolerate: bool,
+    },
+}
+
+/// The destination leg's delivery rate, measured over rounds of one
+/// minimum RTT from the destination's cumulative ACKs.
+#[derive(Clone, Copy, Debug, Default)]
+struct PipeEstimate {
+    min_rtt: Option<Duration>,
+    /// Start of the current round: time and the destination's ACK.
+    round: Option<(Instant, Seq)>,
+}
+
+impl PipeEstimate {
+    fn on_rtt(&mut self, rtt: Duration) {
+        self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+    }
+
+    /// The rate in bytes/s of the round this ACK ends, if it ends one.
+    fn on_ack(&mut self, now: Instant, ack: Seq) -> Option<u64> {
+        let Some((t0, a0)) = self.round else {
+            self.round = Some((now, ack));
+            return None;
+        };
+        let elapsed = now.saturating_since(t0);
+        if elapsed < self.min_rtt? || elapsed.as_nanos() == 0 {
+            return None;
+        }
+        self.round = Some((now, ack));
+        let bytes = ack.bytes_since(a0) as u128;
+        Some((bytes * 1_000_000_000 / elapsed.as_nanos() as u128) as u64)
+    }
+}

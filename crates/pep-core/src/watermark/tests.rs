@@ -563,33 +563,85 @@ fn bad_parameters_name_their_field() {
     assert!(WatermarkConfig::new(50, 50).validate().is_ok());
 }
 
-#[test]
-fn adaptive_cuts_w_on_overflow_and_grows_it_back() {
+/// One round of the destination leg: `n` packets from the sender at `at`
+/// ms, all acknowledged by the destination 100 ms later.
+fn round(pep: &mut Watermark, at: u64, next: &mut u32, n: u32) {
+    for _ in 0..n {
+        pep.handle_from_sender(t(at), data(*next));
+        *next += 1;
+    }
+    drain(pep);
+    pep.handle_from_dest(t(at + 100), ack_below(*next));
+    drain(pep);
+}
+
+/// Runs the adaptive trial on a 4-packet buffer: rounds of 5 packets (one
+/// through packet each) while it overflows, then rounds of `below`
+/// packets once it has backed off. Returns the PEP and the next packet.
+fn adaptive_trial(below: u32) -> (Watermark, u32, u64) {
     let mut cfg = WatermarkConfig::new(4, 4);
     cfg.adaptive = true;
     let mut pep = Watermark::new(cfg);
-    for k in 0..4 {
-        pep.handle_from_sender(t(0), data(k));
+    let (mut next, mut at) = (0, 0);
+    // The first overflow starts the trial: W stays while it measures.
+    round(&mut pep, at, &mut next, 5);
+    assert_eq!((pep.watermark(), pep.stats().w_backoffs), (4, 0));
+    while pep.stats().w_backoffs == 0 {
+        at += 100;
+        round(&mut pep, at, &mut next, 5);
+        assert!(at < 10_000, "the overflowing phase never ended");
     }
-    assert_eq!(premature(&drain(&mut pep)), vec![1, 2, 3, 4]);
-    // The buffer overflows: W drops to 3/4 of 4 once per overflow.
-    pep.handle_from_sender(t(1), data(4));
-    pep.handle_from_sender(t(1), data(5));
-    drain(&mut pep);
+    // Backed off by a quarter; the trial goes on below the overflow point.
     assert_eq!(pep.watermark(), 3);
-    assert_eq!(pep.stats().w_backoffs, 1);
-    // The ACK that clears the through packets does not count as growth.
-    pep.handle_from_dest(t(100), ack_below(6));
-    drain(&mut pep);
-    assert_eq!(pep.watermark(), 3);
-    // Three more packets (W's worth) acknowledged with no overflow: W + 1.
-    for k in 6..9 {
-        pep.handle_from_sender(t(110), data(k));
+    for _ in 0..TRIAL_BELOW {
+        at += 100;
+        round(&mut pep, at, &mut next, below);
     }
-    assert_eq!(premature(&drain(&mut pep)), vec![7, 8, 9]);
-    pep.handle_from_dest(t(200), ack_below(9));
-    drain(&mut pep);
+    (pep, next, at)
+}
+
+#[test]
+fn adaptive_keeps_overflowing_when_it_carries_more() {
+    // 5 packets a round overflowing against 3 without: overflow pays, so
+    // W returns to N and later overflows cost nothing.
+    let (mut pep, mut next, mut at) = adaptive_trial(3);
     assert_eq!(pep.watermark(), 4);
+    for _ in 0..5 {
+        at += 100;
+        round(&mut pep, at, &mut next, 5);
+    }
+    assert!(pep.stats().through > 5);
+    assert_eq!((pep.watermark(), pep.stats().w_backoffs), (4, 1));
+}
+
+#[test]
+fn adaptive_avoids_overflow_when_it_carries_no_more() {
+    // As much delivered below the overflow point: every later overflow
+    // cuts W by a quarter, and W grows back one per W acknowledged, slower
+    // once it reaches the W that overflowed.
+    let (mut pep, mut next, mut at) = adaptive_trial(5);
+    let cut = pep.stats().w_backoffs;
+    assert!(
+        pep.watermark() < 4 && cut >= 2,
+        "W {} cuts {cut}",
+        pep.watermark()
+    );
+    at += 100;
+    round(&mut pep, at, &mut next, 5);
+    assert_eq!(pep.stats().w_backoffs, cut + 1);
+    // Growth without overflow: one per W acknowledged, CEILING_PATIENCE
+    // times that once W reaches the W that last overflowed.
+    let w = pep.watermark();
+    let near = pep.ceiling.is_some_and(|c| w + 1 >= c);
+    let due = w * if near { CEILING_PATIENCE } else { 1 };
+    let mut acked = 0;
+    while pep.watermark() == w {
+        at += 100;
+        round(&mut pep, at, &mut next, w as u32);
+        acked += w;
+        assert!(acked <= due, "W {w} did not grow after {acked} packets");
+    }
+    assert_eq!((pep.watermark(), acked), (w + 1, due));
     // A fixed watermark never moves.
     let mut fixed = Watermark::new(WatermarkConfig::new(4, 4));
     for k in 0..6 {

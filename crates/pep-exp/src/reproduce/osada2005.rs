@@ -117,7 +117,7 @@ fn adaptive_vs_best(r: &Results) -> Result<(bool, String), String> {
     let share = within as f64 / ratios.len() as f64;
     let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
     Ok((
-        share >= 0.9 && mean >= 0.99,
+        share >= 0.97 && mean >= 0.99,
         format!(
             "within 5% of the best fixed W on {within} of {} combinations; mean ratio \
              {mean:.3}; worst {:.3} at {}",
@@ -418,9 +418,10 @@ fn claims() -> Vec<Claim> {
         ),
         pred(
             "A1",
-            "Beyond the paper: an adaptive watermark (AIMD on buffer overflow, from \
-             W = N) needs no tuning. Goal: within 5% of the best fixed W on every \
-             Table 1 combination; checked: on at least 90% of them, mean ratio >= 0.99.",
+            "Beyond the paper: an adaptive watermark (a trial of overflow against \
+             avoiding it, then AIMD on overflow, from W = N) needs no tuning. Goal: \
+             within 5% of the best fixed W on every Table 1 combination; checked: on \
+             at least 97% of them, mean ratio >= 0.99.",
             "table1",
             "adaptive max throughput / best fixed W's, per (d_S, d_D, N)",
             adaptive_vs_best,
