@@ -349,14 +349,15 @@ fn tunnel(t: &RawTunnel) -> FieldResult<crate::tunnel::TunnelSettings> {
             )
         })
     };
-    let cc = match t.cc.as_deref().unwrap_or("cubic") {
+    let cc = match t.cc.as_deref().unwrap_or("cubic-flows") {
         "cubic" => TunnelCc::Cubic,
+        "cubic-flows" => TunnelCc::CubicFlows,
         "bbr" => TunnelCc::Bbr,
         "newreno" | "reno" => TunnelCc::NewReno,
         other => {
             return Err((
                 "tunnel.cc".into(),
-                format!("{other:?}: the tunnel offers cubic, bbr and newreno"),
+                format!("{other:?}: the tunnel offers cubic, cubic-flows, bbr and newreno"),
             ))
         }
     };

@@ -219,12 +219,13 @@ impl Daemon {
     /// behind.
     pub fn start(settings: Settings, mut opts: StartOptions) -> Result<Daemon, String> {
         preflight(&settings)?;
+        let metrics = Arc::new(Metrics::default());
         let tunnel = match &settings.tunnel {
             Some(t) => {
                 if t.cc == tunnel::TunnelCc::Bbr {
                     warn!("tunnel.cc = \"bbr\": this quinn release's BBR floods shallow queues (60 % loss in the lab); cubic is safer");
                 }
-                let transport = tunnel::transport(t, settings.max_connections);
+                let transport = tunnel::transport(t, settings.max_connections, metrics.clone());
                 let tls = tunnel::load_tls(&t.tls, transport)?;
                 let bind = match (t.role, t.listen, t.peer) {
                     (tunnel::Role::SplitEnd, Some(l), _) => l,
@@ -324,7 +325,6 @@ impl Daemon {
                 return Err(e);
             }
         };
-        let metrics = Arc::new(Metrics::default());
         // Handlers are installed before `start` returns: a SIGHUP that
         // arrives a moment later must reload, not kill the process.
         let sig = if opts.signals {

@@ -4,8 +4,10 @@
 //!
 //! The issue's link (100 Mbit/s, 125 ms each way, a 300-packet queue),
 //! scaled in time for CI: 20 bulk uploads for 20 s, measured from 6 s.
-//! The tunnel runs CUBIC. (quinn's BBR kept the link 99 % busy here, but
-//! with a window three times the BDP and most of its packets lost.)
+//! The tunnel runs `cubic-flows`, CUBIC that backs off as the flows it
+//! carries would (plain CUBIC kept the link 92.5 % busy, the end-to-end
+//! flows 96-98 %; quinn's BBR 99 %, but with a window three times the BDP
+//! and most of its packets lost).
 //!
 //! `cargo test -p pep-daemon --test tunnel -- --nocapture` prints the
 //! numbers.
@@ -120,7 +122,7 @@ fn twenty_flows_over_one_tunnel_fill_the_long_link() {
     let server = lab.endpoint("server").unwrap();
     let end_addr = lab.state().nodes[2].addrs[0];
     let start_cfg = format!(
-        "{}[tunnel]\nrole = \"split-start\"\npeer = \"{end_addr}:4433\"\ncc = \"cubic\"\n\
+        "{}[tunnel]\nrole = \"split-start\"\npeer = \"{end_addr}:4433\"\ncc = \"cubic-flows\"\n\
          cert = \"{d}/start.pem\"\nkey = \"{d}/start.key\"\npeer_cert = \"{d}/end.pem\"\n",
         config(&proxy_if(0), &format!("{}/32", client.addr), "")
     );
@@ -147,7 +149,6 @@ fn twenty_flows_over_one_tunnel_fill_the_long_link() {
         1,
         "one tunnel for every flow"
     );
-    assert!(util >= 0.90, "the long link is {:.1} % busy", util * 100.0);
     let t = &sm.tunnel;
     println!(
         "tunnel: rtt {} us, cwnd {} B, lost {} of {} packets",
@@ -156,6 +157,7 @@ fn twenty_flows_over_one_tunnel_fill_the_long_link() {
         t.lost_packets.load(Relaxed),
         t.sent_packets.load(Relaxed)
     );
+    assert!(util >= 0.90, "the long link is {:.1} % busy", util * 100.0);
     // A tunnel that fills the link by flooding it is no PEP: quinn's BBR
     // did exactly that here (cwnd three times the BDP, most packets lost).
     let lost = t.lost_packets.load(Relaxed) as f64 / t.sent_packets.load(Relaxed).max(1) as f64;
@@ -164,12 +166,12 @@ fn twenty_flows_over_one_tunnel_fill_the_long_link() {
         "the tunnel lost {:.1} % of its packets",
         lost * 100.0
     );
-    // At this scale twenty end-to-end CUBIC flows already keep the link
-    // busy (their losses are desynchronised), but share it very unevenly.
-    // The tunnel carries about as much (QUIC's headers cost a few per cent)
-    // and shares it evenly.
+    // Twenty end-to-end CUBIC flows keep the link busy (their losses are
+    // desynchronised) but share it very unevenly. The tunnel, backing off
+    // as one of its twenty flows per loss, carries 2-3 % more and shares
+    // it evenly; the runs vary by about 2 %, so the check allows that.
     assert!(
-        mbps >= 0.90 * e2e_mbps,
+        mbps >= 0.98 * e2e_mbps,
         "{mbps:.2} Mbit/s via the tunnel vs {e2e_mbps:.2} end to end"
     );
     assert!(jain >= 0.95, "Jain's index {jain:.3}");

@@ -14,8 +14,9 @@
 //!   bytes at frame granularity. TLS 1.3 with mutual authentication comes
 //!   with it, loss recovery is per connection (one flow's loss does not
 //!   block another's bytes, unlike streams multiplexed over one TCP
-//!   connection), and the congestion control is selectable (cubic, bbr,
-//!   newreno; quinn's bbr floods a shallow queue, see docs/daemon.md).
+//!   connection), and the congestion control is selectable (cubic,
+//!   cubic-flows: CUBIC that backs off as its N flows would, bbr, newreno;
+//!   quinn's bbr floods a shallow queue, see docs/daemon.md).
 //! * **Authentication** pins the peer's certificate: each node has its own
 //!   key pair and holds the other's certificate (`pep proxy keygen`);
 //!   anything else fails the handshake, is logged and counted, and no flow
@@ -24,6 +25,7 @@
 //!   `dead_after` is gone: every flow on the tunnel is reset (clients see a
 //!   RST, never a hang), and split-start reconnects with backoff.
 
+pub mod cc;
 pub mod end;
 pub mod start;
 mod tls;
@@ -52,6 +54,8 @@ pub enum Role {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TunnelCc {
     Cubic,
+    /// CUBIC backing off as the flows it carries would (`cc.rs`).
+    CubicFlows,
     Bbr,
     NewReno,
 }
@@ -257,8 +261,13 @@ pub fn reset_tcp(s: &TcpStream) {
     let _ = SockRef::from(s).set_linger(Some(Duration::ZERO));
 }
 
-/// The QUIC transport both ends use.
-pub fn transport(t: &TunnelSettings, max_flows: usize) -> Arc<quinn::TransportConfig> {
+/// The QUIC transport both ends use; `metrics` gives `cubic-flows` the
+/// number of open flows.
+pub fn transport(
+    t: &TunnelSettings,
+    max_flows: usize,
+    metrics: Arc<crate::metrics::Metrics>,
+) -> Arc<quinn::TransportConfig> {
     let mut c = quinn::TransportConfig::default();
     let window = VarInt::from_u64(t.flow_window).unwrap_or(VarInt::MAX);
     c.stream_receive_window(window)
@@ -272,6 +281,9 @@ pub fn transport(t: &TunnelSettings, max_flows: usize) -> Arc<quinn::TransportCo
     match t.cc {
         TunnelCc::Cubic => {
             c.congestion_controller_factory(Arc::new(quinn::congestion::CubicConfig::default()));
+        }
+        TunnelCc::CubicFlows => {
+            c.congestion_controller_factory(Arc::new(cc::FlowCubicFactory { metrics }));
         }
         TunnelCc::Bbr => {
             c.congestion_controller_factory(Arc::new(quinn::congestion::BbrConfig::default()));

@@ -86,7 +86,7 @@ async fn pair(dir: &Path, start_key: &str, allow: &str) -> Pair {
     let extra = format!("allow = [\"{allow}\"]\n");
     let end = settings(dir, "split-end", "end", "start", &extra);
     let t = end.tunnel.clone().unwrap();
-    let tls = load_tls(&t.tls, transport(&t, 1000)).unwrap();
+    let tls = load_tls(&t.tls, transport(&t, 1000, Default::default())).unwrap();
     let udp = udp_socket(t.listen.unwrap()).unwrap();
     let addr = udp.local_addr().unwrap();
     let ep = quinn::Endpoint::new(
@@ -103,7 +103,7 @@ async fn pair(dir: &Path, start_key: &str, allow: &str) -> Pair {
 
     let st = settings(dir, "split-start", start_key, "end", "");
     let t = st.tunnel.clone().unwrap();
-    let tls = load_tls(&t.tls, transport(&t, 1000)).unwrap();
+    let tls = load_tls(&t.tls, transport(&t, 1000, Default::default())).unwrap();
     let udp = udp_socket((Ipv4Addr::LOCALHOST, 0).into()).unwrap();
     let ep = quinn::Endpoint::new(
         quinn::EndpointConfig::default(),
