@@ -9,6 +9,9 @@
 //! flows 96-98 %; quinn's BBR 99 %, but with a window three times the BDP
 //! and most of its packets lost).
 //!
+//! Then the same twenty again beside a flow whose receiver never reads:
+//! per-flow credit keeps it from taking the others' goodput.
+//!
 //! `cargo test -p pep-daemon --test tunnel -- --nocapture` prints the
 //! numbers.
 
@@ -179,6 +182,40 @@ fn twenty_flows_over_one_tunnel_fill_the_long_link() {
         jain > e2e_jain,
         "Jain {jain:.3} via the tunnel vs {e2e_jain:.3} end to end"
     );
+
+    // Per-flow credit in the lab: one more flow whose receiver never reads
+    // fills its credit (`flow_window`, 4 MiB) and the socket buffers on
+    // both sides, then holds still; the twenty others run again beside it.
+    let l = listen(&server, 7000);
+    let mut stuck = connect(&client, server.addr, 7000).expect("stalled flow");
+    let _held = accept(&l);
+    stuck
+        .set_write_timeout(Some(StdDuration::from_secs(3)))
+        .unwrap();
+    let chunk = vec![0x5au8; 64 << 10];
+    let mut stuck_bytes = 0u64;
+    while let Ok(n) = std::io::Write::write(&mut stuck, &chunk) {
+        stuck_bytes += n as u64;
+        assert!(
+            stuck_bytes < 1 << 30,
+            "a reader that never reads took 1 GiB"
+        );
+    }
+    let (util2, jain2, mbps2) = uploads(&lab);
+    println!(
+        "beside a stalled flow ({} MiB written, then blocked): link {:.1} %, {mbps2:.2} Mbit/s, Jain {jain2:.3}",
+        stuck_bytes >> 20,
+        util2 * 100.0
+    );
+    assert!(
+        mbps2 >= 0.90 * mbps,
+        "a stalled reader cut the others from {mbps:.2} to {mbps2:.2} Mbit/s"
+    );
+    assert!(
+        jain2 >= 0.95,
+        "Jain's index beside the stalled flow {jain2:.3}"
+    );
+    reset(stuck);
     start.shutdown().unwrap();
     end.shutdown().unwrap();
     lab.down().unwrap();
