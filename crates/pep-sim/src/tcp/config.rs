@@ -90,6 +90,10 @@ pub struct TcpConfig {
     /// window, and a pacing rate derived from it, near what it uses.
     /// Default off.
     pub cwv: bool,
+    /// Bidirectional flows: the receiver of the peer's data at the
+    /// sender's host (its ACKs ride on this sender's data). `None`: data
+    /// flows one way.
+    pub reverse: Option<SinkConfig>,
 }
 
 impl Default for TcpConfig {
@@ -121,6 +125,7 @@ impl Default for TcpConfig {
             pacing: None,
             sndbuf: u64::MAX,
             cwv: false,
+            reverse: None,
         }
     }
 }
