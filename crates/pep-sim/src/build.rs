@@ -138,6 +138,7 @@ impl Simulation {
                 reverse: f.reverse.as_ref().map(|_| SinkConfig {
                     mss: f.tcp.mss,
                     app_reads: false,
+                    dsack: f.tcp.rack,
                     ..sink_config(&f.sink, f.tcp.header)
                 }),
                 ..tcp_config(&f.tcp, &f.sink)
@@ -224,6 +225,9 @@ impl Simulation {
                             FlowId(i as u32),
                             &SinkConfig {
                                 mss: f.tcp.mss,
+                                // D-SACK for RACK's reordering window (the
+                                // linux profile), as Linux's tcp_dsack.
+                                dsack: f.tcp.rack,
                                 ..sink_config(&f.sink, f.tcp.header)
                             },
                         );

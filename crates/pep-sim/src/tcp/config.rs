@@ -227,6 +227,10 @@ pub struct SinkConfig {
     pub ack: AckPolicy,
     /// Generate SACK blocks (RFC 2018), up to 3 per ACK. Default false.
     pub sack: bool,
+    /// With `sack`: report duplicate segments in a D-SACK block (RFC 2883),
+    /// first in the next ACK. Default false (ns-2's sinks have none; the
+    /// `linux` profile's RACK turns it on, as Linux's `tcp_dsack = 1`).
+    pub dsack: bool,
     /// Granularity of the delayed-ACK timer. `None` (default): the timer
     /// fires exactly `timeout` after the first unacknowledged segment, as
     /// ns-2's DelAck sink. `Some(tick)`: it fires at the first multiple of
@@ -259,6 +263,7 @@ impl Default for SinkConfig {
             hdr_len: 40,
             ack: AckPolicy::Every,
             sack: false,
+            dsack: false,
             delack_tick: None,
             isn: Seq(0),
             peer_isn: Seq(0),

@@ -130,6 +130,8 @@ pub struct SenderStats {
     pub tail_loss_probes: u64,
     /// RACK-TLP: reorder timer expiries that marked data lost.
     pub rack_timeouts: u64,
+    /// RACK: retransmissions found lost (and resent) before the RTO.
+    pub lost_retransmissions: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -347,13 +349,14 @@ impl TcpSender {
         }
         self.burst_left = self.max_burst;
         let advanced = ack.gt(self.snd_una);
+        let was_in_recovery = self.cc.in_recovery();
         if advanced {
             self.on_new_ack(now, seg);
         } else {
             self.on_same_ack(now, seg);
         }
         if self.rack.is_some() {
-            self.rack_on_ack(now, seg, advanced);
+            self.rack_on_ack(now, seg, advanced, was_in_recovery);
         }
     }
 

@@ -162,6 +162,8 @@ pub struct TcpSink {
     stats: SinkStats,
     /// Bidirectional flows: this host's sender of the reverse data.
     reverse: Option<Box<Reverse>>,
+    /// The duplicate range the next ACK reports first (RFC 2883 D-SACK).
+    dsack: Option<(Seq, Seq)>,
 }
 
 impl TcpSink {
@@ -209,6 +211,7 @@ impl TcpSink {
                 ..SinkStats::default()
             },
             reverse: None,
+            dsack: None,
         }
     }
 
@@ -252,6 +255,7 @@ impl TcpSink {
         seg.ack = self.rcv_nxt;
         if self.cfg.sack {
             seg.sack = self.sack_blocks();
+            self.dsack = None;
         }
         self.edge_sent = Some(self.right_edge());
         seg.wnd = self.right_edge().bytes_since(self.rcv_nxt);
@@ -304,7 +308,12 @@ impl TcpSink {
         let before = self.rcv_nxt;
         let had_hole = !self.ooo.is_empty();
         self.stats.bytes_received += seg.len as u64;
+        let dup_before = self.stats.bytes_duplicate;
         self.absorb(seg.seq, seg.len);
+        if self.cfg.dsack && self.stats.bytes_duplicate > dup_before {
+            let dup = self.stats.bytes_duplicate - dup_before;
+            self.note_duplicate(seg.seq, seg.len, before, dup);
+        }
         if fin && self.fin_seq.is_none() && (seg.seq + seg.len).le(self.right_edge()) {
             self.fin_seq = Some(seg.seq + seg.len);
         }
@@ -397,6 +406,7 @@ impl TcpSink {
         }
         if self.cfg.sack {
             seg.sack = self.sack_blocks();
+            self.dsack = None;
         }
         self.stats.acks_sent += 1;
         if let Some(a) = &self.adaptive {
@@ -631,6 +641,21 @@ impl TcpSink {
         true
     }
 
+    /// `dup` bytes of the segment `[seq, seq + len)` were duplicates (RCV.NXT
+    /// was `before` it): the next ACK reports them in a D-SACK block. A
+    /// wholly duplicate segment is reported whole; one that also brought
+    /// new data, its part below `before` (RFC 2883 4.1.1-4.1.3).
+    #[cold]
+    fn note_duplicate(&mut self, seq: Seq, len: u32, before: Seq, dup: u64) {
+        self.dsack = if dup == len as u64 {
+            Some((seq, seq + len))
+        } else if seq.lt(before) {
+            Some((seq, before))
+        } else {
+            None
+        };
+    }
+
     /// Moves RCV.NXT past the FIN once everything before it has arrived;
     /// true if it did so now.
     fn consume_fin(&mut self) -> bool {
@@ -648,10 +673,17 @@ impl TcpSink {
     /// "The SACK option SHOULD be filled out by repeating the most recently
     /// reported SACK blocks". Ranges are stamped when data lands in them, so
     /// most-recent-first by stamp gives both.
+    ///
+    /// RFC 2883: a pending D-SACK block goes first ("the first block in the
+    /// SACK option MUST specify the contiguous sequence space of the
+    /// duplicate segment"); the regular blocks follow.
     fn sack_blocks(&self) -> SackBlocks {
         let mut blocks = SackBlocks::new();
         let mut below = u64::MAX;
-        for _ in 0..MAX_SACK_BLOCKS {
+        if let Some((l, r)) = self.dsack {
+            blocks.push(l, r);
+        }
+        for _ in blocks.len()..MAX_SACK_BLOCKS {
             let next = self
                 .ooo
                 .iter()
