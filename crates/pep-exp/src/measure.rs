@@ -397,6 +397,7 @@ mod tests {
                 acks_sent: 7,
                 ..FlowCounters::default()
             }),
+            reverse: None,
         }
     }
 

@@ -94,6 +94,15 @@ fn base_tcp_config(t: &crate::scenario::TcpSpec, sink: &crate::scenario::SinkSpe
     }
 }
 
+/// The reverse application of a bidirectional flow (validated: bulk or
+/// finite).
+fn reverse_app(r: &SourceSpec) -> AppSource {
+    match r {
+        SourceSpec::Finite { bytes } => AppSource::Finite(*bytes),
+        _ => AppSource::Bulk,
+    }
+}
+
 /// The receiver configuration a flow's scenario settings describe.
 pub fn sink_config(s: &crate::scenario::SinkSpec, header: u32) -> SinkConfig {
     SinkConfig {
@@ -123,7 +132,17 @@ impl Simulation {
         let flow_cfgs: Vec<TcpConfig> = sc
             .flows
             .iter()
-            .map(|f| tcp_config(&f.tcp, &f.sink))
+            .map(|f| TcpConfig {
+                // Bidirectional: the sender's host receives the reverse data
+                // (no application reads there: it takes data as it arrives).
+                reverse: f.reverse.as_ref().map(|_| SinkConfig {
+                    mss: f.tcp.mss,
+                    app_reads: false,
+                    dsack: f.tcp.rack,
+                    ..sink_config(&f.sink, f.tcp.header)
+                }),
+                ..tcp_config(&f.tcp, &f.sink)
+            })
             .collect();
 
         let mut ports: Vec<Port> = Vec::with_capacity(sc.links.len() * 2);
@@ -201,13 +220,22 @@ impl Simulation {
                     dst: f.dst as u32,
                     start,
                     data_start: cfg.isn + 1,
-                    sink: TcpSink::new(
-                        FlowId(i as u32),
-                        &SinkConfig {
-                            mss: f.tcp.mss,
-                            ..sink_config(&f.sink, f.tcp.header)
-                        },
-                    ),
+                    sink: {
+                        let sink = TcpSink::new(
+                            FlowId(i as u32),
+                            &SinkConfig {
+                                mss: f.tcp.mss,
+                                // D-SACK for RACK's reordering window (the
+                                // linux profile), as Linux's tcp_dsack.
+                                dsack: f.tcp.rack,
+                                ..sink_config(&f.sink, f.tcp.header)
+                            },
+                        );
+                        match &f.reverse {
+                            None => sink,
+                            Some(r) => sink.with_reverse(&cfg, reverse_app(r)),
+                        }
+                    },
                     reader: match f.sink.app {
                         AppReadSpec::Immediate => None,
                         AppReadSpec::Reader { chunk, when, work } => Some(Reader {

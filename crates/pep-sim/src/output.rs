@@ -38,6 +38,27 @@ pub struct FlowSummary {
     /// absent where the source of the summary does not count them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<FlowCounters>,
+    /// A bidirectional flow's reverse data (`reverse` in the scenario).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse: Option<ReverseSummary>,
+}
+
+/// The reverse direction of a bidirectional flow: data from `to` back to
+/// `from`, and the ACKs `from` sent for it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ReverseSummary {
+    /// Bytes `from` delivered in order.
+    pub delivered_bytes: u64,
+    /// Over the time from the flow's start to the end of the run (or the
+    /// reverse transfer's completion), Mbit/s.
+    pub goodput_mbps: f64,
+    pub segments_sent: u64,
+    pub retransmitted_segments: u64,
+    pub timeouts: u64,
+    /// ACKs of the reverse data: pure ACKs, and ACKs carried by the
+    /// forward data.
+    pub acks_sent: u64,
+    pub acks_piggybacked: u64,
 }
 
 /// Per-connection counters, named after the thesis's `struct tcpe` where
@@ -80,6 +101,14 @@ pub struct FlowCounters {
     /// (`t_rcvdupack`).
     pub acks_received: u64,
     pub dup_acks_received: u64,
+    /// Bidirectional flows: ACKs the receiver's own data segments carried
+    /// (`acks_sent` counts the pure ones).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub acks_piggybacked: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// Per-link-direction results.
@@ -173,7 +202,25 @@ fn counters(k: &crate::tcp::SinkStats, s: crate::tcp::SenderStats) -> FlowCounte
         bytes_partly_duplicate: k.bytes_partly_duplicate,
         acks_received: s.acks_received,
         dup_acks_received: s.dupacks_received,
+        acks_piggybacked: k.acks_piggybacked,
     }
+}
+
+/// The reverse direction's summary, if the flow is bidirectional.
+fn reverse(f: &crate::sim::Flow, now: Instant) -> Option<ReverseSummary> {
+    let rx = f.sender.as_ref()?.reverse_sink()?;
+    let tx = f.sink.reverse_sender();
+    let st = tx.map(|t| *t.stats()).unwrap_or_default();
+    let done = tx.and_then(|t| t.completion_time()).unwrap_or(now);
+    Some(ReverseSummary {
+        delivered_bytes: rx.delivered_bytes(),
+        goodput_mbps: mbps(rx.delivered_bytes(), done.saturating_since(f.start)),
+        segments_sent: st.segments_sent,
+        retransmitted_segments: st.retransmitted_segments,
+        timeouts: st.timeouts,
+        acks_sent: rx.stats().acks_sent,
+        acks_piggybacked: rx.stats().acks_piggybacked,
+    })
 }
 
 impl Simulation {
@@ -207,6 +254,7 @@ impl Simulation {
                         .and_then(|s| s.srtt())
                         .map(|d| round6(d.as_millis_f64())),
                     counters: Some(counters(f.sink.stats(), st.unwrap_or_default())),
+                    reverse: reverse(f, now),
                 }
             })
             .collect();

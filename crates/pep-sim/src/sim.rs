@@ -650,7 +650,7 @@ impl Simulation {
             let Some((seg, kind)) = s.poll_transmit(now) else {
                 break;
             };
-            if !matches!(kind, TxKind::New | TxKind::Syn | TxKind::Fin) {
+            if !matches!(kind, TxKind::New | TxKind::Syn | TxKind::Fin | TxKind::Ack) {
                 f.retransmissions.push(Retransmission {
                     at: now,
                     offset: seg.seq.0.wrapping_sub(f.data_start.0),

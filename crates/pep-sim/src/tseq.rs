@@ -39,6 +39,7 @@ fn event_name(e: TseqEvent) -> &'static str {
         TseqEvent::Sent(TxKind::Fin) => "fin",
         TseqEvent::Sent(TxKind::Syn) => "syn",
         TseqEvent::Sent(TxKind::WindowProbe) => "probe",
+        TseqEvent::Sent(TxKind::Ack) => "pure-ack",
         TseqEvent::Sent(_) => "retransmit",
     }
 }

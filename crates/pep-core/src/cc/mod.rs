@@ -56,7 +56,7 @@ mod tests;
 
 pub use cubic::{CubicConfig, CubicView};
 pub use growth::{Growth, GrowthView, WindowUnit};
-pub use rack::{Detection, Rack};
+pub use rack::{is_dsack, Detection, Rack, REO_WND_PERSIST};
 pub use recovery::Recovery;
 pub use sack::{NextSeg, Scoreboard, SCOREBOARD_RANGES};
 pub use westwood::WestwoodView;
@@ -385,6 +385,20 @@ impl Congestion {
             return None;
         }
         Some(self.enter_recovery(snd_una, snd_max))
+    }
+
+    /// RACK found the retransmission starting at `seq` lost (RFC 8985 6.2
+    /// step 5 applies to retransmissions as well). During SACK recovery
+    /// HighRxt moves back to it: NextSeg() rule 1 then resends it (RACK's
+    /// lost mark covers it), and SetPipe() stops counting it as in the
+    /// network. Outside SACK recovery a no-op (the RTO repairs it).
+    pub fn on_rack_lost_retransmission(&mut self, seq: Seq) {
+        let RecoveryState::Sack(b) = &mut self.recovery else {
+            return;
+        };
+        if self.state.in_recovery && seq.lt(b.high_rxt) {
+            b.high_rxt = seq;
+        }
     }
 
     /// A tail loss probe repaired a loss (RFC 8985 7.4.2: "invoke the

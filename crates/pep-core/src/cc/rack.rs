@@ -13,9 +13,16 @@
 //!   cannot have been delivered by that retransmission and is skipped
 //!   (6.2 step 2, without timestamps). `reo_wnd = min_RTT / 4`, capped at
 //!   SRTT, or 0 while no reordering has been seen and either recovery is
-//!   under way or DupThresh segments are SACKed (6.2 step 4). There is no
-//!   DSACK here (the simulated sink sends none), so the window multiplier
-//!   stays 1.
+//!   under way or DupThresh segments are SACKed (6.2 step 4). The window
+//!   is multiplied by `reo_wnd_mult`, which grows by one per round trip in
+//!   which a DSACK (RFC 2883) arrives and falls back to 1 after 16
+//!   recoveries without one ([`Rack::update_reo_wnd`],
+//!   [`Rack::on_recovery_exit`]).
+//! * **Lost retransmissions** (6.2 step 5 applies to them too): a
+//!   retransmission is judged by its own send time, so one that a later
+//!   sent segment's delivery shows lost is reported once
+//!   ([`Rack::take_lost_retransmission`]) for the transport to resend
+//!   before its RTO.
 //! * **TLP** (section 7): with data outstanding and no recovery or probe
 //!   under way, `PTO = 2 * SRTT` (plus `WCDelAckT` when one segment is in
 //!   flight; 1 s before any RTT sample), never past the RTO's expiry. When
@@ -50,6 +57,8 @@ struct Sent {
     rexmit: bool,
     /// Cumulatively ACKed or SACKed.
     delivered: bool,
+    /// Marked lost since its latest transmission.
+    lost: bool,
 }
 
 /// What an ACK (or the reorder timer) tells the transport.
@@ -87,6 +96,33 @@ pub struct Rack {
     tlp_rexmit: bool,
     /// Probes sent.
     probes: u64,
+    /// RACK.reo_wnd_mult (0 stands for the initial 1, so that `Default`
+    /// is the RFC's initial state).
+    reo_wnd_mult: u32,
+    /// RACK.reo_wnd_persist: recoveries left before the multiplier resets.
+    reo_wnd_persist: u32,
+    /// RACK.dsack_round: SND.NXT when the last counted DSACK arrived; no
+    /// further growth until SND.UNA passes it.
+    dsack_round: Option<Seq>,
+    /// ACKs that carried a DSACK.
+    dsacks: u64,
+    /// Lowest start of a retransmission newly marked lost, not yet taken.
+    lost_rexmit: Option<Seq>,
+}
+
+/// Recoveries without DSACK after which the window multiplier resets (RFC
+/// 8985 6.2 step 4: "Reset the window after 16 DSACK-free recoveries").
+pub const REO_WND_PERSIST: u32 = 16;
+
+/// RFC 2883 section 4: an ACK reports a duplicate (D-SACK) if its first
+/// SACK block lies below the cumulative ACK, or within its second block.
+pub fn is_dsack(ack: Seq, blocks: &[(Seq, Seq)]) -> bool {
+    match blocks {
+        [] => false,
+        [(l, _), ..] if (*l).lt(ack) => true,
+        [(l, r), (l2, r2), ..] => (*l2).le(*l) && (*r).le(*r2),
+        _ => false,
+    }
 }
 
 impl Rack {
@@ -107,6 +143,47 @@ impl Rack {
     /// Tail loss probes sent.
     pub fn probes(&self) -> u64 {
         self.probes
+    }
+    /// RACK.reo_wnd_mult.
+    pub fn reo_wnd_mult(&self) -> u32 {
+        self.reo_wnd_mult.max(1)
+    }
+    /// ACKs that carried a DSACK.
+    pub fn dsacks(&self) -> u64 {
+        self.dsacks
+    }
+
+    /// RACK_update_reo_wnd()'s DSACK part (RFC 8985 6.2 step 4), on every
+    /// ACK before [`Rack::on_ack`]: `dsack` if the ACK reports a duplicate
+    /// ([`is_dsack`]); SND.UNA after the ACK, and SND.NXT.
+    pub fn update_reo_wnd(&mut self, snd_una: Seq, snd_nxt: Seq, dsack: bool) {
+        if self.dsack_round.is_some_and(|r| snd_una.ge(r)) {
+            self.dsack_round = None;
+        }
+        if dsack {
+            self.dsacks += 1;
+            if self.dsack_round.is_none() {
+                // "Grow the reordering window per round that sees DSACK."
+                self.dsack_round = Some(snd_nxt);
+                self.reo_wnd_mult = self.reo_wnd_mult() + 1;
+                self.reo_wnd_persist = REO_WND_PERSIST;
+            }
+        }
+    }
+
+    /// Fast recovery (or RTO recovery) ended without a DSACK on the ACK
+    /// that ended it: one of the 16 recoveries the multiplier persists.
+    pub fn on_recovery_exit(&mut self) {
+        self.reo_wnd_persist = self.reo_wnd_persist.saturating_sub(1);
+        if self.reo_wnd_persist == 0 {
+            self.reo_wnd_mult = 1;
+        }
+    }
+
+    /// The lowest retransmission RACK has marked lost since the last call
+    /// (each retransmission reported once per transmission).
+    pub fn take_lost_retransmission(&mut self) -> Option<Seq> {
+        self.lost_rexmit.take()
     }
     /// A TLP episode is under way (a probe is outstanding).
     pub fn in_tlp_episode(&self) -> bool {
@@ -135,6 +212,7 @@ impl Rack {
                 s.xmit = now;
                 s.rexmit = true;
                 s.delivered = false;
+                s.lost = false;
             }
         }
         let start = seq.max(top);
@@ -145,6 +223,7 @@ impl Rack {
                 xmit: now,
                 rexmit,
                 delivered: false,
+                lost: false,
             });
         }
     }
@@ -236,7 +315,7 @@ impl Rack {
         if !self.reordering_seen && zero_ok {
             return Duration::ZERO;
         }
-        let w = self.min_rtt.map_or(Duration::ZERO, |m| m / 4);
+        let w = self.min_rtt.map_or(Duration::ZERO, |m| m / 4) * self.reo_wnd_mult() as u64;
         match srtt {
             Some(s) => w.min(s),
             None => w,
@@ -250,16 +329,26 @@ impl Rack {
         self.reo_at = None;
         let t = self.xmit_ts?;
         let mut lost_end = None;
-        for s in &self.segs {
-            if s.seq.ge(self.end_seq) {
-                break; // sent after RACK's segment (first transmissions)
+        for s in self.segs.iter_mut() {
+            if !s.rexmit && s.xmit > t {
+                // First transmissions go out in sequence order: this one
+                // and all above it were sent after RACK's segment (their
+                // retransmissions later still).
+                break;
             }
-            if s.delivered || s.xmit > t {
+            // RACK_sent_after(): later, or at the same instant and higher.
+            let after = s.xmit > t || (s.xmit == t && s.end.gt(self.end_seq));
+            if s.delivered || after {
                 continue;
             }
             let due = s.xmit + self.rtt + reo_wnd;
             if due <= now {
                 lost_end = Some(s.end);
+                if s.rexmit && !s.lost {
+                    let low = self.lost_rexmit.map_or(s.seq, |l: Seq| l.min(s.seq));
+                    self.lost_rexmit = Some(low);
+                }
+                s.lost = true;
             } else {
                 self.reo_at = Some(self.reo_at.map_or(due, |a: Instant| a.min(due)));
             }
@@ -468,5 +557,103 @@ mod tests {
         let d = r.on_ack(t(500), Seq(4 * MSS), &[], Some(ms(100)), false, 3);
         assert!(!d.tlp_repaired);
         assert_eq!(r.probes(), 2);
+    }
+
+    #[test]
+    fn dsack_is_a_first_block_below_the_ack_or_inside_the_second() {
+        let b = |v: &[(u32, u32)]| v.iter().map(|&(l, r)| (Seq(l), Seq(r))).collect::<Vec<_>>();
+        assert!(is_dsack(Seq(5000), &b(&[(3000, 4000)])));
+        assert!(is_dsack(Seq(1000), &b(&[(3000, 4000), (2000, 5000)])));
+        assert!(!is_dsack(Seq(1000), &b(&[(3000, 4000), (5000, 6000)])));
+        assert!(!is_dsack(Seq(1000), &b(&[(3000, 4000)])));
+        assert!(!is_dsack(Seq(1000), &[]));
+    }
+
+    #[test]
+    fn the_window_grows_once_per_round_with_dsack_and_resets_after_16_recoveries() {
+        let mut r = sent(4);
+        r.on_ack(t(100), Seq(MSS), &[], Some(ms(200)), false, 3);
+        assert_eq!(r.reo_wnd(Some(ms(200)), false), ms(25));
+        // A DSACK: x2, and the round lasts until SND.UNA reaches SND.NXT
+        // (4000) as it was then.
+        r.update_reo_wnd(Seq(MSS), Seq(4 * MSS), true);
+        assert_eq!(
+            (r.reo_wnd_mult(), r.reo_wnd(Some(ms(200)), false)),
+            (2, ms(50))
+        );
+        // A second DSACK in the same round does not grow it again.
+        r.update_reo_wnd(Seq(2 * MSS), Seq(5 * MSS), true);
+        assert_eq!(r.reo_wnd_mult(), 2);
+        // Next round.
+        r.update_reo_wnd(Seq(4 * MSS), Seq(6 * MSS), true);
+        assert_eq!(
+            (r.reo_wnd_mult(), r.reo_wnd(Some(ms(200)), false)),
+            (3, ms(75))
+        );
+        // Capped at SRTT.
+        assert_eq!(r.reo_wnd(Some(ms(60)), false), ms(60));
+        assert_eq!(r.dsacks(), 3);
+        // 15 DSACK-free recoveries keep it, the 16th resets it.
+        for _ in 0..15 {
+            r.on_recovery_exit();
+        }
+        assert_eq!(r.reo_wnd_mult(), 3);
+        r.on_recovery_exit();
+        assert_eq!(
+            (r.reo_wnd_mult(), r.reo_wnd(Some(ms(200)), false)),
+            (1, ms(25))
+        );
+    }
+
+    #[test]
+    fn a_lost_retransmission_is_reported_once_when_a_later_send_is_delivered() {
+        // 0..4 sent at 0..3 ms; 0 delivered at 100 ms (min_RTT 100 ms).
+        let mut r = sent(4);
+        r.on_ack(t(100), Seq(MSS), &[], Some(ms(100)), true, 3);
+        // Segment 1 resent at 110 ms, segment 4 (new) sent at 120 ms and
+        // SACKed at 220 ms: RACK.rtt 100 ms, reo_wnd 0 in recovery. The
+        // resend (due 110 + 100 = 210 ms) is lost, and so are 2 and 3.
+        r.on_sent(t(110), Seq(MSS), Seq(2 * MSS), true);
+        r.on_sent(t(120), Seq(4 * MSS), Seq(5 * MSS), false);
+        let sack = [(Seq(4 * MSS), Seq(5 * MSS))];
+        let d = r.on_ack(t(220), Seq(MSS), &sack, Some(ms(100)), true, 3);
+        assert_eq!(d.lost_end, Some(Seq(4 * MSS)));
+        assert_eq!(r.take_lost_retransmission(), Some(Seq(MSS)));
+        assert_eq!(r.take_lost_retransmission(), None);
+        // Still lost on the next ACK, but not reported again ...
+        r.on_ack(t(221), Seq(MSS), &sack, Some(ms(100)), true, 3);
+        assert_eq!(r.take_lost_retransmission(), None);
+        // ... until it is resent and that resend is found lost too.
+        r.on_sent(t(222), Seq(MSS), Seq(2 * MSS), true);
+        r.on_sent(t(223), Seq(5 * MSS), Seq(6 * MSS), false);
+        let sack = [(Seq(4 * MSS), Seq(6 * MSS))];
+        r.on_ack(t(330), Seq(MSS), &sack, Some(ms(100)), true, 3);
+        assert_eq!(r.take_lost_retransmission(), Some(Seq(MSS)));
+    }
+
+    #[test]
+    fn original_segments_above_a_delivered_retransmission_are_still_judged() {
+        // RACK's segment is a retransmission of segment 0 (low end_seq) sent
+        // at 150 ms and delivered at 260 ms; segments 1 and 2, sent at 1 and
+        // 2 ms and undelivered, are lost: they were sent before it.
+        let mut r = sent(4);
+        r.on_ack(
+            t(100),
+            Seq(0),
+            &[(Seq(3 * MSS), Seq(4 * MSS))],
+            Some(ms(100)),
+            false,
+            3,
+        );
+        r.on_sent(t(150), Seq(0), Seq(MSS), true);
+        let d = r.on_ack(
+            t(260),
+            Seq(MSS),
+            &[(Seq(3 * MSS), Seq(4 * MSS))],
+            Some(ms(100)),
+            true,
+            3,
+        );
+        assert_eq!(d.lost_end, Some(Seq(3 * MSS)));
     }
 }

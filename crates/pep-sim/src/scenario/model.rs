@@ -253,6 +253,10 @@ pub struct FlowSpec {
     /// When the sender opens (or, without a handshake, starts sending).
     pub start: Duration,
     pub source: SourceSpec,
+    /// Bidirectional flows: what the receiving host's application sends
+    /// back over the same connection (`bulk` or `finite`). Both ends use
+    /// the flow's `tcp` and `sink` settings; ACKs ride on data.
+    pub reverse: Option<SourceSpec>,
     pub tcp: TcpSpec,
     pub sink: SinkSpec,
 }

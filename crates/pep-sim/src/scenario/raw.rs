@@ -111,6 +111,7 @@ pub(crate) struct Flow {
     pub to: S<String>,
     pub start: Option<S<Dur>>,
     pub source: Option<Located>,
+    pub reverse: Option<Located>,
     pub tcp: Option<Tcp>,
     pub sink: Option<Sink>,
     pub count: Option<S<u32>>,

@@ -586,6 +586,18 @@ fn flows(doc: &raw::Doc, ctx: &mut Ctx, nodes: &Nodes, base: &Base, duration: Du
                     .and_then(|t| tagged::source(ctx, t, &field, s.span.clone()))
             }
         };
+        let reverse = f.reverse.as_ref().and_then(|s| {
+            let field = join(&prefix, "reverse");
+            let spec = tagged::normalize(ctx, &s.value, &field, s.span.clone())
+                .and_then(|t| tagged::source(ctx, t, &field, s.span.clone()))?;
+            if let SourceSpec::Pareto(_) = spec {
+                let msg = "kind \"pareto\" is not supported for the reverse direction \
+                           (use \"bulk\" or \"finite\")";
+                ctx.err(s.span.clone(), field, msg);
+                return None;
+            }
+            Some(spec)
+        });
         let mut lay = base.clone();
         apply(
             ctx,
@@ -619,6 +631,7 @@ fn flows(doc: &raw::Doc, ctx: &mut Ctx, nodes: &Nodes, base: &Base, duration: Du
                 dst: dst.unwrap_or(0),
                 start: start + stagger * u64::from(k),
                 source: source.clone().unwrap_or(SourceSpec::Bulk),
+                reverse: reverse.clone(),
                 tcp: lay.tcp.clone(),
                 sink: lay.sink.clone(),
             });

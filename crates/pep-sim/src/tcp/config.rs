@@ -90,6 +90,10 @@ pub struct TcpConfig {
     /// window, and a pacing rate derived from it, near what it uses.
     /// Default off.
     pub cwv: bool,
+    /// Bidirectional flows: the receiver of the peer's data at the
+    /// sender's host (its ACKs ride on this sender's data). `None`: data
+    /// flows one way.
+    pub reverse: Option<SinkConfig>,
 }
 
 impl Default for TcpConfig {
@@ -121,6 +125,7 @@ impl Default for TcpConfig {
             pacing: None,
             sndbuf: u64::MAX,
             cwv: false,
+            reverse: None,
         }
     }
 }
@@ -222,6 +227,10 @@ pub struct SinkConfig {
     pub ack: AckPolicy,
     /// Generate SACK blocks (RFC 2018), up to 3 per ACK. Default false.
     pub sack: bool,
+    /// With `sack`: report duplicate segments in a D-SACK block (RFC 2883),
+    /// first in the next ACK. Default false (ns-2's sinks have none; the
+    /// `linux` profile's RACK turns it on, as Linux's `tcp_dsack = 1`).
+    pub dsack: bool,
     /// Granularity of the delayed-ACK timer. `None` (default): the timer
     /// fires exactly `timeout` after the first unacknowledged segment, as
     /// ns-2's DelAck sink. `Some(tick)`: it fires at the first multiple of
@@ -254,6 +263,7 @@ impl Default for SinkConfig {
             hdr_len: 40,
             ack: AckPolicy::Every,
             sack: false,
+            dsack: false,
             delack_tick: None,
             isn: Seq(0),
             peer_isn: Seq(0),

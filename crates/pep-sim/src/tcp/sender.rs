@@ -77,6 +77,9 @@ pub enum TxKind {
     WindowProbe,
     /// RACK-TLP's tail loss probe resending the last segment (RFC 8985 7.3).
     TailLossProbe,
+    /// A pure ACK of a bidirectional flow's reverse data, sent because no
+    /// data segment could carry it (not counted as a segment sent).
+    Ack,
 }
 
 impl TxKind {
@@ -127,6 +130,8 @@ pub struct SenderStats {
     pub tail_loss_probes: u64,
     /// RACK-TLP: reorder timer expiries that marked data lost.
     pub rack_timeouts: u64,
+    /// RACK: retransmissions found lost (and resent) before the RTO.
+    pub lost_retransmissions: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -211,6 +216,9 @@ pub struct TcpSender {
     cwv: Option<Cwv>,
     /// RACK-TLP state, if on (`TcpConfig::rack` with SACK recovery).
     rack: Option<Box<pep_core::cc::Rack>>,
+    /// Bidirectional flows (`TcpConfig::reverse`): the receiver of the
+    /// peer's data at this host, whose ACKs ride on our data segments.
+    reverse: Option<Box<super::TcpSink>>,
 }
 
 /// RFC 7661 bookkeeping: pipeACK, the bytes acknowledged per RTT.
@@ -307,6 +315,9 @@ impl TcpSender {
             limited_transmit: cfg.limited_transmit,
             cwv: cfg.cwv.then(Cwv::default),
             rack: (cfg.rack && cfg.recovery == pep_core::cc::Recovery::Sack).then(Box::default),
+            reverse: cfg
+                .reverse
+                .map(|rx| Box::new(super::TcpSink::new(flow, &rx))),
         }
     }
 
@@ -314,7 +325,16 @@ impl TcpSender {
 
     /// A segment from the receiver arrived.
     pub fn handle_segment(&mut self, now: Instant, seg: &Segment) {
-        if seg.flow != self.flow || self.closed || !seg.has_ack() {
+        if seg.flow != self.flow {
+            return;
+        }
+        if let Some(rx) = self.reverse.as_deref_mut() {
+            // The peer's data (and probes); the SYN-ACK is ours alone.
+            if !seg.flags.contains(Flags::SYN) {
+                rx.handle_segment(now, seg);
+            }
+        }
+        if self.closed || !seg.has_ack() {
             return;
         }
         self.stats.acks_received += 1;
@@ -329,18 +349,22 @@ impl TcpSender {
         }
         self.burst_left = self.max_burst;
         let advanced = ack.gt(self.snd_una);
+        let was_in_recovery = self.cc.in_recovery();
         if advanced {
             self.on_new_ack(now, seg);
         } else {
             self.on_same_ack(now, seg);
         }
         if self.rack.is_some() {
-            self.rack_on_ack(now, seg, advanced);
+            self.rack_on_ack(now, seg, advanced, was_in_recovery);
         }
     }
 
     /// The deadline from `poll_timeout` may have passed.
     pub fn handle_timeout(&mut self, now: Instant) {
+        if let Some(rx) = self.reverse.as_deref_mut() {
+            rx.handle_timeout(now);
+        }
         if self.rack.is_some() && self.rack_on_timeout(now) {
             return;
         }
@@ -364,7 +388,38 @@ impl TcpSender {
 
     /// The next segment to send, if any. Drain until `None` after every
     /// input.
+    #[inline]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<(Segment, TxKind)> {
+        if self.reverse.is_none() {
+            return self.poll_data(now);
+        }
+        self.poll_bidirectional(now)
+    }
+
+    /// Bidirectional: our next segment carries the reverse receiver's ACK;
+    /// with nothing to send, the receiver's pure ACKs go out as they are due.
+    #[cold]
+    fn poll_bidirectional(&mut self, now: Instant) -> Option<(Segment, TxKind)> {
+        if let Some((mut seg, kind)) = self.poll_data(now) {
+            if let Some(rx) = self.reverse.as_deref_mut() {
+                rx.piggyback(&mut seg);
+            }
+            return Some((seg, kind));
+        }
+        let mut ack = self.reverse.as_deref_mut()?.poll_transmit(now)?;
+        // See `TcpSink::poll_transmit`: SND.MAX, our clock in TSval.
+        ack.seq = self.snd_max;
+        if self.timestamps {
+            let ecr = ack.ts.map_or(0, |t| t.ecr);
+            ack.ts = Some(Timestamps {
+                val: ts_clock(now),
+                ecr,
+            });
+        }
+        Some((ack, TxKind::Ack))
+    }
+
+    fn poll_data(&mut self, now: Instant) -> Option<(Segment, TxKind)> {
         if self.closed {
             return None;
         }
@@ -413,6 +468,9 @@ impl TcpSender {
     /// When `handle_timeout` is next wanted.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let mut timer = self.timer.map(|(at, _)| at);
+        if let Some(d) = self.reverse.as_deref().and_then(|rx| rx.poll_timeout()) {
+            timer = Some(timer.map_or(d, |t| t.min(d)));
+        }
         let rack = self.rack.as_deref().filter(|_| !self.closed);
         if let Some(r) = rack.and_then(|r| r.deadline()) {
             timer = Some(timer.map_or(r, |t| t.min(r)));
@@ -506,6 +564,10 @@ impl TcpSender {
     }
     pub fn stats(&self) -> &SenderStats {
         &self.stats
+    }
+    /// The receiver of the reverse data (bidirectional flows).
+    pub fn reverse_sink(&self) -> Option<&super::TcpSink> {
+        self.reverse.as_deref()
     }
 
     // ---- input processing ---------------------------------------------------
@@ -930,6 +992,6 @@ impl TcpSender {
 }
 
 /// The timestamps option's clock: microseconds, wrapping.
-fn ts_clock(now: Instant) -> u32 {
+pub(super) fn ts_clock(now: Instant) -> u32 {
     (now.0 / 1000) as u32
 }

@@ -5,7 +5,7 @@
 //! would), the reorder timer re-runs the detection, and the probe timeout
 //! sends one tail loss probe per episode.
 
-use pep_core::cc::{LossAction, Rack};
+use pep_core::cc::{is_dsack, LossAction, Rack};
 use pep_core::{Instant, Segment};
 
 use super::{Phase, TcpSender, Timer, TxKind};
@@ -17,15 +17,30 @@ impl TcpSender {
     }
 
     /// After an ACK was processed (SND.UNA moved, the scoreboard updated).
-    pub(super) fn rack_on_ack(&mut self, now: Instant, seg: &Segment, advanced: bool) {
+    /// `was_in_recovery`: before this ACK.
+    pub(super) fn rack_on_ack(
+        &mut self,
+        now: Instant,
+        seg: &Segment,
+        advanced: bool,
+        was_in_recovery: bool,
+    ) {
         if self.closed {
             return;
         }
         let (srtt, in_recovery) = (self.rtt.srtt(), self.cc.in_recovery());
         let dupthresh = self.cc.state().dupack_threshold;
+        let (una, nxt) = (self.snd_una, self.snd_nxt);
         let Some(r) = self.rack.as_deref_mut() else {
             return;
         };
+        // 6.2 step 4: the reordering window grows per round with DSACK and
+        // persists 16 recoveries.
+        let dsack = is_dsack(seg.ack, seg.sack.as_slice());
+        r.update_reo_wnd(una, nxt, dsack);
+        if was_in_recovery && !in_recovery && !dsack {
+            r.on_recovery_exit();
+        }
         let d = r.on_ack(
             now,
             self.snd_una,
@@ -95,6 +110,15 @@ impl TcpSender {
     /// recovery, recovery starts with a retransmission of SND.UNA.
     fn rack_mark_lost(&mut self, now: Instant, end: pep_core::Seq) {
         let action = self.cc.on_rack_loss(self.snd_una, self.snd_max, end);
+        // A lost retransmission is resent now, not at the RTO.
+        if let Some(seq) = self
+            .rack
+            .as_deref_mut()
+            .and_then(|r| r.take_lost_retransmission())
+        {
+            self.stats.lost_retransmissions += 1;
+            self.cc.on_rack_lost_retransmission(seq);
+        }
         if let Some(LossAction::FastRetransmit { .. }) = action {
             self.stats.fast_retransmits += 1;
             self.pending = Some(TxKind::FastRetransmit);

@@ -31,7 +31,8 @@
 use pep_core::ack_interval::{AdaptiveAckConfig, AdaptiveAckInterval};
 use pep_core::{Duration, Flags, FlowId, Instant, SackBlocks, Segment, Seq, Timestamps};
 
-use super::config::{AckPolicy, SinkConfig};
+use super::config::{AckPolicy, AppSource, SinkConfig, TcpConfig};
+use super::sender::TcpSender;
 
 /// Most out-of-order ranges the sink records.
 pub const MAX_OOO_RANGES: usize = 256;
@@ -89,6 +90,24 @@ pub struct SinkStats {
     /// Current ACK interval (segments per ACK) at the last ACK: `count` for
     /// a fixed policy, the adaptive interval otherwise, 1 for `Every`.
     pub ack_interval: u32,
+    /// Bidirectional flows: data segments of this host's own sender that
+    /// carried an ACK this receiver owed (a queued ACK or data held for a
+    /// delayed ACK). `acks_sent` counts the pure ACKs.
+    pub acks_piggybacked: u64,
+    /// Queued ACKs whose job a piggybacking data segment did (counted in
+    /// `acks_by_count`, `acks_immediate`, ... but never sent as pure ACKs).
+    pub acks_replaced: u64,
+}
+
+/// The sender of a bidirectional flow's reverse data, held by the sink at
+/// the same host. It starts when the first segment of the connection
+/// arrives (the SYN, or the first data without a handshake): the receiving
+/// application answers once the connection exists.
+#[derive(Clone, Debug)]
+struct Reverse {
+    cfg: TcpConfig,
+    app: AppSource,
+    tx: Option<TcpSender>,
 }
 
 /// A received range above RCV.NXT.
@@ -141,6 +160,10 @@ pub struct TcpSink {
     /// The adaptive interval, under [`AckPolicy::Adaptive`].
     adaptive: Option<AdaptiveAckInterval>,
     stats: SinkStats,
+    /// Bidirectional flows: this host's sender of the reverse data.
+    reverse: Option<Box<Reverse>>,
+    /// The duplicate range the next ACK reports first (RFC 2883 D-SACK).
+    dsack: Option<(Seq, Seq)>,
 }
 
 impl TcpSink {
@@ -187,7 +210,59 @@ impl TcpSink {
                 },
                 ..SinkStats::default()
             },
+            reverse: None,
+            dsack: None,
         }
+    }
+
+    /// Makes this receiver one end of a bidirectional connection: its host
+    /// also sends `app`'s data back with sender settings `cfg` (no
+    /// handshake of its own: its ISN is this receiver's, which the SYN-ACK
+    /// announces), and ACKs due go out on that data when there is some.
+    pub fn with_reverse(mut self, cfg: &TcpConfig, app: AppSource) -> Self {
+        let cfg = TcpConfig {
+            isn: self.cfg.isn,
+            handshake: false,
+            reverse: None,
+            ..*cfg
+        };
+        self.reverse = Some(Box::new(Reverse { cfg, app, tx: None }));
+        self
+    }
+
+    /// The reverse data's sender (bidirectional flows), once started.
+    pub fn reverse_sender(&self) -> Option<&TcpSender> {
+        self.reverse.as_ref().and_then(|r| r.tx.as_ref())
+    }
+
+    /// Puts the ACK this receiver would send now on `seg`, an outgoing
+    /// data segment of the same host (RFC 9293: every segment after the
+    /// SYN carries the current acknowledgment): ACK number, window, SACK
+    /// blocks and timestamp echo. Whatever ACK was owed (queued, or
+    /// in-order data held for a delayed ACK) is thereby sent, and the
+    /// delayed-ACK timer stops (BSD's `tcp_output`, Linux's
+    /// `tcp_event_ack_sent`).
+    pub fn piggyback(&mut self, seg: &mut Segment) {
+        let owed = self.acks_due > 0 || self.unacked > 0;
+        if owed {
+            self.stats.acks_piggybacked += 1;
+            self.stats.acks_replaced += self.acks_due as u64;
+        }
+        self.acks_due = 0;
+        self.unacked = 0;
+        self.delack_deadline = None;
+        seg.flags = seg.flags | Flags::ACK;
+        seg.ack = self.rcv_nxt;
+        if self.cfg.sack {
+            seg.sack = self.sack_blocks();
+            self.dsack = None;
+        }
+        self.edge_sent = Some(self.right_edge());
+        seg.wnd = self.right_edge().bytes_since(self.rcv_nxt);
+        if let (Some(ts), Some(ecr)) = (seg.ts.as_mut(), self.ts_recent) {
+            ts.ecr = ecr;
+        }
+        self.last_ack_sent = Some(self.rcv_nxt);
     }
 
     // ---- driver interface -------------------------------------------------
@@ -196,6 +271,9 @@ impl TcpSink {
     pub fn handle_segment(&mut self, now: Instant, seg: &Segment) {
         if seg.flow != self.flow {
             return;
+        }
+        if self.reverse.is_some() {
+            self.reverse_on_segment(now, seg);
         }
         self.stats.segments_received += 1;
         if let Some(ts) = seg.ts {
@@ -217,8 +295,11 @@ impl TcpSink {
         if seg.len == 0 && !fin {
             // A pure ACK. One outside the window is a probe: RFC 9293 3.10.7.4,
             // "If an incoming segment is not acceptable, an acknowledgment
-            // should be sent in reply".
-            if seg.seq != self.rcv_nxt {
+            // should be sent in reply". Acceptable (3.10.7.4's test for a
+            // zero-length segment): RCV.NXT =< SEG.SEQ =< the right edge; a
+            // bidirectional peer's pure ACKs carry its SND.MAX, which may be
+            // above RCV.NXT while its data is in flight.
+            if seg.seq.lt(self.rcv_nxt) || seg.seq.gt(self.right_edge()) {
                 self.ack_immediately();
             }
             return;
@@ -227,7 +308,12 @@ impl TcpSink {
         let before = self.rcv_nxt;
         let had_hole = !self.ooo.is_empty();
         self.stats.bytes_received += seg.len as u64;
+        let dup_before = self.stats.bytes_duplicate;
         self.absorb(seg.seq, seg.len);
+        if self.cfg.dsack && self.stats.bytes_duplicate > dup_before {
+            let dup = self.stats.bytes_duplicate - dup_before;
+            self.note_duplicate(seg.seq, seg.len, before, dup);
+        }
         if fin && self.fin_seq.is_none() && (seg.seq + seg.len).le(self.right_edge()) {
             self.fin_seq = Some(seg.seq + seg.len);
         }
@@ -277,6 +363,9 @@ impl TcpSink {
 
     /// The delayed-ACK deadline may have passed.
     pub fn handle_timeout(&mut self, now: Instant) {
+        if let Some(tx) = self.reverse.as_mut().and_then(|r| r.tx.as_mut()) {
+            tx.handle_timeout(now);
+        }
         if let Some(at) = self.delack_deadline {
             if now >= at {
                 self.stats.acks_by_timer += 1;
@@ -290,19 +379,34 @@ impl TcpSink {
 
     /// The next ACK (or SYN-ACK) to send. Drain until `None` after every
     /// input.
-    pub fn poll_transmit(&mut self, _now: Instant) -> Option<Segment> {
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
         if self.syn_ack_due {
             self.syn_ack_due = false;
             self.stats.syn_acks_sent += 1;
             return Some(self.segment(self.cfg.isn, Flags::SYN | Flags::ACK));
+        }
+        if self.reverse.is_some() {
+            if let Some(seg) = self.reverse_poll(now) {
+                return Some(seg);
+            }
         }
         if self.acks_due == 0 {
             return None;
         }
         self.acks_due -= 1;
         let mut seg = self.segment(self.cfg.isn + 1, Flags::ACK);
+        if let Some(tx) = self.reverse.as_ref().and_then(|r| r.tx.as_ref()) {
+            // RFC 9293: a pure ACK carries SND.NXT; SND.MAX here, which the
+            // peer always finds acceptable (a go-back-N SND.NXT may be below
+            // its RCV.NXT and draw an ACK back).
+            seg.seq = tx.snd_max();
+            if let Some(ts) = seg.ts.as_mut() {
+                ts.val = super::sender::ts_clock(now);
+            }
+        }
         if self.cfg.sack {
             seg.sack = self.sack_blocks();
+            self.dsack = None;
         }
         self.stats.acks_sent += 1;
         if let Some(a) = &self.adaptive {
@@ -342,9 +446,14 @@ impl TcpSink {
         n
     }
 
-    /// When `handle_timeout` is next wanted (the delayed-ACK timer).
+    /// When `handle_timeout` is next wanted (the delayed-ACK timer, and the
+    /// reverse sender's timers in a bidirectional flow).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.delack_deadline
+        let tx = self.reverse.as_ref().and_then(|r| r.tx.as_ref());
+        match (self.delack_deadline, tx.and_then(|t| t.poll_timeout())) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     // ---- getters ------------------------------------------------------------
@@ -393,6 +502,30 @@ impl TcpSink {
     }
 
     // ---- internals ------------------------------------------------------------
+
+    /// Bidirectional: the segment's ACK part goes to the reverse sender,
+    /// which the connection's first segment starts.
+    #[cold]
+    fn reverse_on_segment(&mut self, now: Instant, seg: &Segment) {
+        let Some(r) = self.reverse.as_deref_mut() else {
+            return;
+        };
+        let tx =
+            r.tx.get_or_insert_with(|| TcpSender::new(seg.flow, &r.cfg, r.app, now));
+        if seg.has_ack() && !seg.flags.contains(Flags::SYN) {
+            tx.handle_segment(now, seg);
+        }
+    }
+
+    /// Bidirectional: the reverse sender's next segment, carrying this
+    /// receiver's ACK.
+    #[cold]
+    fn reverse_poll(&mut self, now: Instant) -> Option<Segment> {
+        let tx = self.reverse.as_mut()?.tx.as_mut()?;
+        let (mut seg, _) = tx.poll_transmit(now)?;
+        self.piggyback(&mut seg);
+        Some(seg)
+    }
 
     fn segment(&self, seq: Seq, flags: Flags) -> Segment {
         Segment {
@@ -508,6 +641,21 @@ impl TcpSink {
         true
     }
 
+    /// `dup` bytes of the segment `[seq, seq + len)` were duplicates (RCV.NXT
+    /// was `before` it): the next ACK reports them in a D-SACK block. A
+    /// wholly duplicate segment is reported whole; one that also brought
+    /// new data, its part below `before` (RFC 2883 4.1.1-4.1.3).
+    #[cold]
+    fn note_duplicate(&mut self, seq: Seq, len: u32, before: Seq, dup: u64) {
+        self.dsack = if dup == len as u64 {
+            Some((seq, seq + len))
+        } else if seq.lt(before) {
+            Some((seq, before))
+        } else {
+            None
+        };
+    }
+
     /// Moves RCV.NXT past the FIN once everything before it has arrived;
     /// true if it did so now.
     fn consume_fin(&mut self) -> bool {
@@ -525,10 +673,17 @@ impl TcpSink {
     /// "The SACK option SHOULD be filled out by repeating the most recently
     /// reported SACK blocks". Ranges are stamped when data lands in them, so
     /// most-recent-first by stamp gives both.
+    ///
+    /// RFC 2883: a pending D-SACK block goes first ("the first block in the
+    /// SACK option MUST specify the contiguous sequence space of the
+    /// duplicate segment"); the regular blocks follow.
     fn sack_blocks(&self) -> SackBlocks {
         let mut blocks = SackBlocks::new();
         let mut below = u64::MAX;
-        for _ in 0..MAX_SACK_BLOCKS {
+        if let Some((l, r)) = self.dsack {
+            blocks.push(l, r);
+        }
+        for _ in blocks.len()..MAX_SACK_BLOCKS {
             let next = self
                 .ooo
                 .iter()

@@ -104,7 +104,7 @@ impl Script {
             s.bytes_in_order + s.bytes_out_of_order + s.bytes_duplicate + s.bytes_dropped
         );
         assert_eq!(
-            s.acks_sent,
+            s.acks_sent + s.acks_replaced,
             s.acks_by_count + s.acks_by_timer + s.acks_immediate + s.acks_window_update
         );
     }
@@ -629,4 +629,89 @@ fn adaptive_interval_widens_in_order_and_falls_back_on_a_hole() {
     s.data(17 * MSS);
     assert_eq!(s.fire(), [a(18_000)]);
     s.check_identities();
+}
+
+/// An outgoing data segment of the sink's host (bidirectional flows).
+fn outgoing() -> Segment {
+    Segment {
+        flow: FLOW,
+        seq: Seq(5000),
+        flags: Flags::ACK,
+        len: MSS,
+        hdr_len: 40,
+        wnd: 1 << 30,
+        ..Segment::default()
+    }
+}
+
+#[test]
+fn data_carries_a_held_delayed_ack_and_stops_its_timer() {
+    let mut s = Script::new(delayed(2));
+    assert_eq!(s.data(0), []);
+    assert!(s.rx.poll_timeout().is_some());
+    let mut seg = outgoing();
+    s.rx.piggyback(&mut seg);
+    assert_eq!(seg.ack, s.base + 1000);
+    assert_eq!(seg.wnd, 65_535, "the receiver's window, not the sender's");
+    assert_eq!(s.rx.poll_timeout(), None, "the ACK went out on data");
+    assert_eq!(s.drain(), []);
+    // The next segment starts a new count: with no data to carry it, the
+    // delayed-ACK rules apply (the count here).
+    assert_eq!(s.data(1000), []);
+    assert_eq!(s.data(2000), [a(3000)]);
+    // Data that owes nothing is not a piggybacked ACK.
+    let mut seg = outgoing();
+    s.rx.piggyback(&mut seg);
+    // And with no data at all, the timer sends it.
+    assert_eq!(s.data(3000), []);
+    assert_eq!(s.fire(), [a(4000)]);
+    let st = *s.rx.stats();
+    assert_eq!((st.acks_piggybacked, st.acks_replaced), (1, 0));
+    assert_eq!((st.acks_by_count, st.acks_by_timer), (1, 1));
+    s.check_identities();
+}
+
+#[test]
+fn data_replaces_queued_acks_and_carries_sack_blocks() {
+    let mut s = Script::new(SinkConfig {
+        sack: true,
+        ..SinkConfig::default()
+    });
+    s.rx.handle_segment(
+        s.now,
+        &Segment {
+            seq: s.base + 2000,
+            ..s.tmpl
+        },
+    );
+    // An out-of-order segment queued an immediate ACK; data carries it.
+    let mut seg = outgoing();
+    s.rx.piggyback(&mut seg);
+    assert_eq!(seg.ack, s.base);
+    assert_eq!(seg.sack.as_slice(), &[(s.base + 2000, s.base + 3000)]);
+    assert_eq!(s.drain(), []);
+    let st = *s.rx.stats();
+    assert_eq!(
+        (st.acks_piggybacked, st.acks_replaced, st.acks_sent),
+        (1, 1, 0)
+    );
+    s.check_identities();
+}
+
+#[test]
+fn a_pure_ack_inside_the_window_is_acceptable_and_not_answered() {
+    let mut s = Script::new(SinkConfig::default());
+    assert_eq!(s.data(0), [a(1000)]);
+    let tmpl = s.tmpl;
+    let ack = |off: u32| Segment {
+        seq: Seq(1) + off,
+        len: 0,
+        ..tmpl
+    };
+    // A bidirectional peer's pure ACK carries its SND.MAX, which may be
+    // above our RCV.NXT: acceptable (RFC 9293 3.10.7.4), no reply.
+    assert_eq!(s.feed(ack(3000)), []);
+    // Below RCV.NXT (a window probe) or beyond the window: answered.
+    assert_eq!(s.feed(ack(999)), [a(1000)]);
+    assert_eq!(s.feed(ack(1000 + 65_536)), [a(1000)]);
 }
