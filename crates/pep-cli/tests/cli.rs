@@ -117,7 +117,7 @@ fn unknown_paper_lists_the_known_ones() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         stderr.trim(),
-        "error: unknown paper \"nope\"; known papers: baseline, osada2005, shekhar, johnson, shikama (or `all` for every one)"
+        "error: unknown paper \"nope\"; known papers: baseline, osada2005, shekhar, johnson, shikama, gschwandtner (or `all` for every one)"
     );
 }
 

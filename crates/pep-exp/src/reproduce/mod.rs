@@ -9,6 +9,7 @@
 //! run can decide is *skipped* in short mode, never passed.
 
 mod baseline;
+mod gschwandtner;
 mod johnson;
 mod osada2005;
 mod report;
@@ -183,6 +184,7 @@ static REGISTRY: &[&Paper] = &[
     &shekhar::PAPER,
     &johnson::PAPER,
     &shikama::PAPER,
+    &gschwandtner::PAPER,
 ];
 
 /// Every registered paper.

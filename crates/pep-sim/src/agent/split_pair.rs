@@ -78,6 +78,10 @@ struct Params {
     /// Tunnel initial slow start threshold in packets (default: the
     /// receiver window, "arbitrarily high").
     tunnel_ssthresh: Option<u32>,
+    /// false: the nodes forward every packet untouched (the thesis's
+    /// "PEP disabled" runs, as one experiment parameter).
+    #[serde(default = "default_true")]
+    enabled: bool,
 }
 
 fn default_queue() -> String {
@@ -114,6 +118,9 @@ fn default_true() -> bool {
 /// Builds the agent from its `[[agent]]` table.
 pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentError> {
     let p: Params = params(t)?;
+    if !p.enabled {
+        return Ok(Box::new(Disabled { passed: 0 }));
+    }
     let sc = site.scenario;
     let &[start, end] = site.nodes else {
         return Err(AgentError::new("nodes", "split-pair sits on two nodes"));
@@ -703,6 +710,28 @@ impl NodeAgent for SplitPair {
         ]
     }
 
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `enabled = false`: forwards everything, owns no connection.
+struct Disabled {
+    passed: u64,
+}
+
+impl NodeAgent for Disabled {
+    fn on_packet(&mut self, _now: Instant, node: NodeIndex, p: Packet, out: &mut Outbox) {
+        self.passed += 1;
+        out.send(node, p);
+    }
+    fn on_timeout(&mut self, _now: Instant, _out: &mut Outbox) {}
+    fn poll_timeout(&self) -> Option<Instant> {
+        None
+    }
+    fn stats(&self) -> serde_json::Value {
+        serde_json::json!({ "passed": self.passed })
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }
