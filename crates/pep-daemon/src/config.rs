@@ -11,6 +11,10 @@ use serde::Deserialize;
 use crate::net::Cidr;
 use crate::units::{parse_bytes, parse_duration, parse_rate};
 
+/// `proxy.relay` when unset: splice moved a bulk transfer with less CPU
+/// than copying in the benchmark (docs/daemon.md, "Zero-copy relay").
+pub const DEFAULT_RELAY: RelayMode = RelayMode::Splice;
+
 /// The annotated default configuration (`pep proxy default-config`).
 pub const EXAMPLE: &str = include_str!("../pep.example.toml");
 
@@ -75,6 +79,7 @@ struct RawProxy {
     workers: Option<i64>,
     metrics: Option<String>,
     user: Option<String>,
+    relay: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -105,6 +110,7 @@ struct RawLeg {
 #[serde(deny_unknown_fields)]
 struct RawRoute {
     dst: String,
+    relay: Option<String>,
     #[serde(default)]
     client_leg: RawLeg,
     #[serde(default)]
@@ -142,10 +148,42 @@ impl LegOptions {
     }
 }
 
+/// How a connection's bytes move between its legs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelayMode {
+    /// splice(2) through a pipe per direction: no copy through user memory.
+    Splice,
+    /// read(2)/write(2) through the relay's own buffer.
+    Copy,
+}
+
+impl RelayMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            RelayMode::Splice => "splice",
+            RelayMode::Copy => "copy",
+        }
+    }
+}
+
+fn relay_mode(name: &str, v: &Option<String>) -> FieldResult<Option<RelayMode>> {
+    match v.as_deref() {
+        None => Ok(None),
+        Some("splice") => Ok(Some(RelayMode::Splice)),
+        Some("copy") => Ok(Some(RelayMode::Copy)),
+        Some(o) => Err((
+            name.into(),
+            format!("{o:?}: expected \"splice\" or \"copy\""),
+        )),
+    }
+}
+
 /// Per-destination overrides.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Route {
     pub dst: Cidr,
+    /// Overrides `proxy.relay` for this destination.
+    pub relay: Option<RelayMode>,
     pub client_leg: LegOptions,
     pub server_leg: LegOptions,
 }
@@ -167,6 +205,8 @@ pub struct Settings {
     pub max_per_client: usize,
     /// Bytes buffered per direction per connection.
     pub buffer: usize,
+    /// How bytes move between the legs (per destination: [`Route::relay`]).
+    pub relay: RelayMode,
     pub idle_timeout: Option<Duration>,
     pub connect_timeout: Duration,
     pub drain_timeout: Duration,
@@ -199,17 +239,49 @@ impl Settings {
     /// Leg options for a destination: the defaults, overridden by the most
     /// specific matching route.
     pub fn legs_for(&self, dst: IpAddr) -> (LegOptions, LegOptions) {
-        match self
-            .routes
-            .iter()
-            .filter(|r| r.dst.contains(dst))
-            .max_by_key(|r| r.dst.prefix)
-        {
+        match self.route_for(dst) {
             Some(r) => (
                 self.client_leg.merged(&r.client_leg),
                 self.server_leg.merged(&r.server_leg),
             ),
             None => (self.client_leg.clone(), self.server_leg.clone()),
+        }
+    }
+
+    fn route_for(&self, dst: IpAddr) -> Option<&Route> {
+        self.routes
+            .iter()
+            .filter(|r| r.dst.contains(dst))
+            .max_by_key(|r| r.dst.prefix)
+    }
+
+    /// The relay of connections to `dst`: the most specific route that
+    /// sets one, else `proxy.relay`.
+    pub fn relay_for(&self, dst: IpAddr) -> RelayMode {
+        self.routes
+            .iter()
+            .filter(|r| r.relay.is_some() && r.dst.contains(dst))
+            .max_by_key(|r| r.dst.prefix)
+            .and_then(|r| r.relay)
+            .unwrap_or(self.relay)
+    }
+
+    /// Whether any connection may relay with splice.
+    pub fn uses_splice(&self) -> bool {
+        self.relay == RelayMode::Splice
+            || self
+                .routes
+                .iter()
+                .any(|r| r.relay == Some(RelayMode::Splice))
+    }
+
+    /// Descriptors one connection holds at most: its two sockets, and two
+    /// pipes when it splices.
+    pub fn fds_per_connection(&self) -> u64 {
+        2 + if self.uses_splice() {
+            crate::splice::FDS_PER_CONNECTION
+        } else {
+            0
         }
     }
 
@@ -578,6 +650,7 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         .map(|(k, r)| {
             Ok(Route {
                 dst: field(&format!("route[{k}].dst"), r.dst.parse())?,
+                relay: relay_mode(&format!("route[{k}].relay"), &r.relay)?,
                 client_leg: leg(&format!("route[{k}].client_leg"), &r.client_leg)?,
                 server_leg: leg(&format!("route[{k}].server_leg"), &r.server_leg)?,
             })
@@ -589,6 +662,7 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         max_connections: max_connections as usize,
         max_per_client: max_per_client as usize,
         buffer: buffer as usize,
+        relay: relay_mode("proxy.relay", &p.relay)?.unwrap_or(DEFAULT_RELAY),
         idle_timeout: (!idle.is_zero()).then_some(idle),
         connect_timeout,
         drain_timeout: dur("proxy.drain_timeout", &p.drain_timeout, "30s")?,
@@ -658,6 +732,33 @@ mod tests {
             e.contains("proxy.user") && e.contains("no user named"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn relay_mode_global_and_per_route() {
+        let s = parse(MIN, "f").unwrap();
+        assert_eq!(s.relay, DEFAULT_RELAY);
+        let s = parse(
+            &format!(
+                "[proxy]\nrelay = \"copy\"\n{MIN}[[route]]\ndst = \"192.0.2.0/24\"\nrelay = \"splice\"\n\
+                 [[route]]\ndst = \"192.0.2.128/25\"\nserver_leg = {{ cc = \"bbr\" }}\n"
+            ),
+            "f",
+        )
+        .unwrap();
+        assert_eq!(
+            s.relay_for("198.51.100.1".parse().unwrap()),
+            RelayMode::Copy
+        );
+        // The /25 is more specific but sets no relay: the /24's applies.
+        assert_eq!(
+            s.relay_for("192.0.2.200".parse().unwrap()),
+            RelayMode::Splice
+        );
+        assert!(s.uses_splice());
+        assert_eq!(s.fds_per_connection(), 6);
+        assert!(err("[proxy]\nrelay = \"sendfile\"").contains("proxy.relay: \"sendfile\""));
+        assert!(err("[[route]]\ndst = \"10.0.0.0/8\"\nrelay = \"x\"").contains("route[0].relay"));
     }
 
     #[test]

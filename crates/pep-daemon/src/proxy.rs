@@ -129,7 +129,8 @@ impl Admission {
         // out can stall the accept loop itself. The limit is read each
         // time: an operator may lower it on the running process (prlimit).
         let active = self.metrics.active.load(Relaxed).max(0) as u64;
-        if self.base_fds + 2 * (active + 1) + FD_MARGIN > net::nofile_limit() {
+        let per = s.fds_per_connection();
+        if self.base_fds + per * (active + 1) + FD_MARGIN > net::nofile_limit() {
             return Err(Refusal::Descriptors);
         }
         *n += 1;
@@ -249,8 +250,9 @@ impl Daemon {
             info!("split-end intercepts nothing: no rules to install");
             opts.install_rules = false;
         }
-        // Two descriptors per connection, plus listeners and slack.
-        let want = settings.max_connections as u64 * 2 + 64;
+        // Two descriptors per connection (six when splicing), plus
+        // listeners and slack.
+        let want = settings.max_connections as u64 * settings.fds_per_connection() + 64;
         let got = net::raise_nofile(want);
         if got < want {
             warn!(want, got, "descriptor limit below what max_connections needs; excess connections will be refused");
@@ -304,6 +306,8 @@ impl Daemon {
             }
             info!(user = %who.name, uid = who.uid, "dropped privileges to CAP_NET_ADMIN, CAP_NET_RAW");
         }
+        // Checked with the privileges the connections will have.
+        let splice_ok = Arc::new(std::sync::atomic::AtomicBool::new(splice_usable(&settings)));
         let workers = if settings.workers == 0 {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         } else {
@@ -351,6 +355,7 @@ impl Daemon {
                     metrics_listener,
                     sig,
                     tunnel,
+                    splice_ok,
                 };
                 let r = rt.block_on(main_task(
                     settings.clone(),
@@ -431,6 +436,22 @@ struct Prepared {
     metrics_listener: Option<std::net::TcpListener>,
     sig: Option<Signals>,
     tunnel: Option<TunnelSetup>,
+    splice_ok: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// Whether connections set to splice can have their pipes; a warning
+/// naming the fix if not (they copy instead).
+fn splice_usable(s: &Settings) -> bool {
+    if !s.uses_splice() {
+        return true;
+    }
+    match crate::splice::check(s.buffer) {
+        Ok(()) => true,
+        Err(e) => {
+            warn!("proxy.relay = \"splice\": no pipe of proxy.buffer: {e}; relaying by copy");
+            false
+        }
+    }
 }
 
 async fn main_task(
@@ -445,6 +466,7 @@ async fn main_task(
         metrics_listener,
         mut sig,
         tunnel,
+        splice_ok,
     } = prepared;
     let (abort_tx, abort_rx) = watch::channel(false);
     let mut tunnel_client = None;
@@ -482,6 +504,7 @@ async fn main_task(
         epoch: std::time::Instant::now(),
         sample_legs: settings.metrics.is_some(),
         tunnel: tunnel_client,
+        splice_ok: splice_ok.clone(),
     };
     let reserve = std::fs::File::open("/dev/null").ok();
     let adm = Arc::new(Admission {
@@ -525,7 +548,7 @@ async fn main_task(
         };
         match ev {
             Control::Stop => break,
-            Control::Reload(new) => apply_reload(&adm, *new, &opts),
+            Control::Reload(new) => apply_reload(&adm, *new, &opts, &splice_ok),
         }
     }
     // Drain: no new connections (closing the listeners makes the kernel
@@ -559,7 +582,12 @@ async fn main_task(
     Ok(())
 }
 
-fn apply_reload(adm: &Arc<Admission>, new: Settings, opts: &StartOptions) {
+fn apply_reload(
+    adm: &Arc<Admission>,
+    new: Settings,
+    opts: &StartOptions,
+    splice_ok: &std::sync::atomic::AtomicBool,
+) {
     let old = adm.settings();
     if new.port != old.port
         || new.ipv6 != old.ipv6
@@ -590,6 +618,7 @@ fn apply_reload(adm: &Arc<Admission>, new: Settings, opts: &StartOptions) {
             return;
         }
     }
+    splice_ok.store(splice_usable(&new), Relaxed);
     *adm.settings.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
     adm.metrics.reloads.fetch_add(1, Relaxed);
     info!("configuration reloaded");
