@@ -103,7 +103,27 @@ struct RawLeg {
     max_pacing_rate: Option<String>,
     nodelay: Option<bool>,
     keepalive: Option<String>,
-    mss: Option<i64>,
+    mss: Option<RawMss>,
+}
+
+/// `mss = 1360` or `mss = "auto"`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum RawMss {
+    Bytes(i64),
+    Word(String),
+}
+
+/// A leg's MSS clamp (`TCP_MAXSEG`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mss {
+    /// At most this many bytes per segment (TCP options included, as
+    /// advertised in the SYN).
+    Fixed(u32),
+    /// Server legs: the MSS the client leg negotiated (the client's own,
+    /// clamped by its path and `client_leg.mss`), so the server sends no
+    /// larger segments than the client would have received end to end.
+    Auto,
 }
 
 #[derive(Debug, Deserialize)]
@@ -130,7 +150,7 @@ pub struct LegOptions {
     /// `SO_KEEPALIVE` with this idle time.
     pub keepalive: Option<Duration>,
     /// `TCP_MAXSEG`: MSS clamp where this leg's path has a smaller MTU.
-    pub mss: Option<u32>,
+    pub mss: Option<Mss>,
 }
 
 impl LegOptions {
@@ -519,9 +539,28 @@ fn leg(prefix: &str, r: &RawLeg) -> FieldResult<LegOptions> {
             return Err((f("cc"), format!("{cc:?} is not a congestion control name")));
         }
     }
-    let mss = match r.mss {
+    let mss = match &r.mss {
         None => None,
-        Some(m) => Some(int_in(&f("mss"), Some(m), 0, 536, 65_495)? as u32),
+        Some(RawMss::Bytes(m)) => Some(Mss::Fixed(
+            int_in(&f("mss"), Some(*m), 0, 536, 65_495)? as u32
+        )),
+        Some(RawMss::Word(w)) if w == "auto" => {
+            if prefix.ends_with("client_leg") {
+                return Err((
+                    f("mss"),
+                    "\"auto\" is for server legs (it copies the client leg's MSS); \
+                     the client leg takes a number"
+                        .into(),
+                ));
+            }
+            Some(Mss::Auto)
+        }
+        Some(RawMss::Word(w)) => {
+            return Err((
+                f("mss"),
+                format!("{w:?}: expected \"auto\" or a number of bytes"),
+            ))
+        }
     };
     Ok(LegOptions {
         cc: r.cc.clone(),
@@ -651,7 +690,20 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
             Ok(Route {
                 dst: field(&format!("route[{k}].dst"), r.dst.parse())?,
                 relay: relay_mode(&format!("route[{k}].relay"), &r.relay)?,
-                client_leg: leg(&format!("route[{k}].client_leg"), &r.client_leg)?,
+                client_leg: {
+                    let l = leg(&format!("route[{k}].client_leg"), &r.client_leg)?;
+                    if l.mss.is_some() {
+                        // The client's handshake ends on the listener,
+                        // before the destination is known.
+                        return Err((
+                            format!("route[{k}].client_leg.mss"),
+                            "the client leg's MSS is set on the listener for all \
+                             destinations: use [client_leg] mss"
+                                .into(),
+                        ));
+                    }
+                    l
+                },
                 server_leg: leg(&format!("route[{k}].server_leg"), &r.server_leg)?,
             })
         })
@@ -759,6 +811,25 @@ mod tests {
         assert_eq!(s.fds_per_connection(), 6);
         assert!(err("[proxy]\nrelay = \"sendfile\"").contains("proxy.relay: \"sendfile\""));
         assert!(err("[[route]]\ndst = \"10.0.0.0/8\"\nrelay = \"x\"").contains("route[0].relay"));
+    }
+
+    #[test]
+    fn mss_is_a_number_or_auto_on_server_legs() {
+        let s = parse(
+            &format!("{MIN}[client_leg]\nmss = 1200\n[server_leg]\nmss = \"auto\"\n"),
+            "f",
+        )
+        .unwrap();
+        assert_eq!(s.client_leg.mss, Some(Mss::Fixed(1200)));
+        assert_eq!(s.server_leg.mss, Some(Mss::Auto));
+        assert!(err("[client_leg]\nmss = \"auto\"")
+            .contains("client_leg.mss: \"auto\" is for server legs"));
+        assert!(err("[server_leg]\nmss = \"big\"").contains("server_leg.mss: \"big\""));
+        assert!(err("[server_leg]\nmss = 100").contains("server_leg.mss: 100 is not in"));
+        assert!(
+            err("[[route]]\ndst = \"10.0.0.0/8\"\nclient_leg = { mss = 1300 }")
+                .contains("route[0].client_leg.mss")
+        );
     }
 
     #[test]

@@ -25,7 +25,7 @@ use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::watch;
 use tracing::{debug, warn};
 
-use crate::config::{RelayMode, Settings};
+use crate::config::{Mss, RelayMode, Settings};
 use crate::metrics::Metrics;
 use crate::net;
 use crate::splice::{self, Pipe, SpliceIn};
@@ -91,7 +91,13 @@ pub async fn relay_connection(
     shared: Shared,
 ) {
     let m = shared.metrics.clone();
-    let (copts, sopts) = settings.legs_for(dst.ip());
+    let (mut copts, mut sopts) = settings.legs_for(dst.ip());
+    // The listener set the client leg's MSS (it is advertised in the
+    // SYN-ACK); the server leg's "auto" copies what the client leg got.
+    copts.mss = None;
+    if sopts.mss == Some(Mss::Auto) {
+        sopts.mss = net::negotiated_mss(&client).map(Mss::Fixed);
+    }
     let cfg = RelayConfig::new(settings.buffer, settings.idle_timeout.map(into_core));
     let mut relay = Relay::new(cfg, shared.now());
     let mode = settings.relay_for(dst.ip());

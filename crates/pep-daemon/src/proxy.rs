@@ -259,12 +259,17 @@ impl Daemon {
         }
         let mut listeners = Vec::new();
         let rcvbuf = settings.client_leg.rcvbuf;
+        let client_mss = match settings.client_leg.mss {
+            Some(config::Mss::Fixed(m)) => Some(m),
+            _ => None,
+        };
         if !split_end {
             listeners.push(
                 net::transparent_listener(
                     SocketAddr::new(net::UNSPECIFIED_V4, settings.port),
                     4096,
                     rcvbuf,
+                    client_mss,
                 )
                 .map_err(|e| format!("listener: {e}"))?,
             );
@@ -273,6 +278,7 @@ impl Daemon {
                     SocketAddr::new(net::UNSPECIFIED_V6, settings.port),
                     4096,
                     rcvbuf,
+                    client_mss,
                 ) {
                     Ok(l) => listeners.push(l),
                     // A host without IPv6 still serves IPv4.
@@ -594,8 +600,9 @@ fn apply_reload(
         || new.metrics != old.metrics
         || new.user != old.user
         || new.tunnel != old.tunnel
+        || new.client_leg.mss != old.client_leg.mss
     {
-        warn!("reload: proxy.port, proxy.ipv6, proxy.metrics, proxy.user and [tunnel] need a restart; keeping the old values");
+        warn!("reload: proxy.port, proxy.ipv6, proxy.metrics, proxy.user, client_leg.mss (set on the listeners) and [tunnel] need a restart; keeping the old values");
     }
     let new = Settings {
         port: old.port,
@@ -603,6 +610,10 @@ fn apply_reload(
         metrics: old.metrics,
         user: old.user.clone(),
         tunnel: old.tunnel.clone(),
+        client_leg: config::LegOptions {
+            mss: old.client_leg.mss,
+            ..new.client_leg
+        },
         ..new
     };
     if let Err(e) = preflight(&new) {
