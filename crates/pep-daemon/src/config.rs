@@ -91,6 +91,7 @@ struct RawIntercept {
     tproxy_mark: Option<i64>,
     out_mark: Option<i64>,
     table: Option<i64>,
+    out_table: Option<i64>,
     backend: Option<String>,
 }
 
@@ -131,6 +132,8 @@ pub enum Mss {
 struct RawRoute {
     dst: String,
     relay: Option<String>,
+    initcwnd: Option<i64>,
+    initrwnd: Option<i64>,
     #[serde(default)]
     client_leg: RawLeg,
     #[serde(default)]
@@ -204,6 +207,11 @@ pub struct Route {
     pub dst: Cidr,
     /// Overrides `proxy.relay` for this destination.
     pub relay: Option<RelayMode>,
+    /// Initial congestion window of server legs to this subnet, segments
+    /// (the route attribute, installed with the rules).
+    pub initcwnd: Option<u32>,
+    /// Initial receive window they advertise, segments.
+    pub initrwnd: Option<u32>,
     pub client_leg: LegOptions,
     pub server_leg: LegOptions,
 }
@@ -249,6 +257,9 @@ pub struct Settings {
     /// `SO_MARK` of server legs, so they are never intercepted again.
     pub out_mark: u32,
     pub table: u32,
+    /// Policy routing table the server legs' `out_mark` selects, holding
+    /// the routes with `initcwnd`/`initrwnd` (only when a route sets one).
+    pub out_table: u32,
     pub backend: Backend,
     pub client_leg: LegOptions,
     pub server_leg: LegOptions,
@@ -682,6 +693,20 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
             ))
         }
     };
+    let table = int_in("intercept.table", i.table, 100, 1, 0xffff_fff0)? as u32;
+    let out_table = int_in(
+        "intercept.out_table",
+        i.out_table,
+        table as i64 + 1,
+        1,
+        0xffff_fff0,
+    )? as u32;
+    if out_table == table {
+        return Err((
+            "intercept.out_table".into(),
+            "must differ from intercept.table".into(),
+        ));
+    }
     let routes = raw
         .route
         .iter()
@@ -690,6 +715,16 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
             Ok(Route {
                 dst: field(&format!("route[{k}].dst"), r.dst.parse())?,
                 relay: relay_mode(&format!("route[{k}].relay"), &r.relay)?,
+                initcwnd: r
+                    .initcwnd
+                    .map(|v| int_in(&format!("route[{k}].initcwnd"), Some(v), 0, 1, 1024))
+                    .transpose()?
+                    .map(|v| v as u32),
+                initrwnd: r
+                    .initrwnd
+                    .map(|v| int_in(&format!("route[{k}].initrwnd"), Some(v), 0, 1, 1024))
+                    .transpose()?
+                    .map(|v| v as u32),
                 client_leg: {
                     let l = leg(&format!("route[{k}].client_leg"), &r.client_leg)?;
                     if l.mss.is_some() {
@@ -730,7 +765,8 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         bypass: cidrs("intercept.bypass", &i.bypass)?,
         tproxy_mark,
         out_mark,
-        table: int_in("intercept.table", i.table, 100, 1, 0xffff_fff0)? as u32,
+        table,
+        out_table,
         backend,
         client_leg: leg("client_leg", &raw.client_leg)?,
         server_leg: leg("server_leg", &raw.server_leg)?,
@@ -830,6 +866,23 @@ mod tests {
             err("[[route]]\ndst = \"10.0.0.0/8\"\nclient_leg = { mss = 1300 }")
                 .contains("route[0].client_leg.mss")
         );
+    }
+
+    #[test]
+    fn initial_windows_per_route() {
+        let s = parse(
+            &format!("{MIN}[[route]]\ndst = \"192.0.2.0/24\"\ninitcwnd = 40\ninitrwnd = 60\n"),
+            "f",
+        )
+        .unwrap();
+        assert_eq!(
+            (s.routes[0].initcwnd, s.routes[0].initrwnd),
+            (Some(40), Some(60))
+        );
+        assert_eq!((s.table, s.out_table), (100, 101));
+        assert!(err("[[route]]\ndst = \"10.0.0.0/8\"\ninitcwnd = 0").contains("route[0].initcwnd"));
+        let e = parse(&format!("{MIN}out_table = 100\n"), "f").unwrap_err();
+        assert!(e.to_string().contains("intercept.out_table"), "{e}");
     }
 
     #[test]

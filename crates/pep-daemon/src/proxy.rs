@@ -621,7 +621,10 @@ fn apply_reload(
         error!("reload refused: {e}");
         return;
     }
-    if opts.install_rules && rules::nft_script(&new) != rules::nft_script(&old) {
+    if opts.install_rules
+        && (rules::nft_script(&new) != rules::nft_script(&old)
+            || rules::window_routes(&new) != rules::window_routes(&old))
+    {
         if let Err(e) = rules::install(&new) {
             adm.metrics.reload_errors.fetch_add(1, Relaxed);
             error!("reload: rules: {e}; restoring the old rules");

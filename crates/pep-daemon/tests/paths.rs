@@ -21,6 +21,12 @@ fn fast() -> DirParams {
 /// `tcpi_snd_mss` of the proxy's established sockets toward `port` (its
 /// server legs), as `ss` prints it (`mss:N`).
 fn server_leg_mss(proxy: &Endpoint, port: u16) -> Vec<u32> {
+    server_leg_field(proxy, port, "mss:")
+}
+
+/// A `TCP_INFO` field of the proxy's established sockets toward `port`, as
+/// `ss -i` prints it (`mss:`, `cwnd:`).
+fn server_leg_field(proxy: &Endpoint, port: u16, key: &str) -> Vec<u32> {
     let out = std::process::Command::new("ip")
         .args([
             "netns",
@@ -36,7 +42,7 @@ fn server_leg_mss(proxy: &Endpoint, port: u16) -> Vec<u32> {
         .expect("ss");
     String::from_utf8_lossy(&out.stdout)
         .split_whitespace()
-        .filter_map(|w| w.strip_prefix("mss:"))
+        .filter_map(|w| w.strip_prefix(key))
         .filter_map(|v| v.parse().ok())
         .collect()
 }
@@ -110,5 +116,59 @@ fn server_leg_mss_auto_follows_the_client_leg() {
         assert!(wait_for(5, || server_leg_mss(&n.proxy, 7003).is_empty()));
     }
     daemon.shutdown().unwrap();
+    lab.down().unwrap();
+}
+
+fn ip_in(ns: &str, args: &[&str]) -> String {
+    let out = std::process::Command::new("ip")
+        .args(["-n", ns])
+        .args(args)
+        .output()
+        .expect("ip");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A route with `initcwnd` to the server's subnet: the proxy's new server
+/// leg starts with that congestion window (`tcpi_snd_cwnd` right after
+/// connect, before any data); without it, the kernel's 10. The rule and
+/// the table are gone after the daemon stops.
+#[test]
+fn route_initcwnd_sets_the_server_legs_first_window() {
+    let Some(_g) = root_test("initcwnd") else {
+        return;
+    };
+    let lab = three_nodes("dmn-iw", fast(), fast());
+    let n = nodes(&lab);
+    let subnet = format!("{}/32", n.client.addr);
+    let l = listen(&n.server, 7004);
+    let dst = SocketAddr::from((n.server.addr, 7004));
+    let route = format!(
+        "[[route]]\ndst = \"{}/32\"\ninitcwnd = 24\ninitrwnd = 40\n",
+        n.server.addr
+    );
+    for (extra, want) in [(route.as_str(), 24), ("", 10)] {
+        let cfg = format!("{}{extra}", config(&proxy_if(0), &subnet, ""));
+        let daemon = start_proxy(&n.proxy, &cfg).expect("daemon");
+        let table = ip_in(&n.proxy.netns, &["route", "show", "table", "101"]);
+        println!("table 101: {table:?}");
+        let c = connect_with_mss(&n.client, dst, None);
+        let s = accept(&l);
+        let cwnd = server_leg_field(&n.proxy, 7004, "cwnd:");
+        println!("initcwnd {want}: server leg cwnd {cwnd:?}");
+        assert_eq!(cwnd, vec![want]);
+        if want != 10 {
+            assert!(
+                table.contains("initcwnd 24") && table.contains("initrwnd 40"),
+                "{table}"
+            );
+        }
+        drop((c, s));
+        daemon.shutdown().unwrap();
+        assert!(!ip_in(&n.proxy.netns, &["rule"]).contains("lookup 101"));
+        assert_eq!(
+            ip_in(&n.proxy.netns, &["route", "show", "table", "101"]).trim(),
+            ""
+        );
+    }
     lab.down().unwrap();
 }
