@@ -18,6 +18,7 @@
 //! ```sh
 //! cargo build --release -p pep-cli -p pep-daemon --examples
 //! sudo target/release/examples/bench [--pep target/release/pep] [--mb 1000] [--connects 1000]
+//! sudo target/release/examples/bench --mb 500 --relay copy   # (a), (b), (d) only, proxy.relay = copy
 //! ```
 
 use std::io::{Read, Write};
@@ -277,12 +278,15 @@ fn expect_accepted(ns: &str, n: u64) -> Res<()> {
     }
 }
 
-fn start_pep(t: &Topo, pep: &str) -> Res<Relay> {
+fn start_pep(t: &Topo, pep: &str, relay: Option<&str>) -> Res<Relay> {
     let cfg = std::env::temp_dir().join(format!("pepb{}.toml", std::process::id()));
+    let relay = relay.map_or(String::new(), |r| format!("relay = \"{r}\"\n"));
     std::fs::write(
         &cfg,
-        "[proxy]\nipv6 = false\nbuffer = \"4MiB\"\nmetrics = \"127.0.0.1:9187\"\n\
-         [intercept]\ninterfaces = [\"p0\"]\nsubnets = [\"10.201.1.0/24\"]\n",
+        format!(
+            "[proxy]\nipv6 = false\nbuffer = \"4MiB\"\nmetrics = \"127.0.0.1:9187\"\n{relay}\
+             [intercept]\ninterfaces = [\"p0\"]\nsubnets = [\"10.201.1.0/24\"]\n"
+        ),
     )
     .map_err(|e| e.to_string())?;
     let child = Command::new("ip")
@@ -396,6 +400,8 @@ struct Args {
     pep: String,
     mb: u64,
     connects: usize,
+    /// `proxy.relay` for the runs; set, only (a), (b) and (d) run.
+    relay: Option<String>,
 }
 
 fn args() -> Res<Args> {
@@ -409,6 +415,7 @@ fn args() -> Res<Args> {
         pep: def,
         mb: 1000,
         connects: 1000,
+        relay: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -417,6 +424,8 @@ fn args() -> Res<Args> {
             "--pep" => a.pep = v,
             "--mb" => a.mb = v.parse().map_err(|_| "--mb: a number")?,
             "--connects" => a.connects = v.parse().map_err(|_| "--connects: a number")?,
+            "--relay" if v == "splice" || v == "copy" => a.relay = Some(v),
+            "--relay" => return Err(format!("--relay {v}: expected splice or copy")),
             _ => return Err(format!("unknown argument {k}")),
         }
     }
@@ -533,7 +542,7 @@ fn run() -> Res<()> {
         let d1 = gbps(b, s);
         let (b, s) = downloads(&t.c, direct100, 100, each100)?;
         let d100 = gbps(b, s);
-        let pep = start_pep(&t, &a.pep)?;
+        let pep = start_pep(&t, &a.pep, a.relay.as_deref())?;
         let pid = pep.0.id();
         let c0 = cpu_secs(pid)?;
         let (b, s) = downloads(&t.c, direct, 1, each1)?;
@@ -545,8 +554,9 @@ fn run() -> Res<()> {
         expect_accepted(&t.p, 101)?;
         drop(pep);
         println!(
-            "{label}: 1 flow direct {d1:.2} Gbit/s, via pep {p1:.2} ({:.0} %), pep CPU {:.2} s/GB; \
+            "{label}, relay {}: 1 flow direct {d1:.2} Gbit/s, via pep {p1:.2} ({:.0} %), pep CPU {:.2} s/GB; \
              100 flows direct {d100:.2}, via pep {p100:.2} ({:.0} %), pep CPU {:.2} s/GB",
+            a.relay.as_deref().unwrap_or("default"),
             100.0 * p1 / d1,
             (c1 - c0) / (b as f64 / 1e9),
             100.0 * p100 / d100,
@@ -594,6 +604,9 @@ fn run() -> Res<()> {
         }
     }
     throttle(&t, None)?;
+    if a.relay.is_some() {
+        return Ok(());
+    }
     // (e) the two-node tunnel, both ends on one host: its own cost.
     let (d1, d100) = {
         let (b, s) = downloads(&t.c, direct, 1, each1)?;
@@ -635,7 +648,7 @@ fn run() -> Res<()> {
     }
     let fb = SocketAddr::from((SERVER, FIRST_BYTE_PORT));
     let (d50, d99, dc) = setup_latency(&t.c, fb, a.connects)?;
-    let pep = start_pep(&t, &a.pep)?;
+    let pep = start_pep(&t, &a.pep, a.relay.as_deref())?;
     let (p50, p99, pc) = setup_latency(&t.c, fb, a.connects)?;
     expect_accepted(&t.p, a.connects as u64)?;
     drop(pep);

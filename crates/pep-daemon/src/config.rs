@@ -11,6 +11,10 @@ use serde::Deserialize;
 use crate::net::Cidr;
 use crate::units::{parse_bytes, parse_duration, parse_rate};
 
+/// `proxy.relay` when unset: splice moved a bulk transfer with less CPU
+/// than copying in the benchmark (docs/daemon.md, "Zero-copy relay").
+pub const DEFAULT_RELAY: RelayMode = RelayMode::Splice;
+
 /// The annotated default configuration (`pep proxy default-config`).
 pub const EXAMPLE: &str = include_str!("../pep.example.toml");
 
@@ -75,6 +79,7 @@ struct RawProxy {
     workers: Option<i64>,
     metrics: Option<String>,
     user: Option<String>,
+    relay: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -86,6 +91,7 @@ struct RawIntercept {
     tproxy_mark: Option<i64>,
     out_mark: Option<i64>,
     table: Option<i64>,
+    out_table: Option<i64>,
     backend: Option<String>,
 }
 
@@ -98,13 +104,36 @@ struct RawLeg {
     max_pacing_rate: Option<String>,
     nodelay: Option<bool>,
     keepalive: Option<String>,
-    mss: Option<i64>,
+    mss: Option<RawMss>,
+}
+
+/// `mss = 1360` or `mss = "auto"`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum RawMss {
+    Bytes(i64),
+    Word(String),
+}
+
+/// A leg's MSS clamp (`TCP_MAXSEG`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mss {
+    /// At most this many bytes per segment (TCP options included, as
+    /// advertised in the SYN).
+    Fixed(u32),
+    /// Server legs: the MSS the client leg negotiated (the client's own,
+    /// clamped by its path and `client_leg.mss`), so the server sends no
+    /// larger segments than the client would have received end to end.
+    Auto,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawRoute {
     dst: String,
+    relay: Option<String>,
+    initcwnd: Option<i64>,
+    initrwnd: Option<i64>,
     #[serde(default)]
     client_leg: RawLeg,
     #[serde(default)]
@@ -124,7 +153,7 @@ pub struct LegOptions {
     /// `SO_KEEPALIVE` with this idle time.
     pub keepalive: Option<Duration>,
     /// `TCP_MAXSEG`: MSS clamp where this leg's path has a smaller MTU.
-    pub mss: Option<u32>,
+    pub mss: Option<Mss>,
 }
 
 impl LegOptions {
@@ -142,10 +171,47 @@ impl LegOptions {
     }
 }
 
+/// How a connection's bytes move between its legs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelayMode {
+    /// splice(2) through a pipe per direction: no copy through user memory.
+    Splice,
+    /// read(2)/write(2) through the relay's own buffer.
+    Copy,
+}
+
+impl RelayMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            RelayMode::Splice => "splice",
+            RelayMode::Copy => "copy",
+        }
+    }
+}
+
+fn relay_mode(name: &str, v: &Option<String>) -> FieldResult<Option<RelayMode>> {
+    match v.as_deref() {
+        None => Ok(None),
+        Some("splice") => Ok(Some(RelayMode::Splice)),
+        Some("copy") => Ok(Some(RelayMode::Copy)),
+        Some(o) => Err((
+            name.into(),
+            format!("{o:?}: expected \"splice\" or \"copy\""),
+        )),
+    }
+}
+
 /// Per-destination overrides.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Route {
     pub dst: Cidr,
+    /// Overrides `proxy.relay` for this destination.
+    pub relay: Option<RelayMode>,
+    /// Initial congestion window of server legs to this subnet, segments
+    /// (the route attribute, installed with the rules).
+    pub initcwnd: Option<u32>,
+    /// Initial receive window they advertise, segments.
+    pub initrwnd: Option<u32>,
     pub client_leg: LegOptions,
     pub server_leg: LegOptions,
 }
@@ -167,6 +233,8 @@ pub struct Settings {
     pub max_per_client: usize,
     /// Bytes buffered per direction per connection.
     pub buffer: usize,
+    /// How bytes move between the legs (per destination: [`Route::relay`]).
+    pub relay: RelayMode,
     pub idle_timeout: Option<Duration>,
     pub connect_timeout: Duration,
     pub drain_timeout: Duration,
@@ -189,6 +257,9 @@ pub struct Settings {
     /// `SO_MARK` of server legs, so they are never intercepted again.
     pub out_mark: u32,
     pub table: u32,
+    /// Policy routing table the server legs' `out_mark` selects, holding
+    /// the routes with `initcwnd`/`initrwnd` (only when a route sets one).
+    pub out_table: u32,
     pub backend: Backend,
     pub client_leg: LegOptions,
     pub server_leg: LegOptions,
@@ -199,17 +270,49 @@ impl Settings {
     /// Leg options for a destination: the defaults, overridden by the most
     /// specific matching route.
     pub fn legs_for(&self, dst: IpAddr) -> (LegOptions, LegOptions) {
-        match self
-            .routes
-            .iter()
-            .filter(|r| r.dst.contains(dst))
-            .max_by_key(|r| r.dst.prefix)
-        {
+        match self.route_for(dst) {
             Some(r) => (
                 self.client_leg.merged(&r.client_leg),
                 self.server_leg.merged(&r.server_leg),
             ),
             None => (self.client_leg.clone(), self.server_leg.clone()),
+        }
+    }
+
+    fn route_for(&self, dst: IpAddr) -> Option<&Route> {
+        self.routes
+            .iter()
+            .filter(|r| r.dst.contains(dst))
+            .max_by_key(|r| r.dst.prefix)
+    }
+
+    /// The relay of connections to `dst`: the most specific route that
+    /// sets one, else `proxy.relay`.
+    pub fn relay_for(&self, dst: IpAddr) -> RelayMode {
+        self.routes
+            .iter()
+            .filter(|r| r.relay.is_some() && r.dst.contains(dst))
+            .max_by_key(|r| r.dst.prefix)
+            .and_then(|r| r.relay)
+            .unwrap_or(self.relay)
+    }
+
+    /// Whether any connection may relay with splice.
+    pub fn uses_splice(&self) -> bool {
+        self.relay == RelayMode::Splice
+            || self
+                .routes
+                .iter()
+                .any(|r| r.relay == Some(RelayMode::Splice))
+    }
+
+    /// Descriptors one connection holds at most: its two sockets, and two
+    /// pipes when it splices.
+    pub fn fds_per_connection(&self) -> u64 {
+        2 + if self.uses_splice() {
+            crate::splice::FDS_PER_CONNECTION
+        } else {
+            0
         }
     }
 
@@ -448,9 +551,28 @@ fn leg(prefix: &str, r: &RawLeg) -> FieldResult<LegOptions> {
             return Err((f("cc"), format!("{cc:?} is not a congestion control name")));
         }
     }
-    let mss = match r.mss {
+    let mss = match &r.mss {
         None => None,
-        Some(m) => Some(int_in(&f("mss"), Some(m), 0, 536, 65_495)? as u32),
+        Some(RawMss::Bytes(m)) => Some(Mss::Fixed(
+            int_in(&f("mss"), Some(*m), 0, 536, 65_495)? as u32
+        )),
+        Some(RawMss::Word(w)) if w == "auto" => {
+            if prefix.ends_with("client_leg") {
+                return Err((
+                    f("mss"),
+                    "\"auto\" is for server legs (it copies the client leg's MSS); \
+                     the client leg takes a number"
+                        .into(),
+                ));
+            }
+            Some(Mss::Auto)
+        }
+        Some(RawMss::Word(w)) => {
+            return Err((
+                f("mss"),
+                format!("{w:?}: expected \"auto\" or a number of bytes"),
+            ))
+        }
     };
     Ok(LegOptions {
         cc: r.cc.clone(),
@@ -572,6 +694,20 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
             ))
         }
     };
+    let table = int_in("intercept.table", i.table, 100, 1, 0xffff_fff0)? as u32;
+    let out_table = int_in(
+        "intercept.out_table",
+        i.out_table,
+        table as i64 + 1,
+        1,
+        0xffff_fff0,
+    )? as u32;
+    if out_table == table {
+        return Err((
+            "intercept.out_table".into(),
+            "must differ from intercept.table".into(),
+        ));
+    }
     let routes = raw
         .route
         .iter()
@@ -579,7 +715,31 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         .map(|(k, r)| {
             Ok(Route {
                 dst: field(&format!("route[{k}].dst"), r.dst.parse())?,
-                client_leg: leg(&format!("route[{k}].client_leg"), &r.client_leg)?,
+                relay: relay_mode(&format!("route[{k}].relay"), &r.relay)?,
+                initcwnd: r
+                    .initcwnd
+                    .map(|v| int_in(&format!("route[{k}].initcwnd"), Some(v), 0, 1, 1024))
+                    .transpose()?
+                    .map(|v| v as u32),
+                initrwnd: r
+                    .initrwnd
+                    .map(|v| int_in(&format!("route[{k}].initrwnd"), Some(v), 0, 1, 1024))
+                    .transpose()?
+                    .map(|v| v as u32),
+                client_leg: {
+                    let l = leg(&format!("route[{k}].client_leg"), &r.client_leg)?;
+                    if l.mss.is_some() {
+                        // The client's handshake ends on the listener,
+                        // before the destination is known.
+                        return Err((
+                            format!("route[{k}].client_leg.mss"),
+                            "the client leg's MSS is set on the listener for all \
+                             destinations: use [client_leg] mss"
+                                .into(),
+                        ));
+                    }
+                    l
+                },
                 server_leg: leg(&format!("route[{k}].server_leg"), &r.server_leg)?,
             })
         })
@@ -590,6 +750,7 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         max_connections: max_connections as usize,
         max_per_client: max_per_client as usize,
         buffer: buffer as usize,
+        relay: relay_mode("proxy.relay", &p.relay)?.unwrap_or(DEFAULT_RELAY),
         idle_timeout: (!idle.is_zero()).then_some(idle),
         connect_timeout,
         drain_timeout: dur("proxy.drain_timeout", &p.drain_timeout, "30s")?,
@@ -605,7 +766,8 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         bypass: cidrs("intercept.bypass", &i.bypass)?,
         tproxy_mark,
         out_mark,
-        table: int_in("intercept.table", i.table, 100, 1, 0xffff_fff0)? as u32,
+        table,
+        out_table,
         backend,
         client_leg: leg("client_leg", &raw.client_leg)?,
         server_leg: leg("server_leg", &raw.server_leg)?,
@@ -659,6 +821,69 @@ mod tests {
             e.contains("proxy.user") && e.contains("no user named"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn relay_mode_global_and_per_route() {
+        let s = parse(MIN, "f").unwrap();
+        assert_eq!(s.relay, DEFAULT_RELAY);
+        let s = parse(
+            &format!(
+                "[proxy]\nrelay = \"copy\"\n{MIN}[[route]]\ndst = \"192.0.2.0/24\"\nrelay = \"splice\"\n\
+                 [[route]]\ndst = \"192.0.2.128/25\"\nserver_leg = {{ cc = \"bbr\" }}\n"
+            ),
+            "f",
+        )
+        .unwrap();
+        assert_eq!(
+            s.relay_for("198.51.100.1".parse().unwrap()),
+            RelayMode::Copy
+        );
+        // The /25 is more specific but sets no relay: the /24's applies.
+        assert_eq!(
+            s.relay_for("192.0.2.200".parse().unwrap()),
+            RelayMode::Splice
+        );
+        assert!(s.uses_splice());
+        assert_eq!(s.fds_per_connection(), 6);
+        assert!(err("[proxy]\nrelay = \"sendfile\"").contains("proxy.relay: \"sendfile\""));
+        assert!(err("[[route]]\ndst = \"10.0.0.0/8\"\nrelay = \"x\"").contains("route[0].relay"));
+    }
+
+    #[test]
+    fn mss_is_a_number_or_auto_on_server_legs() {
+        let s = parse(
+            &format!("{MIN}[client_leg]\nmss = 1200\n[server_leg]\nmss = \"auto\"\n"),
+            "f",
+        )
+        .unwrap();
+        assert_eq!(s.client_leg.mss, Some(Mss::Fixed(1200)));
+        assert_eq!(s.server_leg.mss, Some(Mss::Auto));
+        assert!(err("[client_leg]\nmss = \"auto\"")
+            .contains("client_leg.mss: \"auto\" is for server legs"));
+        assert!(err("[server_leg]\nmss = \"big\"").contains("server_leg.mss: \"big\""));
+        assert!(err("[server_leg]\nmss = 100").contains("server_leg.mss: 100 is not in"));
+        assert!(
+            err("[[route]]\ndst = \"10.0.0.0/8\"\nclient_leg = { mss = 1300 }")
+                .contains("route[0].client_leg.mss")
+        );
+    }
+
+    #[test]
+    fn initial_windows_per_route() {
+        let s = parse(
+            &format!("{MIN}[[route]]\ndst = \"192.0.2.0/24\"\ninitcwnd = 40\ninitrwnd = 60\n"),
+            "f",
+        )
+        .unwrap();
+        assert_eq!(
+            (s.routes[0].initcwnd, s.routes[0].initrwnd),
+            (Some(40), Some(60))
+        );
+        assert_eq!((s.table, s.out_table), (100, 101));
+        assert!(err("[[route]]\ndst = \"10.0.0.0/8\"\ninitcwnd = 0").contains("route[0].initcwnd"));
+        let e = parse(&format!("{MIN}out_table = 100\n"), "f").unwrap_err();
+        assert!(e.to_string().contains("intercept.out_table"), "{e}");
     }
 
     #[test]

@@ -6,22 +6,29 @@
 //! idle deadline, a periodic `TCP_INFO` sample, or an abort. Reads land
 //! straight in the relay's buffer; a paused direction is simply not read,
 //! so the kernel's window closes toward that sender.
+//!
+//! With `relay = "splice"` the bytes stay in the kernel: each direction
+//! splices socket -> pipe -> socket ([`crate::splice`]) and the relay only
+//! counts what the pipe holds, deciding as for its own buffer.
 
 use std::io::{self, ErrorKind};
 use std::net::{Shutdown, SocketAddr};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use pep_core::relay::{Action, Dir, Leg, Relay, RelayConfig};
 use pep_core::Instant;
 use socket2::SockRef;
+use tokio::io::Interest;
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::watch;
 use tracing::{debug, warn};
 
-use crate::config::Settings;
+use crate::config::{Mss, RelayMode, Settings};
 use crate::metrics::Metrics;
 use crate::net;
+use crate::splice::{self, Pipe, SpliceIn};
 
 /// What every connection task shares.
 #[derive(Clone)]
@@ -36,6 +43,9 @@ pub struct Shared {
     /// split-start of a two-node PEP: connections go over the tunnel
     /// instead of straight to their destination.
     pub tunnel: Option<Arc<crate::tunnel::start::TunnelClient>>,
+    /// Pipes of `proxy.buffer` can be had (checked at start and reload);
+    /// if not, connections set to splice copy.
+    pub splice_ok: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Shared {
@@ -81,9 +91,29 @@ pub async fn relay_connection(
     shared: Shared,
 ) {
     let m = shared.metrics.clone();
-    let (copts, sopts) = settings.legs_for(dst.ip());
+    let (mut copts, mut sopts) = settings.legs_for(dst.ip());
+    // The listener set the client leg's MSS (it is advertised in the
+    // SYN-ACK); the server leg's "auto" copies what the client leg got.
+    copts.mss = None;
+    if sopts.mss == Some(Mss::Auto) {
+        sopts.mss = net::negotiated_mss(&client).map(Mss::Fixed);
+    }
     let cfg = RelayConfig::new(settings.buffer, settings.idle_timeout.map(into_core));
     let mut relay = Relay::new(cfg, shared.now());
+    let mode = settings.relay_for(dst.ip());
+    let pipes = match mode {
+        RelayMode::Splice if !shared.splice_ok.load(Relaxed) => None,
+        RelayMode::Copy => None,
+        // Out of descriptors or pipe memory: this connection copies.
+        RelayMode::Splice => match (Pipe::new(settings.buffer), Pipe::new(settings.buffer)) {
+            (Ok(up), Ok(down)) => Some([up, down]),
+            (Err(e), _) | (_, Err(e)) => {
+                debug!(%peer, %dst, "splice pipes: {e}; copying instead");
+                m.splice_fallbacks.fetch_add(1, Relaxed);
+                None
+            }
+        },
+    };
     if let Err(e) = net::apply_leg(&client, &copts) {
         warn!(%peer, %dst, "client leg options: {e}");
     }
@@ -108,6 +138,10 @@ pub async fn relay_connection(
         client,
         server,
         last: [(0, 0); 2],
+        splice: pipes.map(|pipes| Splicing {
+            pipes,
+            full: [false; 2],
+        }),
     };
     let why = drive(&mut relay, &mut legs, &shared).await;
     if let Err(e) = why {
@@ -138,6 +172,15 @@ struct Legs {
     server: Option<TcpStream>,
     /// (buffered, allocated) last reported to the global gauges, per dir.
     last: [(usize, usize); 2],
+    splice: Option<Splicing>,
+}
+
+/// A splicing connection's pipes, per direction (Up, Down).
+struct Splicing {
+    pipes: [Pipe; 2],
+    /// The direction's pipe ran out of slots with the socket still
+    /// readable: read again once the pipe drains, not on socket readiness.
+    full: [bool; 2],
 }
 
 impl Legs {
@@ -149,11 +192,7 @@ impl Legs {
     }
 
     fn sample(&self, m: &Metrics) {
-        for leg in [Leg::Client, Leg::Server] {
-            if let Some(i) = self.get(leg).and_then(net::tcp_info) {
-                m.leg_sample(leg, i);
-            }
-        }
+        sample(&self.client, self.server.as_ref(), m)
     }
 
     /// Moves the global buffer gauges by this connection's change.
@@ -175,7 +214,53 @@ impl Legs {
     }
 }
 
-fn read(relay: &mut Relay, dir: Dir, s: &TcpStream, now: Instant, m: &Metrics) {
+fn sample(client: &TcpStream, server: Option<&TcpStream>, m: &Metrics) {
+    for (leg, s) in [(Leg::Client, Some(client)), (Leg::Server, server)] {
+        if let Some(i) = s.and_then(net::tcp_info) {
+            m.leg_sample(leg, i);
+        }
+    }
+}
+
+fn count_read(m: &Metrics, dir: Dir, n: usize) {
+    let c = if dir == Dir::Up {
+        &m.bytes_up
+    } else {
+        &m.bytes_down
+    };
+    c.fetch_add(n as u64, Relaxed);
+}
+
+fn read(
+    relay: &mut Relay,
+    dir: Dir,
+    s: &TcpStream,
+    sp: &mut Option<Splicing>,
+    now: Instant,
+    m: &Metrics,
+) {
+    if let Some(sp) = sp {
+        let room = relay.read_room(dir);
+        if room == 0 {
+            return;
+        }
+        let pipe = &sp.pipes[dir as usize];
+        // try_io clears the readiness only on WouldBlock: a full pipe
+        // leaves it set for the retry once the pipe drains.
+        match s.try_io(Interest::READABLE, || {
+            splice::socket_to_pipe(s.as_raw_fd(), pipe, room)
+        }) {
+            Ok(SpliceIn::Moved(n)) => {
+                relay.commit_read_external(now, dir, n);
+                count_read(m, dir, n);
+            }
+            Ok(SpliceIn::Eof) => relay.handle_eof(now, dir),
+            Ok(SpliceIn::PipeFull) => sp.full[dir as usize] = true,
+            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => relay.handle_reset(now, dir.src()),
+        }
+        return;
+    }
     let slot = relay.read_slot(dir);
     if slot.is_empty() {
         return;
@@ -184,19 +269,32 @@ fn read(relay: &mut Relay, dir: Dir, s: &TcpStream, now: Instant, m: &Metrics) {
         Ok(0) => relay.handle_eof(now, dir),
         Ok(n) => {
             relay.commit_read(now, dir, n);
-            let c = if dir == Dir::Up {
-                &m.bytes_up
-            } else {
-                &m.bytes_down
-            };
-            c.fetch_add(n as u64, Relaxed);
+            count_read(m, dir, n);
         }
         Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {}
         Err(_) => relay.handle_reset(now, dir.src()),
     }
 }
 
-fn write(relay: &mut Relay, dir: Dir, s: &TcpStream, now: Instant) {
+fn write(relay: &mut Relay, dir: Dir, s: &TcpStream, sp: &mut Option<Splicing>, now: Instant) {
+    if let Some(sp) = sp {
+        let pending = relay.external_pending(dir);
+        if pending == 0 {
+            return;
+        }
+        let pipe = &sp.pipes[dir as usize];
+        match s.try_io(Interest::WRITABLE, || {
+            splice::pipe_to_socket(pipe, s.as_raw_fd(), pending)
+        }) {
+            Ok(n) => {
+                relay.commit_write_external(now, dir, n);
+                sp.full[dir as usize] = false;
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => relay.handle_reset(now, dir.dst()),
+        }
+        return;
+    }
     let slot = relay.write_slot(dir);
     if slot.is_empty() {
         return;
@@ -247,17 +345,22 @@ async fn drive(relay: &mut Relay, legs: &mut Legs, shared: &Shared) -> io::Resul
             ));
         };
         let client = &legs.client;
-        let (ru, rd) = (relay.wants_read(Dir::Up), relay.wants_read(Dir::Down));
+        let full = legs.splice.as_ref().map_or([false; 2], |sp| sp.full);
+        let (ru, rd) = (
+            relay.wants_read(Dir::Up) && !full[0],
+            relay.wants_read(Dir::Down) && !full[1],
+        );
+        let sp = &mut legs.splice;
         let (wu, wd) = (relay.wants_write(Dir::Up), relay.wants_write(Dir::Down));
         let deadline = relay.poll_timeout().map(|t| shared.to_tokio(t));
         let now_if = |r: io::Result<()>| r.map(|_| shared.now());
         tokio::select! {
-            r = client.readable(), if ru => { let now = now_if(r)?; read(relay, Dir::Up, client, now, m) }
-            r = server.readable(), if rd => { let now = now_if(r)?; read(relay, Dir::Down, server, now, m) }
-            r = server.writable(), if wu => { let now = now_if(r)?; write(relay, Dir::Up, server, now) }
-            r = client.writable(), if wd => { let now = now_if(r)?; write(relay, Dir::Down, client, now) }
+            r = client.readable(), if ru => { let now = now_if(r)?; read(relay, Dir::Up, client, sp, now, m) }
+            r = server.readable(), if rd => { let now = now_if(r)?; read(relay, Dir::Down, server, sp, now, m) }
+            r = server.writable(), if wu => { let now = now_if(r)?; write(relay, Dir::Up, server, sp, now) }
+            r = client.writable(), if wd => { let now = now_if(r)?; write(relay, Dir::Down, client, sp, now) }
             _ = sleep_opt(deadline) => relay.handle_timeout(shared.now()),
-            _ = tick.tick(), if shared.sample_legs => legs.sample(m),
+            _ = tick.tick(), if shared.sample_legs => sample(client, Some(server), m),
             r = abort.changed(), if abort_live => {
                 match r {
                     Ok(()) if *abort.borrow() => relay.handle_abort(shared.now()),

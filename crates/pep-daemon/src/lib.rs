@@ -28,6 +28,7 @@ pub mod net;
 pub mod privileges;
 pub mod proxy;
 pub mod rules;
+pub mod splice;
 pub mod tunnel;
 pub mod units;
 

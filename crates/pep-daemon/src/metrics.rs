@@ -105,11 +105,14 @@ pub struct Metrics {
     pub bytes_up: AtomicU64,
     /// Bytes read from the server leg.
     pub bytes_down: AtomicU64,
-    /// Bytes held in relay buffers now, all connections.
+    /// Bytes held in relay buffers now, all connections (splice pipes
+    /// included).
     pub buffered: AtomicI64,
     /// Buffer memory held now, all connections.
     pub allocated: AtomicI64,
     pub pauses: AtomicU64,
+    /// Connections configured to splice that copied instead (no pipe).
+    pub splice_fallbacks: AtomicU64,
     pub accept_errors: AtomicU64,
     pub reloads: AtomicU64,
     pub reload_errors: AtomicU64,
@@ -174,6 +177,7 @@ impl Default for Metrics {
             buffered: AtomicI64::new(0),
             allocated: AtomicI64::new(0),
             pauses: AtomicU64::new(0),
+            splice_fallbacks: AtomicU64::new(0),
             accept_errors: AtomicU64::new(0),
             reloads: AtomicU64::new(0),
             reload_errors: AtomicU64::new(0),
@@ -297,13 +301,13 @@ impl Metrics {
         gauge(
             "pep_buffer_bytes",
             "gauge",
-            "Bytes held in relay buffers.",
+            "Bytes held in relay buffers (splice pipes included).",
             &[("", g(&self.buffered))],
         );
         gauge(
             "pep_buffer_allocated_bytes",
             "gauge",
-            "Memory held by relay buffers.",
+            "Memory held by copy-relay buffers (pipe pages are the kernel's).",
             &[("", g(&self.allocated))],
         );
         gauge(
@@ -311,6 +315,12 @@ impl Metrics {
             "counter",
             "Times a full buffer paused reading.",
             &[("", l(&self.pauses))],
+        );
+        gauge(
+            "pep_splice_fallbacks_total",
+            "counter",
+            "Connections set to splice that copied (no pipe could be made).",
+            &[("", l(&self.splice_fallbacks))],
         );
         gauge(
             "pep_accept_errors_total",

@@ -8,7 +8,7 @@ use std::str::FromStr;
 
 use socket2::{Domain, Protocol, SockAddr, SockRef, Socket, TcpKeepalive, Type};
 
-use crate::config::LegOptions;
+use crate::config::{LegOptions, Mss};
 
 /// An IPv4 or IPv6 subnet, `addr/prefix`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,6 +107,7 @@ pub fn transparent_listener(
     addr: SocketAddr,
     backlog: i32,
     rcvbuf: Option<usize>,
+    mss: Option<u32>,
 ) -> io::Result<std::net::TcpListener> {
     let v6 = addr.is_ipv6();
     let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
@@ -117,6 +118,11 @@ pub fn transparent_listener(
     set_transparent(&s, v6)?;
     if let Some(b) = rcvbuf {
         s.set_recv_buffer_size(b)?;
+    }
+    // The client leg's MSS is advertised in the SYN-ACK, which the kernel
+    // sends for the listener: set after accept it would change nothing.
+    if let Some(m) = mss {
+        set_mss(&s, m)?;
     }
     s.bind(&addr.into()).map_err(ctx(format!("bind {addr}")))?;
     s.listen(backlog)?;
@@ -150,11 +156,33 @@ pub fn apply_leg(fd: &impl AsFd, o: &LegOptions) -> io::Result<()> {
     if let Some(k) = o.keepalive {
         s.set_tcp_keepalive(&TcpKeepalive::new().with_time(k))?;
     }
-    if let Some(m) = o.mss {
-        setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_MAXSEG, m as i32)
-            .map_err(ctx("TCP_MAXSEG".into()))?;
+    // `Auto` is resolved to a number by the caller, which knows the other
+    // leg ([`negotiated_mss`]).
+    if let Some(Mss::Fixed(m)) = o.mss {
+        set_mss(fd, m)?;
     }
     Ok(())
+}
+
+fn set_mss(fd: &impl AsFd, m: u32) -> io::Result<()> {
+    setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_MAXSEG, m as i32)
+        .map_err(ctx(format!("TCP_MAXSEG {m}")))
+}
+
+/// The MSS an established connection negotiated: the peer's advertised
+/// MSS clamped by the path and our own clamp, counted as the SYN counts
+/// it (the kernel's current send MSS plus the timestamp option it
+/// subtracts).
+pub fn negotiated_mss(fd: &impl AsRawFd) -> Option<u32> {
+    let i = tcp_info_raw(fd)?;
+    // TCPI_OPT_TIMESTAMPS (linux/tcp.h), not in the libc crate.
+    const TCPI_OPT_TIMESTAMPS: u8 = 1;
+    let ts = if i.tcpi_options & TCPI_OPT_TIMESTAMPS != 0 {
+        12
+    } else {
+        0
+    };
+    (i.tcpi_snd_mss > 0).then_some(i.tcpi_snd_mss + ts)
 }
 
 /// A socket for the server leg: marked so the rules never intercept it,
@@ -208,7 +236,7 @@ pub struct LegInfo {
     pub total_retrans: u32,
 }
 
-pub fn tcp_info(fd: &impl AsRawFd) -> Option<LegInfo> {
+fn tcp_info_raw(fd: &impl AsRawFd) -> Option<libc::tcp_info> {
     // SAFETY: tcp_info is plain data; the kernel fills at most `len` bytes.
     let mut ti: libc::tcp_info = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
@@ -221,7 +249,11 @@ pub fn tcp_info(fd: &impl AsRawFd) -> Option<LegInfo> {
             &mut len,
         )
     };
-    (rc == 0).then_some(LegInfo {
+    (rc == 0).then_some(ti)
+}
+
+pub fn tcp_info(fd: &impl AsRawFd) -> Option<LegInfo> {
+    tcp_info_raw(fd).map(|ti| LegInfo {
         rtt_us: ti.tcpi_rtt,
         cwnd: ti.tcpi_snd_cwnd,
         mss: ti.tcpi_snd_mss,

@@ -129,7 +129,8 @@ impl Admission {
         // out can stall the accept loop itself. The limit is read each
         // time: an operator may lower it on the running process (prlimit).
         let active = self.metrics.active.load(Relaxed).max(0) as u64;
-        if self.base_fds + 2 * (active + 1) + FD_MARGIN > net::nofile_limit() {
+        let per = s.fds_per_connection();
+        if self.base_fds + per * (active + 1) + FD_MARGIN > net::nofile_limit() {
             return Err(Refusal::Descriptors);
         }
         *n += 1;
@@ -250,20 +251,26 @@ impl Daemon {
             info!("split-end intercepts nothing: no rules to install");
             opts.install_rules = false;
         }
-        // Two descriptors per connection, plus listeners and slack.
-        let want = settings.max_connections as u64 * 2 + 64;
+        // Two descriptors per connection (six when splicing), plus
+        // listeners and slack.
+        let want = settings.max_connections as u64 * settings.fds_per_connection() + 64;
         let got = net::raise_nofile(want);
         if got < want {
             warn!(want, got, "descriptor limit below what max_connections needs; excess connections will be refused");
         }
         let mut listeners = Vec::new();
         let rcvbuf = settings.client_leg.rcvbuf;
+        let client_mss = match settings.client_leg.mss {
+            Some(config::Mss::Fixed(m)) => Some(m),
+            _ => None,
+        };
         if !split_end {
             listeners.push(
                 net::transparent_listener(
                     SocketAddr::new(net::UNSPECIFIED_V4, settings.port),
                     4096,
                     rcvbuf,
+                    client_mss,
                 )
                 .map_err(|e| format!("listener: {e}"))?,
             );
@@ -272,6 +279,7 @@ impl Daemon {
                     SocketAddr::new(net::UNSPECIFIED_V6, settings.port),
                     4096,
                     rcvbuf,
+                    client_mss,
                 ) {
                     Ok(l) => listeners.push(l),
                     // A host without IPv6 still serves IPv4.
@@ -305,6 +313,8 @@ impl Daemon {
             }
             info!(user = %who.name, uid = who.uid, "dropped privileges to CAP_NET_ADMIN, CAP_NET_RAW");
         }
+        // Checked with the privileges the connections will have.
+        let splice_ok = Arc::new(std::sync::atomic::AtomicBool::new(splice_usable(&settings)));
         let workers = if settings.workers == 0 {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         } else {
@@ -351,6 +361,7 @@ impl Daemon {
                     metrics_listener,
                     sig,
                     tunnel,
+                    splice_ok,
                 };
                 let r = rt.block_on(main_task(
                     settings.clone(),
@@ -431,6 +442,22 @@ struct Prepared {
     metrics_listener: Option<std::net::TcpListener>,
     sig: Option<Signals>,
     tunnel: Option<TunnelSetup>,
+    splice_ok: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// Whether connections set to splice can have their pipes; a warning
+/// naming the fix if not (they copy instead).
+fn splice_usable(s: &Settings) -> bool {
+    if !s.uses_splice() {
+        return true;
+    }
+    match crate::splice::check(s.buffer) {
+        Ok(()) => true,
+        Err(e) => {
+            warn!("proxy.relay = \"splice\": no pipe of proxy.buffer: {e}; relaying by copy");
+            false
+        }
+    }
 }
 
 async fn main_task(
@@ -445,6 +472,7 @@ async fn main_task(
         metrics_listener,
         mut sig,
         tunnel,
+        splice_ok,
     } = prepared;
     let (abort_tx, abort_rx) = watch::channel(false);
     let mut tunnel_client = None;
@@ -482,6 +510,7 @@ async fn main_task(
         epoch: std::time::Instant::now(),
         sample_legs: settings.metrics.is_some(),
         tunnel: tunnel_client,
+        splice_ok: splice_ok.clone(),
     };
     let reserve = std::fs::File::open("/dev/null").ok();
     let adm = Arc::new(Admission {
@@ -525,7 +554,7 @@ async fn main_task(
         };
         match ev {
             Control::Stop => break,
-            Control::Reload(new) => apply_reload(&adm, *new, &opts),
+            Control::Reload(new) => apply_reload(&adm, *new, &opts, &splice_ok),
         }
     }
     // Drain: no new connections (closing the listeners makes the kernel
@@ -559,15 +588,21 @@ async fn main_task(
     Ok(())
 }
 
-fn apply_reload(adm: &Arc<Admission>, new: Settings, opts: &StartOptions) {
+fn apply_reload(
+    adm: &Arc<Admission>,
+    new: Settings,
+    opts: &StartOptions,
+    splice_ok: &std::sync::atomic::AtomicBool,
+) {
     let old = adm.settings();
     if new.port != old.port
         || new.ipv6 != old.ipv6
         || new.metrics != old.metrics
         || new.user != old.user
         || new.tunnel != old.tunnel
+        || new.client_leg.mss != old.client_leg.mss
     {
-        warn!("reload: proxy.port, proxy.ipv6, proxy.metrics, proxy.user and [tunnel] need a restart; keeping the old values");
+        warn!("reload: proxy.port, proxy.ipv6, proxy.metrics, proxy.user, client_leg.mss (set on the listeners) and [tunnel] need a restart; keeping the old values");
     }
     let new = Settings {
         port: old.port,
@@ -575,6 +610,10 @@ fn apply_reload(adm: &Arc<Admission>, new: Settings, opts: &StartOptions) {
         metrics: old.metrics,
         user: old.user.clone(),
         tunnel: old.tunnel.clone(),
+        client_leg: config::LegOptions {
+            mss: old.client_leg.mss,
+            ..new.client_leg
+        },
         ..new
     };
     if let Err(e) = preflight(&new) {
@@ -582,7 +621,10 @@ fn apply_reload(adm: &Arc<Admission>, new: Settings, opts: &StartOptions) {
         error!("reload refused: {e}");
         return;
     }
-    if opts.install_rules && rules::nft_script(&new) != rules::nft_script(&old) {
+    if opts.install_rules
+        && (rules::nft_script(&new) != rules::nft_script(&old)
+            || rules::window_routes(&new) != rules::window_routes(&old))
+    {
         if let Err(e) = rules::install(&new) {
             adm.metrics.reload_errors.fetch_add(1, Relaxed);
             error!("reload: rules: {e}; restoring the old rules");
@@ -590,6 +632,7 @@ fn apply_reload(adm: &Arc<Admission>, new: Settings, opts: &StartOptions) {
             return;
         }
     }
+    splice_ok.store(splice_usable(&new), Relaxed);
     *adm.settings.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
     adm.metrics.reloads.fetch_add(1, Relaxed);
     info!("configuration reloaded");

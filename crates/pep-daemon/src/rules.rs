@@ -12,6 +12,12 @@
 //! Packets carrying `out_mark` (the proxy's own server legs) are returned
 //! first, so a server leg is never intercepted again even where it loops
 //! back through this host.
+//!
+//! Routes that set `initcwnd`/`initrwnd` become routes in a dedicated table
+//! (`out_table`) that `out_mark` selects: only server legs use them, and
+//! the host's own tables are not touched. Each copies the next hop the host
+//! uses for that subnet when the rules are installed (`ip route get`); a
+//! destination outside them falls through to the usual tables.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -88,6 +94,94 @@ pub fn route_commands(s: &Settings, add: bool) -> Vec<Vec<String>> {
     v
 }
 
+/// Routes of `s` with an initial window, as (subnet, initcwnd, initrwnd).
+pub fn window_routes(s: &Settings) -> Vec<(Cidr, Option<u32>, Option<u32>)> {
+    s.routes
+        .iter()
+        .filter(|r| r.initcwnd.is_some() || r.initrwnd.is_some())
+        .map(|r| (r.dst, r.initcwnd, r.initrwnd))
+        .collect()
+}
+
+fn fam(c: &Cidr) -> &'static str {
+    if c.is_v4() {
+        "-4"
+    } else {
+        "-6"
+    }
+}
+
+/// The next hop the host uses toward `c` for a server leg: `via GW dev
+/// DEV` (or `dev DEV` on a link), from `ip route get` of its first address.
+pub fn next_hop(c: &Cidr, mark: u32) -> Result<Vec<String>, String> {
+    let out = Command::new("ip")
+        .args([fam(c), "route", "get", &c.addr.to_string(), "mark"])
+        .arg(format!("{mark:#x}"))
+        .output()
+        .map_err(|e| format!("ip route get {}: {e}", c.addr))?;
+    if !out.status.success() {
+        return Err(format!(
+            "ip route get {}: {}",
+            c.addr,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let w: Vec<&str> = text.split_whitespace().collect();
+    let after = |k: &str| w.iter().position(|x| *x == k).and_then(|i| w.get(i + 1));
+    let mut hop = Vec::new();
+    if let Some(gw) = after("via") {
+        hop.extend(["via".to_string(), gw.to_string()]);
+    }
+    match after("dev") {
+        Some(d) => hop.extend(["dev".to_string(), d.to_string()]),
+        None => return Err(format!("ip route get {}: no device in {text:?}", c.addr)),
+    }
+    Ok(hop)
+}
+
+/// `ip` commands for the initial-window routes: the rule sending `out_mark`
+/// to `out_table`, and one route per subnet there (`hop` resolves a next
+/// hop). Removal is the rule and a flush of the table.
+pub fn window_commands(
+    s: &Settings,
+    add: bool,
+    hop: impl Fn(&Cidr) -> Result<Vec<String>, String>,
+) -> Result<Vec<Vec<String>>, String> {
+    let routes = window_routes(s);
+    let mark = format!("{:#x}", s.out_mark);
+    let table = s.out_table.to_string();
+    let mut v = Vec::new();
+    for f in ["-4", "-6"] {
+        if !routes.iter().any(|(c, ..)| fam(c) == f) {
+            continue;
+        }
+        let verb = if add { "add" } else { "del" };
+        let a = |x: &[&str]| x.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        v.push(a(&[f, "rule", verb, "fwmark", &mark, "lookup", &table]));
+        if !add {
+            v.push(a(&[f, "route", "flush", "table", &table]));
+        }
+    }
+    if add {
+        for (c, cwnd, rwnd) in routes {
+            let mut r: Vec<String> = [fam(&c), "route", "replace", &c.to_string()]
+                .map(String::from)
+                .into();
+            r.extend(hop(&c)?);
+            if let Some(n) = cwnd {
+                r.extend(["initcwnd".to_string(), n.to_string()]);
+            }
+            if let Some(n) = rwnd {
+                r.extend(["initrwnd".to_string(), n.to_string()]);
+            }
+            r.extend(["table".to_string(), table.clone()]);
+            v.push(r);
+        }
+    }
+    Ok(v)
+}
+
 /// iptables/ip6tables commands (for hosts without nftables).
 pub fn iptables_commands(s: &Settings) -> Vec<String> {
     let (tm, om, port) = (s.tproxy_mark, s.out_mark, s.port);
@@ -141,6 +235,17 @@ pub fn render(s: &Settings) -> String {
     for c in route_commands(s, true) {
         o += &format!("ip {}\n", c.join(" "));
     }
+    if !window_routes(s).is_empty() {
+        o += "# Initial windows of server legs (next hops as this host routes them now):\n";
+        match window_commands(s, true, |c| next_hop(c, s.out_mark)) {
+            Ok(cmds) => {
+                for c in cmds {
+                    o += &format!("ip {}\n", c.join(" "));
+                }
+            }
+            Err(e) => o += &format!("# cannot resolve a next hop here: {e}\n"),
+        }
+    }
     o += "# Remove with: ";
     o += &match s.backend {
         Backend::Nft => format!("nft delete table inet {TABLE}"),
@@ -149,6 +254,9 @@ pub fn render(s: &Settings) -> String {
         }
     };
     for c in route_commands(s, false) {
+        o += &format!("; ip {}", c.join(" "));
+    }
+    for c in window_commands(s, false, |_| Ok(vec![])).unwrap_or_default() {
         o += &format!("; ip {}", c.join(" "));
     }
     o.push('\n');
@@ -200,6 +308,9 @@ pub fn install(s: &Settings) -> Result<(), String> {
     for c in route_commands(s, true) {
         run("ip", &c, None)?;
     }
+    for c in window_commands(s, true, |c| next_hop(c, s.out_mark))? {
+        run("ip", &c, None)?;
+    }
     Ok(())
 }
 
@@ -236,6 +347,9 @@ pub fn remove(s: &Settings) -> Result<(), String> {
         if let Err(e) = run("ip", &c, None) {
             first_err.get_or_insert(e);
         }
+    }
+    for c in window_commands(s, false, |_| Ok(vec![])).unwrap_or_default() {
+        let _ = run("ip", &c, None);
     }
     first_err.map_or(Ok(()), Err)
 }
@@ -282,6 +396,49 @@ mod tests {
         assert_eq!(r[3].join(" "), "-6 route add local ::/0 dev lo table 100");
         let s = render(&settings("[proxy]\nipv6 = false\n"));
         assert!(!s.contains("-6 rule") && !s.contains("tproxy ip6"));
+    }
+
+    #[test]
+    fn initial_windows_go_to_the_out_mark_table() {
+        let s = settings(
+            "[[route]]\ndst = \"192.0.2.0/24\"\ninitcwnd = 40\ninitrwnd = 60\n\
+             [[route]]\ndst = \"198.51.100.0/24\"\nserver_leg = { cc = \"bbr\" }\n",
+        );
+        let hop = |_: &Cidr| {
+            Ok(vec![
+                "via".into(),
+                "10.0.0.1".into(),
+                "dev".into(),
+                "eth0".into(),
+            ])
+        };
+        let add: Vec<String> = window_commands(&s, true, hop)
+            .unwrap()
+            .iter()
+            .map(|c| c.join(" "))
+            .collect();
+        assert_eq!(
+            add,
+            [
+                "-4 rule add fwmark 0x2 lookup 101",
+                "-4 route replace 192.0.2.0/24 via 10.0.0.1 dev eth0 initcwnd 40 initrwnd 60 table 101"
+            ]
+        );
+        let del: Vec<String> = window_commands(&s, false, hop)
+            .unwrap()
+            .iter()
+            .map(|c| c.join(" "))
+            .collect();
+        assert_eq!(
+            del,
+            [
+                "-4 rule del fwmark 0x2 lookup 101",
+                "-4 route flush table 101"
+            ]
+        );
+        assert!(window_commands(&settings(""), true, hop)
+            .unwrap()
+            .is_empty());
     }
 
     #[test]

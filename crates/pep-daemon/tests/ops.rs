@@ -240,11 +240,14 @@ fn descriptor_exhaustion_resets_new_connections_and_recovers() {
     // SAFETY: plain getrlimit/setrlimit on this process.
     unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut old) };
     // The daemon counts its descriptors (those open at its start, two per
-    // connection, a margin) against the limit: room for five connections.
-    // The limit caps descriptor numbers, so the kernel itself has at least
-    // that much room below it.
+    // connection and four more when splicing, a margin) against the limit:
+    // room for five connections. The limit caps descriptor numbers, so the
+    // kernel itself has at least that much room below it.
+    let per = pep_daemon::config::parse(&config(&proxy_if(0), &subnet, ""), "t")
+        .unwrap()
+        .fds_per_connection();
     let open_now = std::fs::read_dir("/proc/self/fd").unwrap().count() as u64;
-    let limit = open_now + 2 * 5 + pep_daemon::proxy::FD_MARGIN;
+    let limit = open_now + per * 5 + pep_daemon::proxy::FD_MARGIN;
     let lowered = libc::rlimit {
         rlim_cur: limit,
         rlim_max: old.rlim_max,

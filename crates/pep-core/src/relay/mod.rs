@@ -24,6 +24,14 @@
 //!   over. [`Relay::wants_read`] and [`Relay::wants_write`] give the same
 //!   information as levels, for drivers that poll readiness.
 //! * **Time.** `now` never decreases; it only drives the idle timeout.
+//! * **Buffers outside the relay.** A zero-copy driver (splice(2) through a
+//!   pipe per direction) keeps the bytes in the kernel: it asks
+//!   [`Relay::read_room`] how much it may move in, reports it with
+//!   [`Relay::commit_read_external`], moves out at most
+//!   [`Relay::external_pending`] and reports it with
+//!   [`Relay::commit_write_external`]. The relay counts those bytes against
+//!   the same bound and decides exactly as for its own buffer. A driver uses
+//!   one kind per relay.
 //!
 //! ## Invariants
 //! * A direction never holds more than [`RelayConfig::buffer`] bytes, so a
@@ -166,10 +174,19 @@ pub struct DirStats {
 #[derive(Debug)]
 struct Half {
     ring: Ring,
+    /// Bytes held outside the relay (a driver's pipe), counted only.
+    external: usize,
     eof: bool,
     fin_sent: bool,
     paused: bool,
     stats: DirStats,
+}
+
+impl Half {
+    /// Bytes held for this direction, in the relay's memory or outside.
+    fn held(&self) -> usize {
+        self.ring.len() + self.external
+    }
 }
 
 /// One relayed connection's state. See the module docs for the contract.
@@ -195,6 +212,7 @@ impl Relay {
         };
         let half = || Half {
             ring: Ring::new(cfg.buffer),
+            external: 0,
             eof: false,
             fin_sent: false,
             paused: false,
@@ -227,7 +245,7 @@ impl Relay {
     pub fn stats(&self, dir: Dir) -> DirStats {
         let h = &self.halves[dir.index()];
         DirStats {
-            buffered: h.ring.len(),
+            buffered: h.held(),
             allocated: h.ring.allocated(),
             ..h.stats
         }
@@ -245,7 +263,37 @@ impl Relay {
 
     /// Whether `dir` has data its destination leg can take now.
     pub fn wants_write(&self, dir: Dir) -> bool {
-        !self.closed && self.dst_open(dir) && !self.halves[dir.index()].ring.is_empty()
+        !self.closed && self.dst_open(dir) && self.halves[dir.index()].held() > 0
+    }
+
+    /// Bytes the driver may move into an external buffer for `dir` now: 0
+    /// when it must not read (as [`Relay::read_slot`] is empty).
+    pub fn read_room(&self, dir: Dir) -> usize {
+        if !self.wants_read(dir) {
+            return 0;
+        }
+        self.cfg
+            .buffer
+            .saturating_sub(self.halves[dir.index()].held())
+    }
+
+    /// `n` bytes of `dir` were moved into the driver's external buffer.
+    pub fn commit_read_external(&mut self, now: Instant, dir: Dir, n: usize) {
+        self.commit_in(now, dir, n, true);
+    }
+
+    /// Bytes of `dir` in the external buffer that its destination can take
+    /// now (0 before the server leg is up, or once closed).
+    pub fn external_pending(&self, dir: Dir) -> usize {
+        if !self.wants_write(dir) {
+            return 0;
+        }
+        self.halves[dir.index()].external
+    }
+
+    /// The destination leg of `dir` took `n` bytes from the external buffer.
+    pub fn commit_write_external(&mut self, now: Instant, dir: Dir, n: usize) {
+        self.commit_out(now, dir, n, true);
     }
 
     /// Free space to read the source leg of `dir` into; empty when it must
@@ -259,19 +307,28 @@ impl Relay {
 
     /// `n` bytes were read into the last [`Relay::read_slot`] of `dir`.
     pub fn commit_read(&mut self, now: Instant, dir: Dir, n: usize) {
+        self.commit_in(now, dir, n, false);
+    }
+
+    fn commit_in(&mut self, now: Instant, dir: Dir, n: usize, external: bool) {
         if self.closed || n == 0 {
             return;
         }
         self.touch(now);
         let open = self.dst_open(dir);
+        let cap = self.cfg.buffer;
         let h = &mut self.halves[dir.index()];
-        let was_empty = h.ring.is_empty();
-        h.ring.commit(n);
+        let was_empty = h.held() == 0;
+        if external {
+            h.external += n;
+        } else {
+            h.ring.commit(n);
+        }
         h.stats.read += n as u64;
         if was_empty && open {
             self.actions.push_back(Action::Write(dir));
         }
-        if h.ring.is_full() && !h.paused {
+        if h.held() >= cap && !h.paused {
             h.paused = true;
             h.stats.pauses += 1;
             self.actions.push_back(Action::PauseRead(dir));
@@ -317,16 +374,27 @@ impl Relay {
 
     /// The destination leg of `dir` took `n` bytes of the last write slot.
     pub fn commit_write(&mut self, now: Instant, dir: Dir, n: usize) {
+        self.commit_out(now, dir, n, false);
+    }
+
+    fn commit_out(&mut self, now: Instant, dir: Dir, n: usize, external: bool) {
         if self.closed || n == 0 {
             return;
         }
         self.touch(now);
         let resume_at = self.cfg.resume_at;
         let h = &mut self.halves[dir.index()];
-        let n = n.min(h.ring.len());
-        h.ring.consume(n);
+        let n = if external {
+            let n = n.min(h.external);
+            h.external -= n;
+            n
+        } else {
+            let n = n.min(h.ring.len());
+            h.ring.consume(n);
+            n
+        };
         h.stats.written += n as u64;
-        if h.paused && h.ring.len() <= resume_at {
+        if h.paused && h.held() <= resume_at {
             h.paused = false;
             self.actions.push_back(Action::ResumeRead(dir));
         }
@@ -341,7 +409,7 @@ impl Relay {
         }
         self.touch(now);
         self.server_connected = true;
-        if !self.halves[Dir::Up.index()].ring.is_empty() {
+        if self.halves[Dir::Up.index()].held() > 0 {
             self.actions.push_back(Action::Write(Dir::Up));
         }
         self.maybe_fin(Dir::Up);
@@ -400,7 +468,7 @@ impl Relay {
     fn maybe_fin(&mut self, dir: Dir) {
         let open = self.dst_open(dir);
         let h = &mut self.halves[dir.index()];
-        if h.eof && !h.fin_sent && h.ring.is_empty() && open {
+        if h.eof && !h.fin_sent && h.held() == 0 && open {
             h.fin_sent = true;
             self.actions.push_back(Action::ShutdownWrite(dir.dst()));
         }
@@ -419,6 +487,7 @@ impl Relay {
         self.abort = Some(why);
         for h in &mut self.halves {
             h.ring.clear();
+            h.external = 0;
         }
         for &leg in reset {
             self.actions.push_back(Action::Reset(leg));

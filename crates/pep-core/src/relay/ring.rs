@@ -30,14 +30,6 @@ impl Ring {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    pub fn is_full(&self) -> bool {
-        self.len >= self.cap
-    }
-
     /// Bytes of memory held (for occupancy metrics and memory bounds).
     pub fn allocated(&self) -> usize {
         self.buf.len()
@@ -148,7 +140,7 @@ mod tests {
     fn full_ring_offers_no_space() {
         let mut r = Ring::new(10);
         assert_eq!(r.push(&[1; 15]), 10);
-        assert!(r.is_full() && r.free_slot().is_empty());
+        assert!(r.len() == r.cap && r.free_slot().is_empty());
         r.consume(4);
         assert_eq!(r.push(&[2; 15]), 4);
         assert_eq!(r.allocated(), 10);

@@ -46,6 +46,42 @@ fn data_in_an_empty_buffer_asks_for_a_write() {
 }
 
 #[test]
+fn external_bytes_count_against_the_bound_and_hold_the_fin() {
+    let mut r = connected(10);
+    assert_eq!(r.read_room(Dir::Down), 10);
+    r.commit_read_external(t(1), Dir::Down, 10);
+    assert_eq!(
+        drain(&mut r),
+        [Action::Write(Dir::Down), Action::PauseRead(Dir::Down)]
+    );
+    assert_eq!(
+        (r.read_room(Dir::Down), r.external_pending(Dir::Down)),
+        (0, 10)
+    );
+    assert_eq!(r.stats(Dir::Down).buffered, 10);
+    r.handle_eof(t(1), Dir::Down);
+    assert!(drain(&mut r).is_empty(), "no FIN while the pipe holds data");
+    r.commit_write_external(t(2), Dir::Down, 5);
+    assert_eq!(drain(&mut r), [Action::ResumeRead(Dir::Down)]);
+    r.commit_write_external(t(2), Dir::Down, 5);
+    assert_eq!(drain(&mut r), [Action::ShutdownWrite(Leg::Client)]);
+    assert_eq!(r.stats(Dir::Down).written, 10);
+    // Before the server leg is up, client data waits in the pipe.
+    let mut r = Relay::new(RelayConfig::new(10, None), t(0));
+    r.commit_read_external(t(1), Dir::Up, 3);
+    assert_eq!(r.external_pending(Dir::Up), 0);
+    r.handle_connected(t(2));
+    assert_eq!(drain(&mut r), [Action::Write(Dir::Up)]);
+    assert_eq!(r.external_pending(Dir::Up), 3);
+    r.handle_reset(t(3), Leg::Client);
+    assert_eq!(
+        r.stats(Dir::Up).buffered,
+        0,
+        "an abort drops the pipe's bytes"
+    );
+}
+
+#[test]
 fn full_buffer_pauses_and_drain_to_low_water_resumes() {
     let mut r = connected(10);
     assert_eq!(r.handle_read(t(1), Dir::Down, &[7; 25]), 10);
@@ -224,6 +260,9 @@ proptest! {
         down in proptest::collection::vec(any::<u8>(), 0..2000),
         buffer in 1usize..700,
         ops in proptest::collection::vec(op(), 0..300),
+        // The driver keeps the bytes (a pipe, modelled by a queue) and the
+        // relay only counts them.
+        external in any::<bool>(),
     ) {
         let mut r = Relay::new(RelayConfig::new(buffer, None), t(0));
         let mut src = [
@@ -231,9 +270,11 @@ proptest! {
             Src { data: down.clone(), pos: 0, eof_sent: false },
         ];
         let mut sink: [Vec<u8>; 2] = [vec![], vec![]];
+        let mut pipes: [std::collections::VecDeque<u8>; 2] = Default::default();
         let mut fins = Vec::new();
         let mut closes = 0;
-        let step = |r: &mut Relay, op: &Op, src: &mut [Src; 2], sink: &mut [Vec<u8>; 2]| {
+        let step = |r: &mut Relay, op: &Op, src: &mut [Src; 2], sink: &mut [Vec<u8>; 2],
+                    pipes: &mut [std::collections::VecDeque<u8>; 2]| {
             match *op {
                 Op::Connect => r.handle_connected(t(1)),
                 Op::Read(d, n) => {
@@ -244,8 +285,20 @@ proptest! {
                         return;
                     }
                     let k = n.min(s.data.len() - s.pos);
+                    if external {
+                        let k = k.min(r.read_room(d));
+                        pipes[d.index()].extend(&s.data[s.pos..s.pos + k]);
+                        r.commit_read_external(t(1), d, k);
+                        s.pos += k;
+                        return;
+                    }
                     let took = r.handle_read(t(1), d, &s.data[s.pos..s.pos + k]);
                     s.pos += took;
+                }
+                Op::Write(d, n) if external => {
+                    let k = n.min(r.external_pending(d));
+                    sink[d.index()].extend(pipes[d.index()].drain(..k));
+                    r.commit_write_external(t(1), d, k);
                 }
                 Op::Write(d, n) => {
                     let w = r.write_slot(d);
@@ -255,7 +308,8 @@ proptest! {
                 }
             }
         };
-        let check = |r: &mut Relay, fins: &mut Vec<Leg>, closes: &mut u32, sink: &[Vec<u8>; 2]| {
+        let check = |r: &mut Relay, fins: &mut Vec<Leg>, closes: &mut u32, sink: &[Vec<u8>; 2],
+                     pipes: &[std::collections::VecDeque<u8>; 2]| {
             while let Some(a) = r.poll_action() {
                 match a {
                     Action::ShutdownWrite(leg) => {
@@ -273,12 +327,16 @@ proptest! {
             for d in Dir::BOTH {
                 prop_assert!(r.stats(d).buffered <= buffer);
                 prop_assert!(r.stats(d).allocated <= buffer);
+                if external {
+                    prop_assert_eq!(r.stats(d).buffered, pipes[d.index()].len());
+                    prop_assert_eq!(r.stats(d).allocated, 0);
+                }
             }
             Ok(())
         };
         for o in &ops {
-            step(&mut r, o, &mut src, &mut sink);
-            check(&mut r, &mut fins, &mut closes, &sink)?;
+            step(&mut r, o, &mut src, &mut sink, &mut pipes);
+            check(&mut r, &mut fins, &mut closes, &sink, &pipes)?;
         }
         // Then run to completion in a fixed order.
         let finish = [Op::Connect, Op::Read(Dir::Up, 500), Op::Read(Dir::Down, 500),
@@ -286,8 +344,8 @@ proptest! {
         for _ in 0..100_000 {
             if r.is_closed() { break; }
             for o in &finish {
-                step(&mut r, o, &mut src, &mut sink);
-                check(&mut r, &mut fins, &mut closes, &sink)?;
+                step(&mut r, o, &mut src, &mut sink, &mut pipes);
+                check(&mut r, &mut fins, &mut closes, &sink, &pipes)?;
             }
         }
         prop_assert!(r.is_closed());
