@@ -35,7 +35,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use crate::link::LinkItem;
-use crate::segment::{Flags, FlowId, Segment};
+use crate::segment::{Flags, FlowId};
 use crate::seq::Seq;
 use crate::time::{Duration, Instant};
 
@@ -270,7 +270,7 @@ impl<T: LinkItem> AckThin<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::segment::SackBlocks;
+    use crate::segment::{SackBlocks, Segment};
 
     fn cfg(n: u32) -> AckThinConfig {
         AckThinConfig {
