@@ -8,7 +8,8 @@ use pep_daemon::{config, proxy, rules, StartOptions};
 #[derive(Subcommand)]
 pub enum ProxyCommand {
     /// Run the proxy in the foreground (root or CAP_NET_ADMIN). SIGTERM or
-    /// Ctrl-C drains and stops; SIGHUP reloads the config file.
+    /// Ctrl-C drains and stops; SIGHUP reloads the config file. With a
+    /// `[packet]` section, runs packet mode (docs/packet-mode.md) instead.
     Run {
         #[command(flatten)]
         cfg: ConfigArgs,
@@ -140,6 +141,10 @@ pub fn run(cmd: ProxyCommand) -> Result<(), String> {
         }
         ProxyCommand::Check { cfg } => {
             let s = cfg.load()?;
+            if let Some(p) = &s.packet {
+                println!("ok: packet mode, {} <-> {}, {p:?}", p.a, p.b);
+                return Ok(());
+            }
             proxy::preflight(&s)?;
             println!(
                 "ok: port {}, {} interface(s), {} subnet(s), {} route(s), buffer {} B per direction",
@@ -176,6 +181,9 @@ pub fn run(cmd: ProxyCommand) -> Result<(), String> {
         } => {
             pep_daemon::init_logging(&log_level)?;
             let s = cfg.load()?;
+            if s.packet.is_some() {
+                return pep_daemon::packet::run_foreground(s);
+            }
             let opts = StartOptions {
                 install_rules,
                 signals: true,

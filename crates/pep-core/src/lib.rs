@@ -41,6 +41,7 @@
 
 pub mod ack_interval;
 pub mod ack_regen;
+pub mod ack_thin;
 pub mod amp;
 pub mod cc;
 pub mod host;

@@ -46,6 +46,7 @@ struct Raw {
     #[serde(default)]
     route: Vec<RawRoute>,
     tunnel: Option<RawTunnel>,
+    packet: Option<crate::packet::config::RawPacket>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -264,6 +265,8 @@ pub struct Settings {
     pub client_leg: LegOptions,
     pub server_leg: LegOptions,
     pub routes: Vec<Route>,
+    /// Packet mode (`[packet]`): a bump in the wire between two interfaces.
+    pub packet: Option<crate::packet::PacketSettings>,
 }
 
 impl Settings {
@@ -642,9 +645,12 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         .as_ref()
         .is_some_and(|t| t.role == crate::tunnel::Role::SplitEnd);
     let i = &raw.intercept;
+    let packet = crate::packet::config::check(&raw.packet, i.interfaces.is_some())?;
     let interfaces = i.interfaces.clone().unwrap_or_default();
-    // split-end intercepts nothing: its flows arrive through the tunnel.
-    if interfaces.is_empty() && !split_end {
+    // split-end intercepts nothing: its flows arrive through the tunnel;
+    // packet mode neither.
+    let intercepts_nothing = split_end || packet.is_some();
+    if interfaces.is_empty() && !intercepts_nothing {
         return Err((
             "intercept.interfaces".into(),
             "name the interfaces clients arrive on (an empty list would intercept everything)"
@@ -664,7 +670,7 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         }
     }
     let subnets = cidrs("intercept.subnets", &i.subnets)?;
-    if subnets.is_empty() && !split_end {
+    if subnets.is_empty() && !intercepts_nothing {
         return Err((
             "intercept.subnets".into(),
             "name the client subnets to serve (the proxy never relays for anyone else)".into(),
@@ -773,6 +779,7 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         server_leg: leg("server_leg", &raw.server_leg)?,
         routes,
         tunnel,
+        packet,
     })
 }
 

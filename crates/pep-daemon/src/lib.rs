@@ -17,6 +17,7 @@
 //! * [`conn`]: the per-connection driver of the relay.
 //! * [`metrics`]: counters and the Prometheus endpoint.
 //! * [`net`]: socket options, `TCP_INFO`, subnets.
+//! * [`packet`]: packet mode, a bump in the wire regulating ACKs.
 //!
 //! The driver is the only place that reads the clock: it passes
 //! `CLOCK_MONOTONIC` time since start to the relay as `pep_core::Instant`.
@@ -25,6 +26,7 @@ pub mod config;
 pub mod conn;
 pub mod metrics;
 pub mod net;
+pub mod packet;
 pub mod privileges;
 pub mod proxy;
 pub mod rules;

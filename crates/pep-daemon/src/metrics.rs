@@ -121,6 +121,8 @@ pub struct Metrics {
     setup: Histogram<8>,
     /// The two-node tunnel's state (zeros without one).
     pub tunnel: TunnelMetrics,
+    /// Packet mode's counters (zeros without it).
+    pub packet: crate::packet::metrics::PacketMetrics,
 }
 
 /// How tunnelled flows end (`pep_tunnel_flows_ended_total{how}`).
@@ -185,6 +187,7 @@ impl Default for Metrics {
             cwnd: [Histogram::new(CWND_BUCKETS), Histogram::new(CWND_BUCKETS)],
             setup: Histogram::new(SETUP_BUCKETS),
             tunnel: TunnelMetrics::default(),
+            packet: Default::default(),
         }
     }
 }
@@ -436,6 +439,7 @@ impl Metrics {
                 _ => self.setup.render(&mut o, name, ""),
             }
         }
+        self.packet.render(&mut o);
         o
     }
 }

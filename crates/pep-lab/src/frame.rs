@@ -228,6 +228,7 @@ pub struct FlowTable {
     order: VecDeque<(End, End)>,
     capacity: usize,
     next: u32,
+    evicted: u64,
 }
 
 impl FlowTable {
@@ -240,6 +241,7 @@ impl FlowTable {
             order: VecDeque::new(),
             capacity: capacity.max(1),
             next: 1,
+            evicted: 0,
         }
     }
 
@@ -249,6 +251,11 @@ impl FlowTable {
 
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty()
+    }
+
+    /// Tuples dropped to make room for new ones.
+    pub fn evicted(&self) -> u64 {
+        self.evicted
     }
 
     /// The id of the connection between (`a`, `pa`) and (`b`, `pb`).
@@ -268,6 +275,7 @@ impl FlowTable {
         if self.ids.len() >= self.capacity {
             if let Some(old) = self.order.pop_front() {
                 self.ids.remove(&old);
+                self.evicted += 1;
             }
         }
         let id = FlowId(self.next);

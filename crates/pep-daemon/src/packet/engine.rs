@@ -1,0 +1,339 @@
+//! The packet path without its sockets: frames in (with the side they
+//! arrived on and `now`), frames out (with the side to send them on). The
+//! I/O thread ([`super::io`]) feeds it from `AF_PACKET` sockets with the
+//! real clock; tests and the bench feed it directly.
+//!
+//! Frames from `b` go to `a` untouched. Frames from `a` to `b` pass, in
+//! order, the stages configured:
+//!
+//! 1. ACK regeneration (`pep_core::ack_regen`), at the far end of a slow
+//!    link: each pure ACK that advances its flow by `n` segments leaves as
+//!    `1 + R (n - 1)` ACKs, built from the arriving frame with the ACK
+//!    number rewritten;
+//! 2. ACK thinning (`pep_core::ack_thin`): every N-th pure ACK of a flow;
+//! 3. the egress queue at `rate` (`pep_core::link::LinkDir`, the model the
+//!    lab's emulator runs), DropTail with the Smart ACK Dropper
+//!    (`pep_core::sad`) in front if asked; frames leave it as the rate
+//!    allows, rewritten where SAD changed their ACK fields.
+//!
+//! Frames that are not TCP, or whose headers do not parse, have no segment
+//! the mechanisms may rewrite: they pass every stage untouched (through the
+//! queue, which they share with everything else going to `b`), counted as
+//! `non_tcp` or `malformed`. Every per-flow table is bounded by
+//! `max_flows`.
+
+use std::collections::{HashMap, VecDeque};
+
+use pep_core::ack_regen::AckRegen;
+use pep_core::ack_thin::{AckThin, AckThinConfig};
+use pep_core::link::{LinkDir, LinkItem};
+use pep_core::loss::LossModel;
+use pep_core::queue::{DropReason, Qdisc, Queue, QueueLimit};
+use pep_core::sad::AckFields;
+use pep_core::{Duration, FlowId, Instant, Segment};
+use pep_lab::frame::{FlowTable, Frame, WriteBack};
+use pep_wire::{parse_ip_packet, EthernetRepr, Parsed, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
+
+use super::PacketSettings;
+
+/// Which interface.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    A,
+    B,
+}
+
+/// Counters of the packet path (see [`super::metrics`] for their names).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PacketStats {
+    /// Frames received on `a` and on `b`.
+    pub received: [u64; 2],
+    /// Frames handed out for sending (to `b`, to `a`).
+    pub passed: [u64; 2],
+    /// Frames the egress queue dropped because it was full.
+    pub dropped: u64,
+    /// Pure ACKs SAD merged into a queued ACK of their flow (or found
+    /// older than one).
+    pub merged: u64,
+    /// Pure ACKs ACK thinning dropped (a newer ACK of the flow passed).
+    pub thinned: u64,
+    /// Frames whose bytes were rewritten (SAD).
+    pub rewritten: u64,
+    /// Frames a rewrite could not be written into; expected zero.
+    pub rewrite_failures: u64,
+    /// ACKs created by ACK regeneration beyond those that arrived.
+    pub regenerated: u64,
+    /// Frames that are not TCP over IPv4/IPv6 (passed untouched).
+    pub non_tcp: u64,
+    /// Frames whose Ethernet, IP or TCP headers do not parse (passed
+    /// untouched).
+    pub malformed: u64,
+    /// TCP connections with state now (the flow table).
+    pub flows: u64,
+    /// Connections whose state was dropped to make room (any table).
+    pub flows_evicted: u64,
+    /// Packets in the egress queue now.
+    pub queued: u64,
+}
+
+/// ACK regeneration with the frames it builds ACKs from.
+struct Regen {
+    ar: AckRegen,
+    /// The latest ACK frame of each flow: regenerated ACKs are copies of
+    /// it with their own ACK fields. Bounded like the flow table.
+    templates: HashMap<FlowId, Vec<u8>>,
+    order: VecDeque<FlowId>,
+    max: usize,
+    evicted: u64,
+}
+
+impl Regen {
+    fn remember(&mut self, flow: FlowId, bytes: &[u8]) {
+        match self.templates.get_mut(&flow) {
+            Some(t) => {
+                t.clear();
+                t.extend_from_slice(bytes);
+            }
+            None => {
+                if self.templates.len() >= self.max {
+                    if let Some(old) = self.order.pop_front() {
+                        self.templates.remove(&old);
+                        self.evicted += 1;
+                    }
+                }
+                self.templates.insert(flow, bytes.to_vec());
+                self.order.push_back(flow);
+            }
+        }
+    }
+}
+
+/// The packet path.
+pub struct Engine {
+    flows: FlowTable,
+    regen: Option<Regen>,
+    thin: Option<AckThin<Frame>>,
+    queue: Option<LinkDir<Frame>>,
+    out: VecDeque<(Side, Vec<u8>)>,
+    stats: PacketStats,
+}
+
+impl Engine {
+    pub fn new(s: &PacketSettings) -> Engine {
+        let queue = s.rate.map(|rate| {
+            let q = Queue::drop_tail(QueueLimit::Packets(s.queue));
+            let q = if s.sad { Queue::sad(q, s.max_flows) } else { q };
+            LinkDir::new(rate, Duration::ZERO, q, LossModel::None)
+        });
+        Engine {
+            flows: FlowTable::new(s.max_flows),
+            regen: s.ack_regen.map(|cfg| Regen {
+                ar: AckRegen::new(cfg),
+                templates: HashMap::new(),
+                order: VecDeque::new(),
+                max: s.max_flows,
+                evicted: 0,
+            }),
+            thin: s.ack_thin.map(|n| {
+                AckThin::new(AckThinConfig {
+                    n,
+                    max_hold: s.max_hold,
+                    max_flows: s.max_flows,
+                })
+            }),
+            queue,
+            out: VecDeque::new(),
+            stats: PacketStats::default(),
+        }
+    }
+
+    /// A frame (a whole Ethernet frame) arrived on `side` at `now`.
+    pub fn on_frame(&mut self, now: Instant, side: Side, bytes: Vec<u8>) {
+        let mut f = Frame::parse(bytes, &mut self.flows);
+        if f.segment_mut().is_none() {
+            match classify(&f.bytes) {
+                Kind::Malformed => self.stats.malformed += 1,
+                Kind::NotTcp => self.stats.non_tcp += 1,
+            }
+        }
+        match side {
+            Side::B => {
+                self.stats.received[1] += 1;
+                self.emit(Side::A, f);
+            }
+            Side::A => {
+                self.stats.received[0] += 1;
+                self.stage_regen(now, f);
+                self.advance(now);
+            }
+        }
+    }
+
+    fn stage_regen(&mut self, now: Instant, mut f: Frame) {
+        let Some(r) = &mut self.regen else {
+            return self.stage_thin(now, f);
+        };
+        if !(f.seg.is_pure_ack() && f.segment_mut().is_some()) {
+            return self.stage_thin(now, f);
+        }
+        r.remember(f.seg.flow, &f.bytes);
+        r.ar.handle_ack(now, f.seg);
+    }
+
+    fn stage_thin(&mut self, now: Instant, f: Frame) {
+        match &mut self.thin {
+            Some(t) => t.handle(now, f),
+            None => self.stage_queue(now, f),
+        }
+    }
+
+    fn stage_queue(&mut self, now: Instant, f: Frame) {
+        let Some(q) = &mut self.queue else {
+            return self.emit(Side::B, f);
+        };
+        if let Err((_, why)) = q.enqueue(now, f) {
+            match why {
+                DropReason::Merged => self.stats.merged += 1,
+                _ => self.stats.dropped += 1,
+            }
+        }
+    }
+
+    fn emit(&mut self, to: Side, mut f: Frame) {
+        match f.write_back() {
+            WriteBack::Unchanged => {}
+            WriteBack::Rewritten => self.stats.rewritten += 1,
+            WriteBack::Partial => self.stats.rewrite_failures += 1,
+        }
+        self.stats.passed[(to == Side::A) as usize] += 1;
+        self.out.push_back((to, f.bytes));
+    }
+
+    /// Runs every stage up to `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.advance(now);
+    }
+
+    fn advance(&mut self, now: Instant) {
+        if let Some(r) = &mut self.regen {
+            let mut built = vec![];
+            while let Some(seg) = r.ar.poll_transmit(now) {
+                if let Some(f) = build_ack(&r.templates, &mut self.flows, &seg) {
+                    built.push(f);
+                }
+            }
+            for f in built {
+                self.stage_thin(now, f);
+            }
+        }
+        if let Some(t) = &mut self.thin {
+            let ready: Vec<Frame> = std::iter::from_fn(|| t.poll_transmit(now)).collect();
+            for f in ready {
+                self.stage_queue(now, f);
+            }
+        }
+        if let Some(q) = &mut self.queue {
+            q.handle_timeout(now);
+            let mut done = vec![];
+            while let Some(f) = q.poll_deliver(now) {
+                done.push(f);
+            }
+            for f in done {
+                self.emit(Side::B, f);
+            }
+        }
+    }
+
+    /// The next frame to send, and where.
+    pub fn poll_transmit(&mut self) -> Option<(Side, Vec<u8>)> {
+        self.out.pop_front()
+    }
+
+    /// When [`Self::handle_timeout`] is next due (possibly early).
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        [
+            self.regen.as_ref().and_then(|r| r.ar.poll_timeout()),
+            self.thin.as_ref().and_then(|t| t.poll_timeout()),
+            self.queue.as_ref().and_then(|q| q.poll_timeout()),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    pub fn stats(&self) -> PacketStats {
+        let mut s = self.stats;
+        s.flows = self.flows.len() as u64;
+        s.flows_evicted = self.flows.evicted();
+        if let Some(r) = &self.regen {
+            s.regenerated = r.ar.stats.regenerated;
+            s.flows_evicted += r.evicted;
+        }
+        if let Some(t) = &self.thin {
+            s.thinned = t.stats.thinned;
+            s.flows_evicted += t.stats.evicted;
+        }
+        if let Some(q) = &self.queue {
+            s.queued = q.queue.len_packets() as u64;
+            if let Qdisc::Sad(sq) = &q.queue.disc {
+                s.flows_evicted += sq.stats().evicted;
+            }
+        }
+        s
+    }
+
+    /// Most entries any per-flow table holds now (for the memory bound).
+    pub fn largest_table(&self) -> usize {
+        let mut n = self.flows.len();
+        if let Some(r) = &self.regen {
+            n = n.max(r.templates.len());
+        }
+        if let Some(t) = &self.thin {
+            n = n.max(t.tracked_flows());
+        }
+        if let Some(q) = &self.queue {
+            if let Qdisc::Sad(sq) = &q.queue.disc {
+                n = n.max(sq.sad.tracked_flows());
+            }
+        }
+        n
+    }
+}
+
+/// A copy of the flow's latest ACK frame carrying `seg`'s ACK fields.
+fn build_ack(
+    templates: &HashMap<FlowId, Vec<u8>>,
+    flows: &mut FlowTable,
+    seg: &Segment,
+) -> Option<Frame> {
+    let t = templates.get(&seg.flow)?;
+    let mut f = Frame::parse(t.clone(), flows);
+    let s = f.segment_mut()?;
+    AckFields::of(seg).write(s);
+    Some(f)
+}
+
+enum Kind {
+    NotTcp,
+    Malformed,
+}
+
+/// Why a frame has no rewritable segment.
+fn classify(frame: &[u8]) -> Kind {
+    let Ok((eth, ip)) = EthernetRepr::parse(frame) else {
+        return Kind::Malformed;
+    };
+    if eth.ethertype != ETHERTYPE_IPV4 && eth.ethertype != ETHERTYPE_IPV6 {
+        return Kind::NotTcp;
+    }
+    match parse_ip_packet(ip) {
+        Ok(Parsed::NotTcp(_)) => Kind::NotTcp,
+        // A TCP frame that parses is rewritable; one that does not is
+        // malformed.
+        Ok(Parsed::Tcp(_)) | Err(_) => Kind::Malformed,
+    }
+}
+
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+mod tests;

@@ -1,0 +1,190 @@
+//! The packet path's counters in the Prometheus exposition
+//! (`pep_packet_*`), published by the packet thread every 100 ms.
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use super::engine::PacketStats;
+
+/// What the socket side counts beside the engine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IoStats {
+    /// Frames longer than the receive buffer (lost: offloads still on).
+    pub oversize: u64,
+    /// Frames the outgoing interface refused.
+    pub send_errors: u64,
+    /// Frames the kernel dropped before the daemon read them.
+    pub kernel_drops: u64,
+}
+
+/// The last published counters. Relaxed atomics; one writer.
+#[derive(Default)]
+pub struct PacketMetrics {
+    pub up: AtomicU64,
+    received: [AtomicU64; 2],
+    passed: [AtomicU64; 2],
+    dropped: AtomicU64,
+    merged: AtomicU64,
+    thinned: AtomicU64,
+    rewritten: AtomicU64,
+    rewrite_failures: AtomicU64,
+    regenerated: AtomicU64,
+    non_tcp: AtomicU64,
+    malformed: AtomicU64,
+    flows: AtomicU64,
+    flows_evicted: AtomicU64,
+    queued: AtomicU64,
+    oversize: AtomicU64,
+    send_errors: AtomicU64,
+    kernel_drops: AtomicU64,
+}
+
+impl PacketMetrics {
+    pub fn publish(&self, s: &PacketStats, io: &IoStats) {
+        for i in 0..2 {
+            self.received[i].store(s.received[i], Relaxed);
+            self.passed[i].store(s.passed[i], Relaxed);
+        }
+        for (a, v) in [
+            (&self.dropped, s.dropped),
+            (&self.merged, s.merged),
+            (&self.thinned, s.thinned),
+            (&self.rewritten, s.rewritten),
+            (&self.rewrite_failures, s.rewrite_failures),
+            (&self.regenerated, s.regenerated),
+            (&self.non_tcp, s.non_tcp),
+            (&self.malformed, s.malformed),
+            (&self.flows, s.flows),
+            (&self.flows_evicted, s.flows_evicted),
+            (&self.queued, s.queued),
+            (&self.oversize, io.oversize),
+            (&self.send_errors, io.send_errors),
+            (&self.kernel_drops, io.kernel_drops),
+        ] {
+            a.store(v, Relaxed);
+        }
+    }
+
+    /// Appends the `pep_packet_*` families to `o`.
+    pub fn render(&self, o: &mut String) {
+        let l = |a: &AtomicU64| a.load(Relaxed);
+        let mut row = |name: &str, kind: &str, help: &str, rows: &[(&str, u64)]| {
+            let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}");
+            for (labels, v) in rows {
+                let _ = writeln!(o, "{name}{labels} {v}");
+            }
+        };
+        row(
+            "pep_packet_up",
+            "gauge",
+            "1 while the packet path runs.",
+            &[("", l(&self.up))],
+        );
+        row(
+            "pep_packet_received_total",
+            "counter",
+            "Frames received, by interface.",
+            &[
+                ("{iface=\"a\"}", l(&self.received[0])),
+                ("{iface=\"b\"}", l(&self.received[1])),
+            ],
+        );
+        row(
+            "pep_packet_passed_total",
+            "counter",
+            "Frames sent on, by the interface they left on.",
+            &[
+                ("{iface=\"b\"}", l(&self.passed[0])),
+                ("{iface=\"a\"}", l(&self.passed[1])),
+            ],
+        );
+        for (name, kind, help, v) in [
+            (
+                "pep_packet_dropped_total",
+                "counter",
+                "Frames the egress queue dropped because it was full.",
+                &self.dropped,
+            ),
+            (
+                "pep_packet_merged_total",
+                "counter",
+                "Pure ACKs the Smart ACK Dropper merged into a queued ACK of their flow.",
+                &self.merged,
+            ),
+            (
+                "pep_packet_thinned_total",
+                "counter",
+                "Pure ACKs ACK thinning dropped.",
+                &self.thinned,
+            ),
+            (
+                "pep_packet_rewritten_total",
+                "counter",
+                "Frames whose ACK fields were rewritten (incremental checksum update).",
+                &self.rewritten,
+            ),
+            (
+                "pep_packet_rewrite_failures_total",
+                "counter",
+                "Frames a rewritten field did not fit into (sent as they were).",
+                &self.rewrite_failures,
+            ),
+            (
+                "pep_packet_regenerated_total",
+                "counter",
+                "ACKs created by ACK regeneration.",
+                &self.regenerated,
+            ),
+            (
+                "pep_packet_non_tcp_total",
+                "counter",
+                "Frames that are not TCP (passed untouched).",
+                &self.non_tcp,
+            ),
+            (
+                "pep_packet_malformed_total",
+                "counter",
+                "Frames whose headers do not parse (passed untouched).",
+                &self.malformed,
+            ),
+            (
+                "pep_packet_flows",
+                "gauge",
+                "TCP connections with state.",
+                &self.flows,
+            ),
+            (
+                "pep_packet_flows_evicted_total",
+                "counter",
+                "Per-flow state dropped to make room for new flows.",
+                &self.flows_evicted,
+            ),
+            (
+                "pep_packet_queue_packets",
+                "gauge",
+                "Packets waiting in the egress queue.",
+                &self.queued,
+            ),
+            (
+                "pep_packet_oversize_total",
+                "counter",
+                "Frames too long to receive whole (offloads on?), dropped.",
+                &self.oversize,
+            ),
+            (
+                "pep_packet_send_errors_total",
+                "counter",
+                "Frames the outgoing interface refused.",
+                &self.send_errors,
+            ),
+            (
+                "pep_packet_kernel_drops_total",
+                "counter",
+                "Frames the kernel dropped before the daemon read them.",
+                &self.kernel_drops,
+            ),
+        ] {
+            row(name, kind, help, &[("", l(v))]);
+        }
+    }
+}
