@@ -163,10 +163,11 @@ fn every_shipped_experiment_loads() {
             let p = e.unwrap().path();
             if p.is_dir() {
                 dirs.push(p);
-            } else if std::fs::read_to_string(&p)
-                .unwrap()
-                .lines()
-                .any(|l| l.trim() == "[experiment]")
+            } else if p.extension().is_some_and(|x| x == "toml")
+                && std::fs::read_to_string(&p)
+                    .unwrap()
+                    .lines()
+                    .any(|l| l.trim() == "[experiment]")
             {
                 Experiment::load(&p).unwrap_or_else(|e| panic!("{e}"));
                 found += 1;
