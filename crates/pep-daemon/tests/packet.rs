@@ -83,7 +83,7 @@ fn run(e: &mut Engine, inputs: &[(bool, u64, Vec<u8>)]) -> Vec<(Side, Vec<u8>)> 
     let mut now = Instant::ZERO;
     let mut out = vec![];
     for (from_b, gap, bytes) in inputs {
-        now = now + Duration(*gap);
+        now += Duration(*gap);
         e.handle_timeout(now);
         let side = if *from_b { Side::B } else { Side::A };
         e.on_frame(now, side, bytes.clone());
@@ -191,7 +191,7 @@ fn ten_thousand_flows_stay_within_the_state_bound() {
         // Three rounds of one ACK per flow, 100 us apart.
         for round in 1..=3u32 {
             for k in 0..FLOWS {
-                now = now + Duration::from_micros(100);
+                now += Duration::from_micros(100);
                 e.handle_timeout(now);
                 e.on_frame(now, Side::A, tcp_frame(k, 1448 * 4 * round, 0, &[]));
                 sent += std::iter::from_fn(|| e.poll_transmit()).count() as u64;
