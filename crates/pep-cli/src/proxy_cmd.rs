@@ -142,7 +142,7 @@ pub fn run(cmd: ProxyCommand) -> Result<(), String> {
         ProxyCommand::Check { cfg } => {
             let s = cfg.load()?;
             if let Some(p) = &s.packet {
-                println!("ok: packet mode, {} <-> {}, {p:?}", p.a, p.b);
+                println!("ok: packet mode, {}", p.summary());
                 return Ok(());
             }
             proxy::preflight(&s)?;

@@ -36,6 +36,10 @@ use crate::segment::{FlowId, Segment};
 use crate::seq::Seq;
 use crate::time::{Duration, Instant};
 
+/// Most ACKs one arriving ACK is regenerated into (1024 segments
+/// acknowledged at once: far beyond any window these links carry).
+pub const MAX_TRAIN: u64 = 1024;
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AckRegenConfig {
     /// ACKs sent per suppressed ACK (`R`), at least 1.
@@ -136,7 +140,11 @@ impl AckRegen {
         let from = st.last_ack;
         st.last_ack = seg.ack;
         let segments = gap.div_ceil(self.cfg.mss) as u64;
-        let k = (1 + self.cfg.factor as u64 * (segments - 1)).min(gap as u64);
+        // At most MAX_TRAIN: a corrupted or forged ACK number (up to 2^31
+        // bytes ahead) must not make AR flood the link with millions.
+        let k = (1 + self.cfg.factor as u64 * (segments - 1))
+            .min(gap as u64)
+            .min(MAX_TRAIN);
         let spread = if self.cfg.spacing {
             interval.min(self.cfg.max_spacing)
         } else {

@@ -52,6 +52,38 @@ pub struct PacketSettings {
     pub realtime: bool,
 }
 
+impl PacketSettings {
+    /// One line for `pep proxy check`.
+    pub fn summary(&self) -> String {
+        let mut v = vec![format!("{} -> {}", self.a, self.b)];
+        match self.rate {
+            Some(r) => v.push(format!(
+                "egress queue {} kbit/s, {} packets",
+                r.as_bps() as f64 / 1e3,
+                self.queue
+            )),
+            None => v.push("no egress queue".into()),
+        }
+        if self.sad {
+            v.push("SAD".into());
+        }
+        if let Some(n) = self.ack_thin {
+            v.push(format!(
+                "ACK thinning every {n} (max hold {})",
+                self.max_hold
+            ));
+        }
+        if let Some(r) = &self.ack_regen {
+            v.push(format!(
+                "ACK regeneration R = {}, MSS {}, spacing {}",
+                r.factor, r.mss, r.spacing
+            ));
+        }
+        v.push(format!("at most {} flows", self.max_flows));
+        v.join(", ")
+    }
+}
+
 // Every field compares exactly (no floats), as `Settings` needs.
 impl Eq for PacketSettings {}
 

@@ -32,9 +32,13 @@ const SOCKET_BUFFER: usize = 8 << 20;
 /// The packet path, running.
 pub struct PacketDaemon {
     stop: OwnedFd,
-    thread: Option<JoinHandle<(PacketStats, IoStats)>>,
+    thread: Option<JoinHandle<Ended>>,
     metrics: Arc<Metrics>,
 }
+
+/// What the thread returns: the final counters and, if an interface
+/// failed, why it stopped.
+type Ended = (PacketStats, IoStats, Option<String>);
 
 struct Sockets {
     rx: [PacketSocket; 2],
@@ -116,12 +120,24 @@ impl PacketDaemon {
         &self.metrics
     }
 
+    /// Whether the thread ended by itself (an interface failed).
+    pub fn failed(&self) -> bool {
+        self.thread.as_ref().is_none_or(|t| t.is_finished())
+    }
+
     /// Stops the thread; returns the final counters.
     pub fn stop(mut self) -> (PacketStats, IoStats) {
+        let (s, io, _) = self.halt();
+        (s, io)
+    }
+
+    /// Stops the thread; returns the final counters and the failure that
+    /// ended it, if one did.
+    pub fn stop_with_reason(mut self) -> Ended {
         self.halt()
     }
 
-    fn halt(&mut self) -> (PacketStats, IoStats) {
+    fn halt(&mut self) -> Ended {
         let one: u64 = 1;
         // SAFETY: writes 8 bytes from a valid u64 to our eventfd.
         unsafe { libc::write(self.stop.as_raw_fd(), (&one as *const u64).cast(), 8) };
@@ -149,7 +165,7 @@ fn run(
     stop_fd: i32,
     realtime: bool,
     metrics: Arc<Metrics>,
-) -> (PacketStats, IoStats) {
+) -> Ended {
     tune_timing_thread(realtime, 10);
     const BATCH: usize = 64;
     const PUBLISH_EVERY: Duration = Duration::from_millis(100);
@@ -157,6 +173,7 @@ fn run(
     let mut io = IoStats::default();
     let mut buf = vec![0u8; MAX_FRAME];
     let mut next_publish = Instant::ZERO;
+    let mut failure = None;
     let send = |engine: &mut Engine, s: &Sockets, io: &mut IoStats| {
         while let Some((side, bytes)) = engine.poll_transmit() {
             let tx = &s.tx[(side == Side::B) as usize];
@@ -177,9 +194,19 @@ fn run(
                         send(&mut engine, &s, &mut io);
                     }
                     Ok(Recv::Truncated(_)) => io.oversize += 1,
-                    Ok(Recv::Empty) | Err(_) => break,
+                    Ok(Recv::Empty) => break,
+                    Err(e) => {
+                        // The interface went away or down: stop rather than
+                        // spin on an error every wake-up.
+                        failure = Some(format!("packet: receiving on side {side:?}: {e}"));
+                        break;
+                    }
                 }
             }
+        }
+        if let Some(f) = &failure {
+            tracing::error!("{f}");
+            break;
         }
         if now >= next_publish {
             io.kernel_drops = s.rx[0].kernel_drops() + s.rx[1].kernel_drops();
@@ -199,7 +226,8 @@ fn run(
     io.kernel_drops = s.rx[0].kernel_drops() + s.rx[1].kernel_drops();
     let stats = engine.stats();
     metrics.packet.publish(&stats, &io);
-    (stats, io)
+    metrics.packet.up.store(0, Relaxed);
+    (stats, io, failure)
 }
 
 /// Sleeps until a receiver is readable, `timeout` passes, or `stop` is

@@ -51,13 +51,20 @@ pub fn run_foreground(settings: Settings) -> Result<(), String> {
         }
         let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
         let mut int = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
+        let mut tick = tokio::time::interval(std::time::Duration::from_millis(500));
+        loop {
+            tokio::select! {
+                _ = term.recv() => break,
+                _ = int.recv() => break,
+                _ = tick.tick() => if daemon.failed() { break },
+            }
         }
         Ok(())
     });
-    let (stats, io) = daemon.stop();
+    let (stats, io, failure) = daemon.stop_with_reason();
     tracing::info!(?stats, ?io, "packet path stopped");
-    r
+    match failure {
+        Some(f) => Err(f),
+        None => r,
+    }
 }
