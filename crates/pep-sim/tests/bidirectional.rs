@@ -268,3 +268,42 @@ reverse = { kind = "pareto" }
         .to_string();
     assert!(e.contains("flow \"f\".reverse.size"), "{e}");
 }
+
+/// PEP agents are written for one-way flows: one acting on a bidirectional
+/// flow is a load-time error naming the agent's `flows`.
+#[test]
+fn an_agent_on_a_bidirectional_flow_is_a_named_error() {
+    let text = r#"
+[scenario]
+name = "bad"
+duration = "3s"
+[[node]]
+name = "a"
+[[node]]
+name = "r"
+kind = "router"
+[[node]]
+name = "b"
+[[link]]
+between = ["a", "r"]
+rate = "10Mbit/s"
+delay = "5ms"
+[[link]]
+between = ["r", "b"]
+rate = "10Mbit/s"
+delay = "5ms"
+[[flow]]
+name = "f"
+from = "a"
+to = "b"
+reverse = "bulk"
+[[agent]]
+kind = "meter"
+node = "r"
+"#;
+    let e = Scenario::from_toml_str(text, "bad")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("agent[0].flows"), "{e}");
+    assert!(e.contains("bidirectional"), "{e}");
+}
