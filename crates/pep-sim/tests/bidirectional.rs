@@ -268,3 +268,97 @@ reverse = { kind = "pareto" }
         .to_string();
     assert!(e.contains("flow \"f\".reverse.size"), "{e}");
 }
+
+/// PEP agents are written for one-way flows: one acting on a bidirectional
+/// flow is a load-time error naming the agent's `flows`.
+#[test]
+fn an_agent_on_a_bidirectional_flow_is_a_named_error() {
+    let text = r#"
+[scenario]
+name = "bad"
+duration = "3s"
+[[node]]
+name = "a"
+[[node]]
+name = "r"
+kind = "router"
+[[node]]
+name = "b"
+[[link]]
+between = ["a", "r"]
+rate = "10Mbit/s"
+delay = "5ms"
+[[link]]
+between = ["r", "b"]
+rate = "10Mbit/s"
+delay = "5ms"
+[[flow]]
+name = "f"
+from = "a"
+to = "b"
+reverse = "bulk"
+[[agent]]
+kind = "meter"
+node = "r"
+"#;
+    let e = Scenario::from_toml_str(text, "bad")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("agent[0].flows"), "{e}");
+    assert!(e.contains("bidirectional"), "{e}");
+}
+
+/// Same scenario, same bytes; the summary's `reverse` matches the
+/// endpoints, and a finite reverse transfer completes and closes while the
+/// forward bulk transfer goes on (half-close).
+#[test]
+fn summaries_are_deterministic_and_report_the_reverse_direction() {
+    let text = r#"
+[scenario]
+name = "bidir-summary"
+duration = "5s"
+seed = 7
+[defaults.tcp]
+profile = "linux"
+[[node]]
+name = "a"
+[[node]]
+name = "b"
+[[link]]
+between = ["a", "b"]
+rate = "10Mbit/s"
+delay = "10ms"
+loss = { kind = "bernoulli", p = 0.01 }
+[[flow]]
+name = "f"
+from = "a"
+to = "b"
+reverse = { kind = "finite", size = "200kB" }
+[output]
+series = []
+"#;
+    let run = || {
+        let mut sim = Simulation::new(&scenario(text));
+        sim.run();
+        let json = serde_json::to_string(&sim.summary()).unwrap();
+        (sim, json)
+    };
+    let (sim, a) = run();
+    let (_, b) = run();
+    assert_eq!(a, b);
+    let s = sim.summary();
+    let rev = s.flows[0].reverse.as_ref().expect("bidirectional");
+    let rx = sim.sender(0).unwrap().reverse_sink().unwrap();
+    assert_eq!(rev.delivered_bytes, 200_000);
+    assert_eq!(rev.delivered_bytes, rx.delivered_bytes());
+    assert!(rx.fin_received());
+    assert!(sim.sink(0).reverse_sender().unwrap().is_closed());
+    assert_eq!(rev.acks_piggybacked, rx.stats().acks_piggybacked);
+    assert!(rev.acks_piggybacked > 0, "{rev:?}");
+    // The forward transfer kept going after the reverse one ended.
+    assert!(
+        s.flows[0].delivered_bytes > 2_000_000,
+        "{}",
+        s.flows[0].delivered_bytes
+    );
+}

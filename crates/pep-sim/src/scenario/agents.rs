@@ -146,6 +146,21 @@ fn one(
             return None;
         }
     };
+    // Agents are written for one-way flows: a bidirectional flow's segments
+    // carry data both ways.
+    if let Some(f) = flow_ids
+        .iter()
+        .map(|&i| &sc.flows[i])
+        .find(|f| f.reverse.is_some())
+    {
+        let msg = format!(
+            "acts on flow {:?}, which is bidirectional (`reverse`): agents do not \
+             support bidirectional flows yet; list the one-way flows in `flows`",
+            f.name
+        );
+        ctx.err(span, join(field, "flows"), msg);
+        return None;
+    }
     let name = match t.remove("name") {
         None => format!("{}@{}", kind.name, node_names.join("+")),
         Some(Value::String(n)) if !n.trim().is_empty() => n,

@@ -41,6 +41,9 @@ struct Pipe {
     order: u64,
     /// Data sequence numbers whose next transmission is lost.
     drops: Vec<Seq>,
+    /// Data sequence numbers whose next transmission arrives this much
+    /// later than it would (reordering).
+    late: Vec<(Seq, Duration)>,
     /// Everything the sender sent: time, offset from the first data byte,
     /// kind.
     sent: Vec<(Instant, i64, TxKind)>,
@@ -63,6 +66,7 @@ impl Pipe {
             wire: Vec::new(),
             order: 0,
             drops: Vec::new(),
+            late: Vec::new(),
             sent: Vec::new(),
             recoveries: Vec::new(),
             cwnd: Vec::new(),
@@ -95,6 +99,10 @@ impl Pipe {
                     continue;
                 }
             }
+            let extra = match self.late.iter().position(|l| l.0 == seg.seq) {
+                Some(i) if seg.len > 0 => self.late.swap_remove(i).1,
+                _ => Duration::ZERO,
+            };
             let leave = match self.rate {
                 None => self.now,
                 Some(r) => {
@@ -103,7 +111,7 @@ impl Pipe {
                     self.free_at
                 }
             };
-            self.put(leave + self.delay, true, seg);
+            self.put(leave + self.delay + extra, true, seg);
         }
     }
 
@@ -453,4 +461,122 @@ proptest! {
         }
         prop_assert_eq!(t.segments_sent, p.sent.iter().filter(|s| s.2 != TxKind::WindowProbe).count() as u64);
     }
+}
+
+/// RACK-TLP's sender and a SACK + D-SACK sink (the `linux` profile's loss
+/// detection), 1000 B segments, a large window.
+fn rack(dsack: bool) -> (TcpConfig, SinkConfig) {
+    let (cfg, sink) = big_window(Recovery::Sack);
+    let cfg = TcpConfig { rack: true, ..cfg };
+    let sink = SinkConfig {
+        sack: true,
+        dsack,
+        ..sink
+    };
+    (cfg, sink)
+}
+
+/// RFC 8985 6.2 step 4 on a path that reorders: 1 Mbit/s (8.32 ms per
+/// 1040 B segment), 20 ms each way, a 4-segment window (below the 6 KB
+/// BDP, so no queue: segments leave ACK-clocked 8.32 ms apart and arrive
+/// so); segments 20, 40, ..., 180 arrive 15 ms late, overtaken by one
+/// segment (fewer than DupThresh, so only RACK can call them lost).
+/// RACK's initial window, min_RTT / 4 = 12.1 ms, is too short: the first
+/// late segment is retransmitted, spuriously. Its duplicate arrival draws
+/// a D-SACK, the multiplier goes to 2 (24.2 ms), and no later reordering
+/// is mistaken for loss. Without D-SACK every late segment is
+/// retransmitted.
+#[test]
+fn dsack_grows_the_reordering_window_and_stops_spurious_retransmissions() {
+    let run = |dsack: bool| {
+        let (cfg, sink) = rack(dsack);
+        let cfg = TcpConfig {
+            initial_rwnd: 4 * MSS,
+            ..cfg
+        };
+        let sink = SinkConfig {
+            rwnd: 4 * MSS,
+            ..sink
+        };
+        let mut p = Pipe::new(cfg, sink, AppSource::Finite(200 * MSS as u64), ms(20));
+        p.rate = Some(Rate::mbps(1));
+        p.late = (1..10).map(|k| (p.base + k * 20 * MSS, ms(15))).collect();
+        p.run();
+        assert!(p.tx.is_closed());
+        p
+    };
+    let p = run(true);
+    let rexmits: Vec<i64> = p
+        .sent
+        .iter()
+        .filter(|s| s.2.is_retransmission())
+        .map(|s| s.1 / MSS as i64)
+        .collect();
+    let r = p.tx.rack().unwrap();
+    println!(
+        "with D-SACK: retransmitted {rexmits:?}, reo_wnd_mult {}, {} D-SACKs",
+        r.reo_wnd_mult(),
+        r.dsacks()
+    );
+    assert_eq!(rexmits, [20], "only the first late segment");
+    assert_eq!((r.reo_wnd_mult(), r.dsacks()), (2, 1));
+    assert!(r.reordering_seen());
+    assert_eq!(p.tx.stats().timeouts, 0);
+    // The control: the window never grows, every late segment is resent.
+    let q = run(false);
+    let n = q.sent.iter().filter(|s| s.2.is_retransmission()).count();
+    println!("without D-SACK: {n} retransmissions");
+    assert_eq!(q.tx.rack().unwrap().reo_wnd_mult(), 1);
+    assert_eq!(n, 9);
+}
+
+/// A retransmission that is lost too (segment 30's first two
+/// transmissions are dropped): RACK judges the resend by its own send
+/// time, and once a segment sent after it is SACKed and RACK.rtt has
+/// passed, it is resent (RFC 8985 6.2 step 5), well before the RTO.
+/// Without this (the HighRxt rule of RFC 6675 alone) only the RTO repairs
+/// it; `rack = false` shows the RTO.
+#[test]
+fn a_lost_retransmission_is_repaired_without_an_rto() {
+    let run = |rack_on: bool| {
+        let (cfg, sink) = rack(true);
+        let cfg = TcpConfig {
+            rack: rack_on,
+            ..cfg
+        };
+        let mut p = Pipe::new(cfg, sink, AppSource::Finite(200 * MSS as u64), ms(20))
+            .drop_offsets(&[30 * MSS, 30 * MSS]);
+        p.rate = Some(Rate::mbps(10));
+        p.run();
+        assert!(p.tx.is_closed());
+        p
+    };
+    let p = run(true);
+    let sends: Vec<(Instant, TxKind)> = p
+        .sent
+        .iter()
+        .filter(|s| s.1 == 30 * MSS as i64)
+        .map(|s| (s.0, s.2))
+        .collect();
+    let st = *p.tx.stats();
+    println!(
+        "segment 30 sent {sends:?}; {} lost retransmissions, {} timeouts, done at {:?}",
+        st.lost_retransmissions,
+        st.timeouts,
+        p.tx.completion_time()
+    );
+    assert_eq!(sends.len(), 3, "{sends:?}");
+    assert_eq!(sends[0].1, TxKind::New);
+    assert_eq!(sends[2].1, TxKind::SackRetransmit);
+    assert_eq!((st.lost_retransmissions, st.timeouts), (1, 0));
+    // The second resend follows the first by about one RTT (40 ms plus
+    // queueing), not by the RTO (>= 200 ms).
+    let gap = sends[2].0 - sends[1].0;
+    assert!(gap < ms(120), "{gap:?}");
+    let q = run(false);
+    assert!(
+        q.tx.stats().timeouts >= 1,
+        "without RACK the RTO repairs it"
+    );
+    assert!(p.tx.completion_time().unwrap() < q.tx.completion_time().unwrap());
 }

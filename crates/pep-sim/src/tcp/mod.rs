@@ -38,12 +38,14 @@
 //! and timer, immediate ACKs on out-of-order data and hole fills, SACK
 //! block generation; as options (the `linux` profile): PRR (RFC 6937),
 //! HyStart++ (RFC 9406) and the timestamps option (RFC 7323) for its RTT
-//! samples; ns-2's tick-based timer (the `ns2` profile). Not modelled
-//! (yet): limited transmit (RFC 3042), RACK-TLP (RFC 8985), RTO from
-//! timestamps,
-//! D-SACK (RFC 2883), restart after idle (RFC 5681 4.1), RFC 7661's
-//! reductions (its growth rule is the `cwv` option),
-//! the reverse data direction and connection teardown beyond the one FIN.
+//! samples; ns-2's tick-based timer (the `ns2` profile); limited transmit
+//! (RFC 3042); RACK-TLP (RFC 8985) with D-SACK (RFC 2883) for its
+//! reordering window; bidirectional connections ([`TcpSink::with_reverse`],
+//! [`TcpConfig::reverse`]: each end also runs the other direction's half,
+//! and ACKs ride on data). Not modelled (yet): RTO from timestamps,
+//! restart after idle (RFC 5681 4.1), RFC 7661's reductions (its growth
+//! rule is the `cwv` option), undo on D-SACK, and connection teardown
+//! beyond one FIN per direction.
 
 mod config;
 pub mod pacing;
