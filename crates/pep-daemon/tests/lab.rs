@@ -269,7 +269,7 @@ fn limits_memory_bound_and_vanishing_clients() {
     // The stalled direction holds at most its 1 MiB bound, in the splice
     // pipe (the default relay): counted as buffered, no user memory. (A
     // pipe of one-segment fragments runs out of page slots first, at 256
-    // segments: about 370 KB here.)
+    // segments: about 355 KB here.)
     assert!(buffered <= 1 << 20, "{buffered}");
     assert!(
         buffered >= 256 * 1000,
