@@ -280,11 +280,16 @@ fn expect_accepted(ns: &str, n: u64) -> Res<()> {
 
 fn start_pep(t: &Topo, pep: &str, relay: Option<&str>) -> Res<Relay> {
     let cfg = std::env::temp_dir().join(format!("pepb{}.toml", std::process::id()));
-    let relay = relay.map_or(String::new(), |r| format!("relay = \"{r}\"\n"));
+    // With --relay, both relays get 1 MiB: a pipe of the default 4 MiB
+    // needs fs.pipe-max-size raised (or CAP_SYS_RESOURCE), and the veth
+    // path's BDP is far below either.
+    let extra = relay.map_or("buffer = \"4MiB\"\n".to_string(), |r| {
+        format!("relay = \"{r}\"\nbuffer = \"1MiB\"\n")
+    });
     std::fs::write(
         &cfg,
         format!(
-            "[proxy]\nipv6 = false\nbuffer = \"4MiB\"\nmetrics = \"127.0.0.1:9187\"\n{relay}\
+            "[proxy]\nipv6 = false\nmetrics = \"127.0.0.1:9187\"\n{extra}\
              [intercept]\ninterfaces = [\"p0\"]\nsubnets = [\"10.201.1.0/24\"]\n"
         ),
     )
@@ -301,7 +306,12 @@ fn start_pep(t: &Topo, pep: &str, relay: Option<&str>) -> Res<Relay> {
             "-c",
         ])
         .arg(&cfg)
-        .stderr(Stdio::null())
+        // PEP_BENCH_LOG=1 shows the daemon's log.
+        .stderr(if std::env::var_os("PEP_BENCH_LOG").is_some() {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        })
         .spawn()
         .map_err(|e| format!("{pep}: {e}"))?;
     let r = Relay(child);

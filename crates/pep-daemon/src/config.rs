@@ -106,6 +106,8 @@ struct RawLeg {
     nodelay: Option<bool>,
     keepalive: Option<String>,
     mss: Option<RawMss>,
+    initcwnd: Option<i64>,
+    initrwnd: Option<i64>,
 }
 
 /// `mss = 1360` or `mss = "auto"`.
@@ -217,6 +219,19 @@ pub struct Route {
     pub server_leg: LegOptions,
 }
 
+/// Initial windows of a leg, segments (route attributes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InitWindows {
+    pub initcwnd: Option<u32>,
+    pub initrwnd: Option<u32>,
+}
+
+impl InitWindows {
+    pub fn is_set(&self) -> bool {
+        self.initcwnd.is_some() || self.initrwnd.is_some()
+    }
+}
+
 /// Which firewall tool `pep proxy rules` writes for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -264,6 +279,9 @@ pub struct Settings {
     pub backend: Backend,
     pub client_leg: LegOptions,
     pub server_leg: LegOptions,
+    /// `client_leg.initcwnd`/`initrwnd`: routes to `subnets` in
+    /// `out_table` (the listeners carry `out_mark`, so client legs use it).
+    pub client_windows: InitWindows,
     pub routes: Vec<Route>,
     /// Packet mode (`[packet]`): a bump in the wire between two interfaces.
     pub packet: Option<crate::packet::PacketSettings>,
@@ -533,8 +551,32 @@ fn cidrs(name: &str, v: &Option<Vec<String>>) -> FieldResult<Vec<Cidr>> {
         .collect()
 }
 
+fn windows(prefix: &str, r: &RawLeg) -> FieldResult<InitWindows> {
+    let w = |n: &str, v: Option<i64>| {
+        v.map(|v| int_in(&format!("{prefix}.{n}"), Some(v), 0, 1, 1024).map(|v| v as u32))
+            .transpose()
+    };
+    Ok(InitWindows {
+        initcwnd: w("initcwnd", r.initcwnd)?,
+        initrwnd: w("initrwnd", r.initrwnd)?,
+    })
+}
+
 fn leg(prefix: &str, r: &RawLeg) -> FieldResult<LegOptions> {
     let f = |n: &str| format!("{prefix}.{n}");
+    if prefix != "client_leg" && (r.initcwnd.is_some() || r.initrwnd.is_some()) {
+        let n = if r.initcwnd.is_some() {
+            "initcwnd"
+        } else {
+            "initrwnd"
+        };
+        return Err((
+            f(n),
+            "initial windows are route attributes: per destination subnet in a \
+             [[route]] (route[k].initcwnd), or for all client subnets in [client_leg]"
+                .into(),
+        ));
+    }
     let size = |n: &str, v: &Option<String>| -> FieldResult<Option<usize>> {
         v.as_deref()
             .map(|s| {
@@ -777,6 +819,7 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         backend,
         client_leg: leg("client_leg", &raw.client_leg)?,
         server_leg: leg("server_leg", &raw.server_leg)?,
+        client_windows: windows("client_leg", &raw.client_leg)?,
         routes,
         tunnel,
         packet,
@@ -874,6 +917,15 @@ mod tests {
             err("[[route]]\ndst = \"10.0.0.0/8\"\nclient_leg = { mss = 1300 }")
                 .contains("route[0].client_leg.mss")
         );
+    }
+
+    #[test]
+    fn client_leg_initial_windows() {
+        let s = parse(&format!("{MIN}[client_leg]\ninitcwnd = 32\n"), "f").unwrap();
+        assert_eq!(s.client_windows.initcwnd, Some(32));
+        assert!(err("[server_leg]\ninitcwnd = 32")
+            .contains("server_leg.initcwnd: initial windows are route"));
+        assert!(err("[client_leg]\ninitrwnd = 5000").contains("client_leg.initrwnd: 5000"));
     }
 
     #[test]

@@ -108,6 +108,7 @@ pub fn transparent_listener(
     backlog: i32,
     rcvbuf: Option<usize>,
     mss: Option<u32>,
+    mark: u32,
 ) -> io::Result<std::net::TcpListener> {
     let v6 = addr.is_ipv6();
     let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
@@ -124,6 +125,11 @@ pub fn transparent_listener(
     if let Some(m) = mss {
         set_mss(&s, m)?;
     }
+    // Accepted sockets inherit the mark (the SYN-ACK is routed with it):
+    // client legs then find their initial-window routes in the table the
+    // mark selects, like server legs.
+    s.set_mark(mark)
+        .map_err(ctx("SO_MARK on the listener (needs CAP_NET_ADMIN)".into()))?;
     s.bind(&addr.into()).map_err(ctx(format!("bind {addr}")))?;
     s.listen(backlog)?;
     s.set_nonblocking(true)?;

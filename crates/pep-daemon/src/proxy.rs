@@ -271,6 +271,7 @@ impl Daemon {
                     4096,
                     rcvbuf,
                     client_mss,
+                    settings.out_mark,
                 )
                 .map_err(|e| format!("listener: {e}"))?,
             );
@@ -280,6 +281,7 @@ impl Daemon {
                     4096,
                     rcvbuf,
                     client_mss,
+                    settings.out_mark,
                 ) {
                     Ok(l) => listeners.push(l),
                     // A host without IPv6 still serves IPv4.
@@ -601,8 +603,9 @@ fn apply_reload(
         || new.user != old.user
         || new.tunnel != old.tunnel
         || new.client_leg.mss != old.client_leg.mss
+        || new.out_mark != old.out_mark
     {
-        warn!("reload: proxy.port, proxy.ipv6, proxy.metrics, proxy.user, client_leg.mss (set on the listeners) and [tunnel] need a restart; keeping the old values");
+        warn!("reload: proxy.port, proxy.ipv6, proxy.metrics, proxy.user, client_leg.mss and intercept.out_mark (set on the listeners) and [tunnel] need a restart; keeping the old values");
     }
     let new = Settings {
         port: old.port,
@@ -614,6 +617,7 @@ fn apply_reload(
             mss: old.client_leg.mss,
             ..new.client_leg
         },
+        out_mark: old.out_mark,
         ..new
     };
     if let Err(e) = preflight(&new) {

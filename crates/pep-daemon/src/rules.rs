@@ -94,13 +94,21 @@ pub fn route_commands(s: &Settings, add: bool) -> Vec<Vec<String>> {
     v
 }
 
-/// Routes of `s` with an initial window, as (subnet, initcwnd, initrwnd).
+/// Routes of `s` with an initial window, as (subnet, initcwnd, initrwnd):
+/// the destinations' (`[[route]]`), then the client subnets'
+/// (`[client_leg]`).
 pub fn window_routes(s: &Settings) -> Vec<(Cidr, Option<u32>, Option<u32>)> {
-    s.routes
+    let mut v: Vec<_> = s
+        .routes
         .iter()
         .filter(|r| r.initcwnd.is_some() || r.initrwnd.is_some())
         .map(|r| (r.dst, r.initcwnd, r.initrwnd))
-        .collect()
+        .collect();
+    let w = s.client_windows;
+    if w.is_set() {
+        v.extend(s.subnets.iter().map(|c| (*c, w.initcwnd, w.initrwnd)));
+    }
+    v
 }
 
 fn fam(c: &Cidr) -> &'static str {
@@ -439,6 +447,17 @@ mod tests {
         assert!(window_commands(&settings(""), true, hop)
             .unwrap()
             .is_empty());
+        // The client subnets' routes, for the client legs.
+        let s = settings("[client_leg]\ninitcwnd = 16\n");
+        let add: Vec<String> = window_commands(&s, true, hop)
+            .unwrap()
+            .iter()
+            .map(|c| c.join(" "))
+            .collect();
+        assert!(add.contains(
+            &"-4 route replace 10.0.0.0/8 via 10.0.0.1 dev eth0 initcwnd 16 table 101".to_string()
+        ));
+        assert!(add.contains(&"-6 rule add fwmark 0x2 lookup 101".to_string()));
     }
 
     #[test]

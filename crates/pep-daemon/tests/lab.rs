@@ -269,7 +269,7 @@ fn limits_memory_bound_and_vanishing_clients() {
     // The stalled direction holds at most its 1 MiB bound, in the splice
     // pipe (the default relay): counted as buffered, no user memory. (A
     // pipe of one-segment fragments runs out of page slots first, at 256
-    // segments: about 370 KB here.)
+    // segments: about 355 KB here.)
     assert!(buffered <= 1 << 20, "{buffered}");
     assert!(
         buffered >= 256 * 1000,
@@ -477,5 +477,95 @@ fn geo_path_split_and_congestion_control() {
         pep[0]
     );
     assert!(pep[0] >= 0.9 * e2e_bbr, "{:.3} vs bbr {e2e_bbr:.3}", pep[0]);
+    lab.down().unwrap();
+}
+
+/// The splice relay keeps the idle timeout (both legs reset once nothing
+/// moved for `idle_timeout`) and the drain (on shutdown, a connection
+/// whose receiver stopped, its bytes waiting in the pipe, is reset after
+/// `drain_timeout` and its pipe freed).
+#[test]
+fn splice_keeps_idle_timeout_and_drain() {
+    let Some(_g) = root_test("splice_idle_drain") else {
+        return;
+    };
+    let lab = three_nodes("dmn-spl", fast(), fast());
+    let n = nodes(&lab);
+    let subnet = format!("{}/32", n.client.addr);
+    let l = listen(&n.server, 7005);
+
+    let cfg = config(
+        &proxy_if(0),
+        &subnet,
+        "relay = \"splice\"\nidle_timeout = \"1s\"",
+    );
+    let daemon = start_proxy(&n.proxy, &cfg).expect("daemon");
+    let m = daemon.metrics().clone();
+    let mut c = connect(&n.client, n.server.addr, 7005).unwrap();
+    let mut s = accept(&l);
+    c.write_all(b"hi").unwrap();
+    s.read_exact(&mut [0u8; 2]).unwrap();
+    let t0 = std::time::Instant::now();
+    let e = c.read(&mut [0u8; 4]);
+    let idle = t0.elapsed();
+    println!("idle: {e:?} after {idle:?}");
+    assert!(
+        matches!(&e, Err(e) if e.kind() == ErrorKind::ConnectionReset),
+        "{e:?}"
+    );
+    assert!(idle > StdDuration::from_millis(900) && idle < StdDuration::from_secs(4));
+    assert!(wait_for(5, || m.ended_count("idle") == 1));
+    drop((c, s));
+    daemon.shutdown().unwrap();
+
+    // drain_timeout is 2 s (config()); the receiver never reads.
+    let cfg = config(
+        &proxy_if(0),
+        &subnet,
+        "relay = \"splice\"\nbuffer = \"1MiB\"",
+    );
+    let daemon = start_proxy(&n.proxy, &cfg).expect("daemon");
+    let m = daemon.metrics().clone();
+    let mut c = connect(&n.client, n.server.addr, 7005).unwrap();
+    let mut s = accept(&l);
+    s.set_nonblocking(true).unwrap();
+    let chunk = vec![9u8; 64 << 10];
+    let mut sent = 0;
+    let t0 = std::time::Instant::now();
+    while t0.elapsed() < StdDuration::from_secs(3) {
+        match s.write(&chunk) {
+            Ok(k) => sent += k,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                std::thread::sleep(StdDuration::from_millis(20))
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let held = m.buffered.load(Relaxed);
+    println!("stalled: server wrote {sent} B, the pipe holds {held} B");
+    assert!(held > 0 && held <= 1 << 20, "{held}");
+    let t0 = std::time::Instant::now();
+    daemon.shutdown().unwrap();
+    let drained = t0.elapsed();
+    println!("shutdown took {drained:?}");
+    assert!(
+        drained >= StdDuration::from_millis(1900),
+        "the drain waited"
+    );
+    assert_eq!(m.ended_count("aborted"), 1);
+    assert_eq!(m.buffered.load(Relaxed), 0, "the pipe is freed");
+    // The client gets what was delivered, then the reset.
+    let mut buf = vec![0u8; 1 << 20];
+    let e = loop {
+        match c.read(&mut buf) {
+            Ok(0) => break Ok(0),
+            Ok(_) => continue,
+            Err(e) => break Err(e),
+        }
+    };
+    assert!(
+        matches!(&e, Err(e) if e.kind() == ErrorKind::ConnectionReset),
+        "{e:?}"
+    );
     lab.down().unwrap();
 }

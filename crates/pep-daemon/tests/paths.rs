@@ -27,6 +27,16 @@ fn server_leg_mss(proxy: &Endpoint, port: u16) -> Vec<u32> {
 /// A `TCP_INFO` field of the proxy's established sockets toward `port`, as
 /// `ss -i` prints it (`mss:`, `cwnd:`).
 fn server_leg_field(proxy: &Endpoint, port: u16, key: &str) -> Vec<u32> {
+    ss_field(proxy, &format!("( dport = :{port} )"), key)
+}
+
+/// The same of the proxy's client legs of connections to `port` (their
+/// local port, the listener being transparent).
+fn client_leg_field(proxy: &Endpoint, port: u16, key: &str) -> Vec<u32> {
+    ss_field(proxy, &format!("( sport = :{port} )"), key)
+}
+
+fn ss_field(proxy: &Endpoint, filter: &str, key: &str) -> Vec<u32> {
     let out = std::process::Command::new("ip")
         .args([
             "netns",
@@ -37,7 +47,7 @@ fn server_leg_field(proxy: &Endpoint, port: u16, key: &str) -> Vec<u32> {
             "state",
             "established",
         ])
-        .arg(format!("( dport = :{port} )"))
+        .arg(filter)
         .output()
         .expect("ss");
     String::from_utf8_lossy(&out.stdout)
@@ -130,8 +140,10 @@ fn ip_in(ns: &str, args: &[&str]) -> String {
 
 /// A route with `initcwnd` to the server's subnet: the proxy's new server
 /// leg starts with that congestion window (`tcpi_snd_cwnd` right after
-/// connect, before any data); without it, the kernel's 10. The rule and
-/// the table are gone after the daemon stops.
+/// connect, before any data); `[client_leg] initcwnd` does the same for
+/// the client leg (a route to the client subnets, found through the
+/// listener's mark); without them, the kernel's 10. The rule and the table
+/// are gone after the daemon stops.
 #[test]
 fn route_initcwnd_sets_the_server_legs_first_window() {
     let Some(_g) = root_test("initcwnd") else {
@@ -143,10 +155,10 @@ fn route_initcwnd_sets_the_server_legs_first_window() {
     let l = listen(&n.server, 7004);
     let dst = SocketAddr::from((n.server.addr, 7004));
     let route = format!(
-        "[[route]]\ndst = \"{}/32\"\ninitcwnd = 24\ninitrwnd = 40\n",
+        "[client_leg]\ninitcwnd = 20\n[[route]]\ndst = \"{}/32\"\ninitcwnd = 24\ninitrwnd = 40\n",
         n.server.addr
     );
-    for (extra, want) in [(route.as_str(), 24), ("", 10)] {
+    for (extra, want, want_client) in [(route.as_str(), 24, 20), ("", 10, 10)] {
         let cfg = format!("{}{extra}", config(&proxy_if(0), &subnet, ""));
         let daemon = start_proxy(&n.proxy, &cfg).expect("daemon");
         let table = ip_in(&n.proxy.netns, &["route", "show", "table", "101"]);
@@ -156,6 +168,9 @@ fn route_initcwnd_sets_the_server_legs_first_window() {
         let cwnd = server_leg_field(&n.proxy, 7004, "cwnd:");
         println!("initcwnd {want}: server leg cwnd {cwnd:?}");
         assert_eq!(cwnd, vec![want]);
+        let ccwnd = client_leg_field(&n.proxy, 7004, "cwnd:");
+        println!("client_leg.initcwnd {want_client}: client leg cwnd {ccwnd:?}");
+        assert_eq!(ccwnd, vec![want_client]);
         if want != 10 {
             assert!(
                 table.contains("initcwnd 24") && table.contains("initrwnd 40"),
