@@ -175,6 +175,14 @@ csv = "cwnd"
 y = "cwnd_bytes"
 select = "{watch}"
 title = "Congestion window of sender {watch}"
+
+[[plot]]
+name = "mean-sender-cwnd"
+kind = "over_time"
+csv = "cwnd"
+y = "cwnd_bytes"
+select = "*"
+title = "Average congestion window of the {n} senders (Fig. 4.7)"
 '''
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name or f'fig48-n{n}'}.toml"), "w") as f:
         f.write(t)
