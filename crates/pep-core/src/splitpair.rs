@@ -280,6 +280,41 @@ impl Framing {
         }
     }
 
+    /// Split end may take up to `bytes` more in-order tunnel bytes, but
+    /// each flow only what its buffer at split end has room for: walks the
+    /// table in stream order, offering each chunk's flow its bytes;
+    /// `take(flow, offered)` returns how many it took. It stops at the
+    /// first flow that takes less than offered, since everything behind it
+    /// in the one stream waits too (head-of-line blocking). Returns the
+    /// bytes taken.
+    pub fn pop_bounded(&mut self, bytes: u64, mut take: impl FnMut(u32, u64) -> u64) -> u64 {
+        let mut left = bytes.min(self.in_tunnel());
+        let mut taken = 0;
+        while left > 0 {
+            let Some(head) = self.chunks.front_mut() else {
+                break;
+            };
+            let offered = head.1.min(left);
+            let n = take(head.0, offered).min(offered);
+            head.1 -= n;
+            left -= n;
+            taken += n;
+            if head.1 == 0 {
+                self.chunks.pop_front();
+            }
+            if n < offered {
+                break;
+            }
+        }
+        self.popped += taken;
+        taken
+    }
+
+    /// The flow at the head of the undelivered stream.
+    pub fn head_flow(&self) -> Option<u32> {
+        self.chunks.front().map(|c| c.0)
+    }
+
     /// Bytes framed and not yet delivered at split end.
     pub fn in_tunnel(&self) -> u64 {
         self.pushed - self.popped
@@ -290,6 +325,68 @@ impl Framing {
     /// Chunks in the table (memory held).
     pub fn chunks(&self) -> usize {
         self.chunks.len()
+    }
+}
+
+/// Per-flow credit across the tunnel (beyond the thesis): flow `i` may
+/// have at most `window` bytes written to the tunnel at split start and
+/// not yet acknowledged by its destination behind split end. That bounds
+/// what split end ever holds for one flow, so a receiver that stops
+/// reading (or a slow access link) behind split end fills only its own
+/// window, never the shared tunnel stream; its sender is held back at
+/// split start by the receive window of its terminating receiver.
+///
+/// The acknowledgements travel back from split end; a deployment would
+/// carry them in band (in the tunnel's ACK stream), as the framing.
+#[derive(Clone, Debug)]
+pub struct FlowCredit {
+    window: u64,
+    written: Vec<u64>,
+    acked: Vec<u64>,
+}
+
+impl FlowCredit {
+    pub fn new(flows: usize, window: u64) -> Self {
+        FlowCredit {
+            window,
+            written: vec![0; flows],
+            acked: vec![0; flows],
+        }
+    }
+
+    /// Bytes flow `i` may still write to the tunnel.
+    #[inline]
+    pub fn allowance(&self, i: usize) -> u64 {
+        self.window
+            .saturating_sub(self.written[i] - self.acked[i].min(self.written[i]))
+    }
+
+    /// Split start wrote `n` bytes of flow `i`; at most its allowance.
+    ///
+    /// # Panics
+    /// If `n` exceeds the allowance (the driver must read no more).
+    #[inline]
+    pub fn on_written(&mut self, i: usize, n: u64) {
+        assert!(
+            n <= self.allowance(i),
+            "flow {i}: {n} bytes over its credit"
+        );
+        self.written[i] += n;
+    }
+
+    /// Flow `i`'s destination has acknowledged `total` bytes in all (a
+    /// cumulative count: older reports are ignored).
+    #[inline]
+    pub fn on_acked(&mut self, i: usize, total: u64) {
+        self.acked[i] = self.acked[i].max(total);
+    }
+
+    /// Bytes of flow `i` in the tunnel or at split end.
+    pub fn outstanding(&self, i: usize) -> u64 {
+        self.written[i] - self.acked[i].min(self.written[i])
+    }
+    pub fn window(&self) -> u64 {
+        self.window
     }
 }
 

@@ -209,6 +209,7 @@ fn sweep_chart(s: &PlotSpec, r: &Results, dir: &Path) -> Result<Chart, String> {
                     .series_by(group_col, "time_s", y)
                     .map_err(|e| e.to_string())?;
                 let chosen = match select {
+                    Some(sel) if sel == "*" => mean_series(all),
                     Some(sel) => all.into_iter().find(|s| &s.name == sel).ok_or_else(|| {
                         format!("{}: no {group_col} named {sel:?}", file.display())
                     })?,
@@ -275,6 +276,25 @@ fn sweep_chart(s: &PlotSpec, r: &Results, dir: &Path) -> Result<Chart, String> {
         chart = chart.y_log();
     }
     Ok(chart)
+}
+
+/// `select = "*"`: the mean over all flows (links) at each sample time
+/// that any of them has (e.g. the average sender cwnd).
+fn mean_series(all: Vec<Series>) -> Series {
+    let mut at: std::collections::BTreeMap<u64, (f64, u32)> = Default::default();
+    for s in &all {
+        for &(t, v) in &s.points {
+            let e = at.entry(t.to_bits()).or_default();
+            e.0 += v;
+            e.1 += 1;
+        }
+    }
+    let mut points: Vec<(f64, f64)> = at
+        .into_iter()
+        .map(|(t, (sum, n))| (f64::from_bits(t), sum / n as f64))
+        .collect();
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    Series::new("mean", points)
 }
 
 /// The standard plots of a run's directory.
@@ -468,4 +488,17 @@ pub fn run_charts(dir: &Path, kinds: &[String]) -> Result<Vec<Named>, String> {
         ));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mean_series_averages_whatever_is_present_at_each_time() {
+        let a = Series::new("f0", [(0.0, 10.0), (1.0, 20.0)]);
+        let b = Series::new("f1", [(0.0, 30.0), (1.0, 40.0), (2.0, 5.0)]);
+        let m = mean_series(vec![b, a]);
+        assert_eq!(m.points, vec![(0.0, 20.0), (1.0, 30.0), (2.0, 5.0)]);
+    }
 }

@@ -307,3 +307,65 @@ fn framing_refuses_bytes_never_written() {
     f.push(0, 10);
     f.pop(11, |_, _| {});
 }
+
+#[test]
+fn bounded_pop_stops_at_the_first_flow_without_room() {
+    // Stream: 0:1000, 1:500, 0:700, 2:300. Flow 1 has room for 200 only:
+    // split end takes flow 0's 1000, 200 of flow 1, and nothing behind it
+    // (flow 0's second chunk and flow 2 wait in the one stream).
+    let mut f = Framing::new();
+    for (fl, n) in [(0, 1000), (1, 500), (0, 700), (2, 300)] {
+        f.push(fl, n);
+    }
+    let mut room = [u64::MAX, 200, u64::MAX];
+    let mut got = [0u64; 3];
+    let mut take = |fl: u32, n: u64| {
+        let k = n.min(room[fl as usize]);
+        room[fl as usize] -= k;
+        got[fl as usize] += k;
+        k
+    };
+    let taken = f.pop_bounded(10_000, &mut take);
+    assert_eq!(taken, 1200);
+    assert_eq!(got, [1000, 200, 0]);
+    assert_eq!(f.head_flow(), Some(1));
+    assert_eq!(f.in_tunnel(), 1300);
+    // The tunnel has delivered only 100 more in-order bytes: no more than
+    // that is taken, whatever the room.
+    let mut all = |fl: u32, n: u64| {
+        got[fl as usize] += n;
+        n
+    };
+    let taken = f.pop_bounded(100, &mut all);
+    assert_eq!((taken, got), (100, [1000, 300, 0]));
+    // Room again: the rest comes out in order, as with `pop`.
+    let taken = f.pop_bounded(10_000, |fl, n| {
+        got[fl as usize] += n;
+        n
+    });
+    assert_eq!((taken, got), (1200, [1700, 500, 300]));
+    assert_eq!(f.in_tunnel(), 0);
+}
+
+#[test]
+fn flow_credit_bounds_each_flow_separately() {
+    let mut c = FlowCredit::new(2, 10_000);
+    assert_eq!(c.allowance(0), 10_000);
+    c.on_written(0, 10_000);
+    // Flow 0 is out of credit; flow 1 is not affected.
+    assert_eq!((c.allowance(0), c.allowance(1)), (0, 10_000));
+    c.on_acked(0, 4_000);
+    assert_eq!((c.allowance(0), c.outstanding(0)), (4_000, 6_000));
+    // An older cumulative report changes nothing.
+    c.on_acked(0, 3_000);
+    assert_eq!(c.allowance(0), 4_000);
+    c.on_written(1, 2_500);
+    assert_eq!(c.allowance(1), 7_500);
+}
+
+#[test]
+#[should_panic(expected = "over its credit")]
+fn flow_credit_refuses_writes_over_the_window() {
+    let mut c = FlowCredit::new(1, 100);
+    c.on_written(0, 101);
+}

@@ -9,6 +9,14 @@
 //! split link (its "Mbit/s" of a 100 Mbit/s link). Claims our model does
 //! not meet are reported as failures with the measured value, not
 //! loosened: the deviations are discussed in docs/gschwandtner.md.
+//!
+//! The thesis's numbers are 2000 s averages; without `--full` the runs
+//! are 200 s, most of which the SACK flows spend in their first linear
+//! climb back after slow start (5 flows: from about half of BDP / 5 = 1250
+//! packets, at half a packet per 0.52 s RTT with delayed ACKs, hundreds of
+//! seconds), so those claims need a full run. The qualitative claims (flat PEP
+//! utilisation, PEP >= no PEP for small queues, fairness) are decided in
+//! both modes.
 
 use super::{Check, Claim, Figure, Paper, Tolerance};
 use crate::results::Results;
@@ -155,7 +163,7 @@ fn claims() -> Vec<Claim> {
             0.942,
             s43,
             0.02,
-            false,
+            true,
         ),
         value(
             "U50-3000",
@@ -166,7 +174,7 @@ fn claims() -> Vec<Claim> {
             0.95,
             s43,
             0.02,
-            false,
+            true,
         ),
         value(
             "U50-1500",
@@ -177,7 +185,7 @@ fn claims() -> Vec<Claim> {
             0.889,
             s43,
             0.02,
-            false,
+            true,
         ),
         value(
             "U50-1000",
@@ -188,7 +196,7 @@ fn claims() -> Vec<Claim> {
             0.879,
             s43,
             0.02,
-            false,
+            true,
         ),
         predicate(
             "FLAT",
@@ -223,7 +231,7 @@ fn claims() -> Vec<Claim> {
             0.962,
             s43,
             0.02,
-            false,
+            true,
         ),
         value(
             "U5-1500",
@@ -234,7 +242,7 @@ fn claims() -> Vec<Claim> {
             0.878,
             s43,
             0.02,
-            false,
+            true,
         ),
         value(
             "U5-1000",
@@ -245,7 +253,7 @@ fn claims() -> Vec<Claim> {
             0.784,
             s43,
             0.02,
-            false,
+            true,
         ),
         value(
             "U500-PEP",
@@ -301,7 +309,7 @@ fn claims() -> Vec<Claim> {
             1.8,
             "section 4.3 text, Fig. 4.3",
             0.05,
-            false,
+            true,
         ),
         value(
             "T50-3000",
@@ -313,7 +321,7 @@ fn claims() -> Vec<Claim> {
             1.92,
             "section 4.3 text, Fig. 4.3",
             0.05,
-            false,
+            true,
         ),
         predicate(
             "FAIR",

@@ -26,7 +26,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use pep_core::queue::{Queue, QueueLimit, QueueStats, RedParams};
 use pep_core::rng::Stream;
-use pep_core::splitpair::{CheckMode, Credit, CreditConfig, Framing};
+use pep_core::splitpair::{CheckMode, Credit, CreditConfig, FlowCredit, Framing};
 use pep_core::{Duration, FlowId, Instant};
 use serde::Deserialize;
 use toml::Table;
@@ -82,6 +82,17 @@ struct Params {
     /// "PEP disabled" runs, as one experiment parameter).
     #[serde(default = "default_true")]
     enabled: bool,
+    /// Split end's buffer per flow, in packets of `mss` bytes: bytes handed
+    /// to the flow's onward sender and not yet acknowledged by its
+    /// destination. Unset: unbounded (split end takes all the tunnel
+    /// delivers). Once a flow's buffer is full, split end stops reading
+    /// the tunnel, and the one stream stalls behind that flow's bytes.
+    end_buffer: Option<u32>,
+    /// Per-flow credit across the tunnel (needs `end_buffer`): a flow may
+    /// have at most `end_buffer` bytes past split start and not yet
+    /// acknowledged by its destination; its sender waits at split start.
+    #[serde(default)]
+    flow_credit: bool,
 }
 
 fn default_queue() -> String {
@@ -206,8 +217,20 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
             ))
         }
     };
+    if p.flow_credit && p.end_buffer.is_none() {
+        return Err(AgentError::new(
+            "flow_credit",
+            "needs end_buffer (the per-flow window it enforces)",
+        ));
+    }
+    if p.end_buffer == Some(0) {
+        return Err(AgentError::new("end_buffer", "must be positive"));
+    }
+    let end_buffer = p.end_buffer.map(|n| n as u64 * base.mss as u64);
     let tunnel_sink = SinkConfig {
         rwnd: p.tunnel_rwnd,
+        // A bounded split end reads the tunnel only as flows have room.
+        app_reads: end_buffer.is_some(),
         sack: true,
         ack: if p.tunnel_delack {
             AckPolicy::delayed()
@@ -237,12 +260,21 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
     let flows = site
         .flows
         .iter()
-        .map(|&f| FlowEnds {
-            id: FlowId(f as u32),
-            src: sc.flows[f].src as NodeIndex,
-            dst: sc.flows[f].dst as NodeIndex,
-            sink: site.sink_config(f),
-            sender: site.tcp_config(f),
+        .map(|&f| {
+            let mut sink = site.sink_config(f);
+            if let (true, Some(b)) = (p.flow_credit, end_buffer) {
+                // Split start holds a flow without credit in its
+                // terminating receiver; the closing window stops its sender.
+                sink.app_reads = true;
+                sink.rwnd = sink.rwnd.min(b.min(u32::MAX as u64) as u32);
+            }
+            FlowEnds {
+                id: FlowId(f as u32),
+                src: sc.flows[f].src as NodeIndex,
+                dst: sc.flows[f].dst as NodeIndex,
+                sink,
+                sender: site.tcp_config(f),
+            }
         })
         .collect();
     let mut agent = SplitPair::new(
@@ -255,6 +287,9 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
         tunnel_sink,
     );
     agent.charge_delivered = charge_delivered;
+    if let Some(b) = end_buffer {
+        agent.bound_split_end(b, p.flow_credit);
+    }
     Ok(Box::new(agent))
 }
 
@@ -316,6 +351,12 @@ pub struct SplitPair {
     touched: Vec<u32>,
     local_drops: u64,
     passed: u64,
+    /// Split end's per-flow buffer bound (bytes), if any.
+    end_buffer: Option<u64>,
+    /// Per-flow credit across the tunnel, if on.
+    flow_credit: Option<FlowCredit>,
+    /// Most bytes split end ever held for one flow.
+    end_held_max: u64,
 }
 
 impl SplitPair {
@@ -366,6 +407,9 @@ impl SplitPair {
             touched: Vec::new(),
             local_drops: 0,
             passed: 0,
+            end_buffer: None,
+            flow_credit: None,
+            end_held_max: 0,
         };
         // A first wake-up at zero sends the SYNs (if the senders handshake).
         me.set_timer(T_TUNNEL_TX, Some(now));
@@ -436,6 +480,54 @@ impl SplitPair {
     }
 
     fn drain_tunnel_rx(&mut self, now: Instant, out: &mut Outbox) {
+        // New in-order tunnel bytes go to their flows' senders; a bounded
+        // split end reads only what the flows have room for (the read may
+        // open the tunnel's window, so it comes before the ACKs go out).
+        let n = match self.end_buffer {
+            None => {
+                let d = self.tunnel_rx.delivered_bytes();
+                let n = d - self.tunnel_delivered;
+                self.tunnel_delivered = d;
+                let flows = &mut self.flows;
+                let touched = &mut self.touched;
+                let held_max = &mut self.end_held_max;
+                self.framing.pop(n, |i, b| {
+                    let f = &mut flows[i as usize];
+                    f.sender.write(b);
+                    f.forwarded += b;
+                    let held = f.forwarded - f.sender.bytes_acked().min(f.forwarded);
+                    *held_max = (*held_max).max(held);
+                    if touched.last() != Some(&i) {
+                        touched.push(i);
+                    }
+                });
+                n
+            }
+            Some(limit) => {
+                let flows = &mut self.flows;
+                let touched = &mut self.touched;
+                let held_max = &mut self.end_held_max;
+                let n = self
+                    .framing
+                    .pop_bounded(self.tunnel_rx.readable(), |i, offered| {
+                        let f = &mut flows[i as usize];
+                        let held = f.forwarded - f.sender.bytes_acked().min(f.forwarded);
+                        let b = offered.min(limit.saturating_sub(held));
+                        if b > 0 {
+                            f.sender.write(b);
+                            f.forwarded += b;
+                            *held_max = (*held_max).max(held + b);
+                            if touched.last() != Some(&i) {
+                                touched.push(i);
+                            }
+                        }
+                        b
+                    });
+                self.tunnel_rx.read(n);
+                self.tunnel_delivered += n;
+                n
+            }
+        };
         while let Some(seg) = self.tunnel_rx.poll_transmit(now) {
             out.send(
                 self.end,
@@ -448,21 +540,7 @@ impl SplitPair {
         }
         let t = self.tunnel_rx.poll_timeout();
         self.set_timer(T_TUNNEL_RX, t);
-        // New in-order tunnel bytes go to their flows' senders.
-        let d = self.tunnel_rx.delivered_bytes();
-        if d > self.tunnel_delivered {
-            let n = d - self.tunnel_delivered;
-            self.tunnel_delivered = d;
-            let flows = &mut self.flows;
-            let touched = &mut self.touched;
-            self.framing.pop(n, |i, b| {
-                let f = &mut flows[i as usize];
-                f.sender.write(b);
-                f.forwarded += b;
-                if touched.last() != Some(&i) {
-                    touched.push(i);
-                }
-            });
+        if n > 0 {
             // Only the flows just written can have something new to send.
             let mut touched = std::mem::take(&mut self.touched);
             for &i in &touched {
@@ -492,6 +570,17 @@ impl SplitPair {
     /// Returns the bytes the sink newly delivered in order.
     fn drain_flow_sink(&mut self, i: u32, now: Instant, out: &mut Outbox) -> u64 {
         let f = &mut self.flows[i as usize];
+        // With per-flow credit the receiver keeps what the flow may not yet
+        // send on; the read may open its window (an ACK below).
+        let new = match &mut self.flow_credit {
+            Some(fc) => {
+                let n = f.sink.read(fc.allowance(i as usize));
+                fc.on_written(i as usize, n);
+                n
+            }
+            None => f.sink.delivered_bytes() - f.accepted,
+        };
+        f.accepted += new;
         while let Some(seg) = f.sink.poll_transmit(now) {
             out.send(
                 self.start,
@@ -502,9 +591,6 @@ impl SplitPair {
                 },
             );
         }
-        let d = f.sink.delivered_bytes();
-        let new = d - f.accepted;
-        f.accepted = d;
         let t = f.sink.poll_timeout();
         self.set_timer(T_FLOWS + 2 * i, t);
         if new > 0 {
@@ -543,8 +629,33 @@ impl SplitPair {
         self.credit.record_check(blocked);
     }
 
-    fn tunnel_tx_hdr(&self) -> u64 {
-        self.hdr as u64
+    /// Moves what flow `i`'s receiver at split start has for the tunnel
+    /// (outside a check: a delayed ACK, or per-flow credit returned) and
+    /// charges it under the "delivered" rule.
+    fn release(&mut self, i: u32, now: Instant, out: &mut Outbox) {
+        let new = self.drain_flow_sink(i, now, out);
+        if self.charge_delivered && new > 0 {
+            let hdr = self.hdr as u64;
+            let mss = self.credit.config().packet as u64 - hdr;
+            self.credit
+                .adjust(-((new + new.div_ceil(mss.max(1)) * hdr) as i64));
+        }
+        self.drain_tunnel_tx(now, out);
+    }
+
+    /// Bounds split end's buffer per flow to `bytes`; with `flow_credit`,
+    /// each flow also gets a credit window of `bytes` across the tunnel.
+    /// The sinks must read on demand (`app_reads`): the tunnel's always,
+    /// split start's with `flow_credit`.
+    pub fn bound_split_end(&mut self, bytes: u64, flow_credit: bool) {
+        self.end_buffer = Some(bytes);
+        self.flow_credit = flow_credit.then(|| FlowCredit::new(self.flows.len(), bytes));
+    }
+
+    /// Most bytes split end held for one flow (handed to its onward
+    /// sender, not yet acknowledged by the destination).
+    pub fn end_held_max(&self) -> u64 {
+        self.end_held_max
     }
 
     fn flow_of(&self, id: FlowId) -> Option<u32> {
@@ -608,6 +719,16 @@ impl NodeAgent for SplitPair {
             } else if node == self.end && p.src == f.dst {
                 self.flows[i as usize].sender.handle_segment(now, &p.seg);
                 self.drain_flow_sender(i, now, out);
+                if self.end_buffer.is_some() {
+                    // The destination's ACK frees room at split end: the
+                    // tunnel stream may move again, and the flow's credit
+                    // returns to split start.
+                    if let Some(fc) = &mut self.flow_credit {
+                        fc.on_acked(i as usize, self.flows[i as usize].sender.bytes_acked());
+                        self.release(i, now, out);
+                    }
+                    self.drain_tunnel_rx(now, out);
+                }
             } else {
                 self.passed += 1;
                 out.send(node, p);
@@ -654,14 +775,7 @@ impl NodeAgent for SplitPair {
                     let i = (s - T_FLOWS) / 2;
                     if (s - T_FLOWS).is_multiple_of(2) {
                         self.flows[i as usize].sink.handle_timeout(now);
-                        let new = self.drain_flow_sink(i, now, out);
-                        if self.charge_delivered && new > 0 {
-                            let hdr = self.tunnel_tx_hdr();
-                            let mss = self.credit.config().packet as u64 - hdr;
-                            self.credit
-                                .adjust(-((new + new.div_ceil(mss.max(1)) * hdr) as i64));
-                        }
-                        self.drain_tunnel_tx(now, out);
+                        self.release(i, now, out);
                     } else {
                         self.flows[i as usize].sender.handle_timeout(now);
                         self.drain_flow_sender(i, now, out);
@@ -697,6 +811,8 @@ impl NodeAgent for SplitPair {
             "tunnel_timeouts": t.timeouts,
             "tunnel_cwnd": self.tunnel_tx.cwnd(),
             "in_tunnel_bytes": self.framing.in_tunnel(),
+            "end_held_max_bytes": self.end_held_max,
+            "tunnel_unread_bytes": self.tunnel_rx.readable(),
             "passed": self.passed,
         })
     }
