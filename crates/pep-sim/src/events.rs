@@ -16,7 +16,9 @@ use pep_core::Instant;
 /// rest for the component index.
 const EVENT_BITS: u32 = 28;
 /// Component indices (ports, flows, processors, agents) must be below
-/// this: 16 M of each, far more than a scenario fits in memory.
+/// this (16 M). Validation keeps them there: at most `MAX_NODES` (4096)
+/// nodes, so fewer than 2^24 ports between distinct pairs, and
+/// `MAX_FLOWS` flows.
 pub const MAX_INDEX: u32 = 1 << (EVENT_BITS - 4);
 /// Sequence numbers the middle bits have room for (2^36). When they run
 /// out, the pending entries are renumbered in their order.
@@ -64,7 +66,7 @@ impl Event {
             Event::Agent(i) => (8, i),
             Event::Read(i) => (9, i),
         };
-        // The builder rejects scenarios with more components than this.
+        // Scenario validation bounds every index (see MAX_INDEX).
         assert!(i < MAX_INDEX, "component index {i} out of the event range");
         k << (EVENT_BITS - 4) | i as u64
     }
