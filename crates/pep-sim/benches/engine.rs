@@ -1,6 +1,8 @@
-//! Engine speed on the benchmark dumbbell (see `pep_sim::bench`), short runs
-//! so criterion can repeat them. The full-length figures come from
-//! `pep sim bench` (200 simulated seconds, N = 10, 50, 500).
+//! Engine speed on the benchmark dumbbell (see `pep_sim::bench`) and on
+//! the Gschwandtner split-PEP dumbbell (`scenarios/gschwandtner/ftp50-pep.toml`,
+//! 50 SACK flows through a two-node PEP), short runs so criterion can repeat
+//! them. The full-length figures come from `pep sim bench` (200 simulated
+//! seconds, N = 10, 50, 500) and `pep sim run` (`run.json`).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use pep_sim::Simulation;
@@ -25,5 +27,37 @@ fn dumbbell(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, dumbbell);
+/// The Gschwandtner scenario, cut to `secs` simulated seconds.
+fn gschwandtner(secs: u64) -> pep_sim::scenario::Scenario {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/gschwandtner/ftp50-pep.toml"
+    );
+    let text = std::fs::read_to_string(path).expect("scenario file");
+    let text = text.replace("duration = \"2000s\"", &format!("duration = \"{secs}s\""));
+    assert!(
+        text.contains(&format!("duration = \"{secs}s\"")),
+        "duration not found"
+    );
+    pep_sim::scenario::Scenario::from_toml_str(&text, path).expect("valid")
+}
+
+fn split_pep(c: &mut Criterion) {
+    let mut g = c.benchmark_group("gschwandtner");
+    g.sample_size(10);
+    let sc = gschwandtner(10);
+    let mut probe = Simulation::new(&sc);
+    probe.run();
+    g.throughput(Throughput::Elements(probe.engine_stats().events));
+    g.bench_function("ftp50-pep-10s", |b| {
+        b.iter(|| {
+            let mut sim = Simulation::new(&sc);
+            sim.run();
+            sim.engine_stats().events
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, dumbbell, split_pep);
 criterion_main!(benches);
