@@ -304,6 +304,38 @@ fn sad_in_the_daemons_uplink_queue_doubles_linux_tcp() {
     );
 }
 
+/// Starts both chains' daemons, runs one Reno download with a 20-segment
+/// window through each at once (seeds `seed`, `seed + 1`), stops the
+/// daemons: the two flows' outcomes and each chain's (near, far) stats.
+fn side_by_side(
+    lab: &Lab,
+    chains: &[Chain; 2],
+    seed: u64,
+) -> (Outcome, Outcome, Vec<Vec<PacketStats>>) {
+    let running: Vec<Running> = chains
+        .iter()
+        .enumerate()
+        .map(|(k, c)| start_chain(lab, k, c))
+        .collect();
+    let opts = TrafficOptions {
+        deadline: Duration::from_secs(40),
+        ..TrafficOptions::default()
+    };
+    let clamp = Some(20 * 1448);
+    let r = traffic::run(
+        &[
+            flow(lab, &chains[0].name, "reno", clamp, seed),
+            flow(lab, &chains[1].name, "reno", clamp, seed + 1),
+        ],
+        &opts,
+    )
+    .expect("traffic");
+    let first = outcome(&r.flows[0], r.interval);
+    let second = outcome(&r.flows[1], r.interval);
+    let stats = running.into_iter().map(stop).collect();
+    (first, second, stats)
+}
+
 /// SAD at the near end plus ACK regeneration by a second daemon at the far
 /// end of the slow link: at least what SAD alone achieves (the paper's
 /// Table 2 has R = 1 at 6.65 against SAD's 6.20 Mbit/s), byte-exact.
@@ -326,32 +358,7 @@ fn ack_regeneration_at_the_far_end_keeps_the_gain() {
             far: packet(None, false, None),
         },
     ];
-    let running: Vec<Running> = chains
-        .iter()
-        .enumerate()
-        .map(|(k, c)| start_chain(&lab, k, c))
-        .collect();
-    let opts = TrafficOptions {
-        deadline: Duration::from_secs(40),
-        ..TrafficOptions::default()
-    };
-    let clamp = Some(20 * 1448);
-    let r = traffic::run(
-        &[
-            flow(&lab, "ar", "reno", clamp, 30),
-            flow(&lab, "sadonly", "reno", clamp, 31),
-        ],
-        &opts,
-    )
-    .expect("traffic");
-    let (ar, sad) = (
-        outcome(&r.flows[0], r.interval),
-        outcome(&r.flows[1], r.interval),
-    );
-    let mut stats = vec![];
-    for r in running {
-        stats.push(stop(r));
-    }
+    let (ar, sad, stats) = side_by_side(&lab, &chains, 30);
     let far = stats[0][1];
     println!(
         "reno, rwnd 20 segments: SAD + AR (R = 1) {:.3} Mbit/s, SAD alone {:.3} (x{:.2}); \
@@ -412,32 +419,7 @@ fn ack_thinning_on_real_packets_helps_and_loses_nothing() {
             far: packet(None, false, None),
         },
     ];
-    let running: Vec<Running> = chains
-        .iter()
-        .enumerate()
-        .map(|(k, c)| start_chain(&lab, k, c))
-        .collect();
-    let opts = TrafficOptions {
-        deadline: Duration::from_secs(40),
-        ..TrafficOptions::default()
-    };
-    let clamp = Some(20 * 1448);
-    let r = traffic::run(
-        &[
-            flow(&lab, "thin", "reno", clamp, 40),
-            flow(&lab, "plain", "reno", clamp, 41),
-        ],
-        &opts,
-    )
-    .expect("traffic");
-    let (thin, plain) = (
-        outcome(&r.flows[0], r.interval),
-        outcome(&r.flows[1], r.interval),
-    );
-    let mut stats = vec![];
-    for r in running {
-        stats.push(stop(r));
-    }
+    let (thin, plain, stats) = side_by_side(&lab, &chains, 40);
     let near = stats[0][0];
     println!(
         "reno, rwnd 20 segments: thinning N = 2 {:.3} Mbit/s, without {:.3} (x{:.2}); \
