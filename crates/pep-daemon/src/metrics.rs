@@ -341,7 +341,6 @@ impl Metrics {
             ],
         );
         let t = &self.tunnel;
-        let tl = |v: &AtomicU64| v.load(Relaxed) as i128;
         for (name, kind, help, v) in [
             (
                 "pep_tunnel_up",
@@ -353,37 +352,37 @@ impl Metrics {
                 "pep_tunnel_connects_total",
                 "counter",
                 "Tunnel connections established.",
-                tl(&t.connects),
+                l(&t.connects),
             ),
             (
                 "pep_tunnel_auth_failures_total",
                 "counter",
                 "Tunnel handshakes refused: the peer's certificate is not the pinned one.",
-                tl(&t.auth_failures),
+                l(&t.auth_failures),
             ),
             (
                 "pep_tunnel_rtt_microseconds",
                 "gauge",
                 "Tunnel RTT estimate.",
-                tl(&t.rtt_us),
+                l(&t.rtt_us),
             ),
             (
                 "pep_tunnel_cwnd_bytes",
                 "gauge",
                 "Tunnel congestion window.",
-                tl(&t.cwnd_bytes),
+                l(&t.cwnd_bytes),
             ),
             (
                 "pep_tunnel_lost_packets",
                 "gauge",
                 "Packets the tunnel's connection has declared lost.",
-                tl(&t.lost_packets),
+                l(&t.lost_packets),
             ),
             (
                 "pep_tunnel_sent_packets",
                 "gauge",
                 "Packets the tunnel's connection has sent.",
-                tl(&t.sent_packets),
+                l(&t.sent_packets),
             ),
             (
                 "pep_tunnel_flows_active",
@@ -397,7 +396,7 @@ impl Metrics {
         let ended: Vec<(String, i128)> = TUNNEL_ENDS
             .iter()
             .zip(&t.ended)
-            .map(|(h, c)| (format!("{{how=\"{h}\"}}"), tl(c)))
+            .map(|(h, c)| (format!("{{how=\"{h}\"}}"), l(c)))
             .collect();
         let ended: Vec<(&str, i128)> = ended.iter().map(|(a, b)| (a.as_str(), *b)).collect();
         gauge(
@@ -411,8 +410,8 @@ impl Metrics {
             "counter",
             "Bytes through the tunnel, by direction.",
             &[
-                ("{dir=\"out\"}", tl(&t.bytes_to_tunnel)),
-                ("{dir=\"in\"}", tl(&t.bytes_from_tunnel)),
+                ("{dir=\"out\"}", l(&t.bytes_to_tunnel)),
+                ("{dir=\"in\"}", l(&t.bytes_from_tunnel)),
             ],
         );
         for (name, help) in [
