@@ -267,14 +267,12 @@ fn limits_memory_bound_and_vanishing_clients() {
     );
     assert!(sent < 100 << 20, "backpressure must stop the sender");
     // The stalled direction holds at most its 1 MiB bound, in the splice
-    // pipe (the default relay): counted as buffered, no user memory. (A
-    // pipe of one-segment fragments runs out of page slots first, at 256
-    // segments: about 355 KB here.)
+    // pipe (the default relay): counted as buffered, no user memory. How
+    // much below the bound depends on the fragments: a pipe runs out of
+    // its 256 page slots first, and the kernel's fragment sizes vary from
+    // run to run (CI saw 558 B a slot, 143 KB; quiet runs 1.4 KB, 355 KB).
     assert!(buffered <= 1 << 20, "{buffered}");
-    assert!(
-        buffered >= 256 * 1000,
-        "the pipe holds the stalled data: {buffered}"
-    );
+    assert!(buffered > 0, "the pipe holds the stalled data");
     assert_eq!(alloc, 0, "splicing allocates no relay buffers");
     assert!(
         rss1 < rss0 + (8 << 20),

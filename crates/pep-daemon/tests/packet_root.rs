@@ -34,7 +34,10 @@ use pep_lab::topology::{link_addr, link_mac, mac_string, node_ifname};
 use pep_lab::traffic::{self, Amount, FlowResult, FlowSpec, TrafficOptions};
 use pep_lab::{DirParams, Lab, LabOptions, LabTopology, Role};
 
+/// The side-by-side comparisons.
 const RUN: Duration = Duration::from_secs(10);
+/// The headline comparison, as long as the issue asks.
+const LONG_RUN: Duration = Duration::from_secs(30);
 /// Goodput is measured after slow start, until the senders stop.
 const FROM: Duration = Duration::from_secs(2);
 
@@ -157,23 +160,30 @@ struct Outcome {
     data_segs: u32,
 }
 
-fn outcome(f: &FlowResult, interval: Duration) -> Outcome {
+fn outcome(f: &FlowResult, interval: Duration, run: Duration) -> Outcome {
     assert!(f.byte_exact(), "{}: not byte-exact: {:?}", f.name, f.error);
     let last = f.last_sample().expect("TCP_INFO samples");
     Outcome {
-        goodput: f.goodput_between(interval, FROM, RUN).as_mbps_f64(),
+        goodput: f.goodput_between(interval, FROM, run).as_mbps_f64(),
         retrans: last.total_retrans,
         data_segs: last.data_segs_out,
     }
 }
 
-fn flow(lab: &Lab, chain: &str, cc: &str, clamp: Option<u32>, seed: u64) -> FlowSpec {
+fn flow(
+    lab: &Lab,
+    chain: &str,
+    cc: &str,
+    clamp: Option<u32>,
+    seed: u64,
+    run: Duration,
+) -> FlowSpec {
     let (c, _, _, s) = names(chain);
     let mut f = FlowSpec::new(
         chain,
         lab.endpoint(&s).unwrap(),
         lab.endpoint(&c).unwrap(),
-        Amount::For(RUN),
+        Amount::For(run),
     );
     f.cc = cc.into();
     f.window_clamp = clamp;
@@ -202,104 +212,199 @@ fn stop(r: Running) -> Vec<PacketStats> {
         .collect()
 }
 
-/// The headline: SAD in the daemon's own uplink queue at least doubles a
-/// window-limited (20 segments, as in the paper) Linux download, and does
-/// not lose with the kernel's own window; byte-exact, few retransmissions.
+/// One comparison of the headline test: `flows` downloads through three
+/// paths: SAD in the near daemon's queue, SAD plus ACK regeneration (R = 1,
+/// spaced) in the far daemon, and neither.
+struct Case {
+    name: &'static str,
+    cc: &'static str,
+    clamp: Option<u32>,
+    flows: usize,
+    /// Goodput with SAD over goodput with neither, at least (`None`: not
+    /// asserted, see where it is used).
+    sad_gain: Option<f64>,
+    /// Goodput with SAD and AR over goodput with neither, at least.
+    ar_gain: Option<f64>,
+}
+
+/// The three paths of a case: (chain suffix, SAD, AR).
+const VARIANTS: [(&str, bool, bool); 3] =
+    [("s", true, false), ("a", true, true), ("p", false, false)];
+
+/// The headline, as the issue asks it: 30 s Linux downloads, Reno and
+/// CUBIC, with the paper's 20-segment window and with the kernel's own,
+/// and ten parallel flows, each with SAD, with SAD and AR, and with
+/// neither. All fifteen paths run at once, so every comparison sees the
+/// same machine load. Byte-exact everywhere; no retransmission storm.
 #[test]
 fn sad_in_the_daemons_uplink_queue_doubles_linux_tcp() {
     let Some(_g) = root_test("sad_in_the_daemons_uplink_queue") else {
         return;
     };
-    let lab = lab_of("pkt-sad", &["sad", "plain"]);
-    let uplink = Some(Rate::kbps(62));
-    let chains = [
-        Chain {
-            name: "sad".into(),
-            near: packet(uplink, true, None),
-            far: packet(None, false, None),
-        },
-        Chain {
-            name: "plain".into(),
-            near: packet(uplink, false, None),
-            far: packet(None, false, None),
-        },
+    let twenty = Some(20 * 1448);
+    let case = |name, cc, clamp, flows, sad_gain, ar_gain| Case {
+        name,
+        cc,
+        clamp,
+        flows,
+        sad_gain,
+        ar_gain,
+    };
+    // With the kernel's window the uplink queue overflows without SAD and
+    // its drops thin the ACKs (Linux counts the bytes a stretch ACK
+    // covers), and the window grows over the inflated round trip: plain
+    // TCP gets 4.9 (Reno) and 6.3 (CUBIC) of the 7.7 Mbit/s possible in
+    // 30 s, so x2 is out of reach there; SAD must not lose (1 % noise).
+    let cases = [
+        case("r20", "reno", twenty, 1, Some(2.0), Some(2.0)),
+        case("c20", "cubic", twenty, 1, Some(2.0), Some(2.0)),
+        case("rk", "reno", None, 1, Some(0.99), Some(0.99)),
+        case("ck", "cubic", None, 1, Some(0.99), Some(0.99)),
+        // Ten flows: neither gets 7.3 of the 7.7 Mbit/s (the full uplink
+        // queue's drops thin the ACKs), so x2 cannot exist; and SAD loses
+        // here (x0.7, x0.75 with AR): with the ACKs no longer delayed, the
+        // round trip shrinks and ten 20-segment windows (200 segments)
+        // overflow the 50-packet downlink queue, which a pipe of 14
+        // segments plus that queue cannot hold. docs/packet-mode.md has
+        // the numbers; what is checked here is that SAD keeps ten flows
+        // apart on real packets (byte-exact, none starved).
+        case("t20", "reno", twenty, 10, None, None),
     ];
+    let chain_names: Vec<String> = cases
+        .iter()
+        .flat_map(|c| VARIANTS.map(|(v, _, _)| format!("{}{v}", c.name)))
+        .collect();
+    let refs: Vec<&str> = chain_names.iter().map(String::as_str).collect();
+    let lab = lab_of("pkt-sad", &refs);
+    let uplink = Some(Rate::kbps(62));
+    let chains: Vec<Chain> = cases
+        .iter()
+        .flat_map(|c| {
+            VARIANTS.map(|(v, sad, ar)| Chain {
+                name: format!("{}{v}", c.name),
+                near: packet(uplink, sad, None),
+                far: packet(None, false, ar.then_some(1)),
+            })
+        })
+        .collect();
     let running: Vec<Running> = chains
         .iter()
         .enumerate()
         .map(|(k, c)| start_chain(&lab, k, c))
         .collect();
+    let mut specs = vec![];
+    let mut seed = 0;
+    for (case, chain) in cases
+        .iter()
+        .flat_map(|c| std::iter::repeat_n(c, VARIANTS.len()))
+        .zip(&chain_names)
+    {
+        for _ in 0..case.flows {
+            specs.push(flow(&lab, chain, case.cc, case.clamp, seed, LONG_RUN));
+            seed += 1;
+        }
+    }
     let opts = TrafficOptions {
-        deadline: Duration::from_secs(40),
+        // A plain flow starved by uplink ACK drops drains its backlog in
+        // RTO backoff long after the senders stop: slow, not broken.
+        deadline: LONG_RUN + Duration::from_secs(60),
         ..TrafficOptions::default()
     };
+    let r = traffic::run(&specs, &opts).expect("traffic");
     let mut failures = vec![];
-    for (i, (cc, clamp, need)) in [("reno", Some(20 * 1448), 2.0), ("cubic", None, 1.0)]
-        .into_iter()
-        .enumerate()
-    {
-        let seed = 10 * i as u64;
-        let r = traffic::run(
-            &[
-                flow(&lab, "sad", cc, clamp, seed),
-                flow(&lab, "plain", cc, clamp, seed + 1),
-            ],
-            &opts,
-        )
-        .expect("traffic");
-        let (with, without) = (
-            outcome(&r.flows[0], r.interval),
-            outcome(&r.flows[1], r.interval),
-        );
-        let ratio = with.goodput / without.goodput;
+    let mut results = r.flows.iter();
+    for case in &cases {
+        let mut side = || {
+            let outs: Vec<Outcome> = (0..case.flows)
+                .map(|_| outcome(results.next().unwrap(), r.interval, LONG_RUN))
+                .collect();
+            let sum = |f: fn(&Outcome) -> f64| outs.iter().map(f).sum::<f64>();
+            let slowest = outs.iter().map(|o| o.goodput).fold(f64::INFINITY, f64::min);
+            (
+                sum(|o| o.goodput),
+                sum(|o| o.retrans as f64),
+                sum(|o| o.data_segs as f64),
+                slowest,
+            )
+        };
+        let (sad, sad_re, sad_segs, sad_slowest) = side();
+        let (ar, ar_re, ar_segs, ar_slowest) = side();
+        let (plain, plain_re, plain_segs, _) = side();
         let label = format!(
-            "{cc}, rwnd {}",
-            clamp.map_or("unlimited".into(), |c| format!("{} segments", c / 1448))
+            "{} x {}, rwnd {}",
+            case.flows,
+            case.cc,
+            case.clamp
+                .map_or("kernel".into(), |c| format!("{} segments", c / 1448))
         );
-        let near = &running[0].daemons[0].1.packet;
-        let rendered = running[0].daemons[0].1.render();
         println!(
-            "{label}: goodput {}-{} s with SAD {:.3} Mbit/s, without {:.3} (x{ratio:.2}); \
-             retransmitted {} of {} segments with SAD, {} of {} without",
+            "{label}: goodput {:.0}-{:.0} s with SAD {sad:.3} Mbit/s (x{:.2}), SAD + AR {ar:.3} \
+             (x{:.2}), neither {plain:.3}; retransmitted {sad_re} of {sad_segs} segments with \
+             SAD, {ar_re} of {ar_segs} with SAD + AR, {plain_re} of {plain_segs} with neither",
             FROM.as_secs_f64(),
-            RUN.as_secs_f64(),
-            with.goodput,
-            without.goodput,
-            with.retrans,
-            with.data_segs,
-            without.retrans,
-            without.data_segs,
+            LONG_RUN.as_secs_f64(),
+            sad / plain,
+            ar / plain,
         );
-        assert_eq!(near.up.load(Relaxed), 1);
-        assert!(rendered.contains("pep_packet_merged_total"), "{rendered}");
-        if ratio < need {
-            failures.push(format!("{label}: x{ratio:.2} (needs x{need})"));
+        if let Some(need) = case.sad_gain {
+            if sad / plain < need {
+                failures.push(format!("{label}: SAD x{:.2} (needs x{need})", sad / plain));
+            }
         }
-        assert!(
-            (with.retrans as f64) < 0.03 * with.data_segs as f64 + 10.0,
-            "{label}: {} retransmissions of {} segments with SAD",
-            with.retrans,
-            with.data_segs
-        );
+        if let Some(need) = case.ar_gain {
+            if ar / plain < need {
+                failures.push(format!(
+                    "{label}: SAD + AR x{:.2} (needs x{need})",
+                    ar / plain
+                ));
+            }
+        }
+        if case.flows == 1 {
+            // No retransmission storm: SAD never withholds a duplicate ACK
+            // or new SACK information, AR never repeats an ACK number.
+            for (what, re, segs) in [("SAD", sad_re, sad_segs), ("SAD + AR", ar_re, ar_segs)] {
+                assert!(
+                    re < 0.03 * segs + 10.0,
+                    "{label}: {re} retransmissions of {segs} segments with {what}"
+                );
+            }
+        } else {
+            // A fair share is 0.77 Mbit/s; a flow fed another flow's ACK
+            // numbers would stall.
+            for (what, slowest) in [("SAD", sad_slowest), ("SAD + AR", ar_slowest)] {
+                assert!(
+                    slowest > 0.1,
+                    "{label}: a flow starved with {what} ({slowest:.3} Mbit/s)"
+                );
+            }
+        }
     }
-    let mut stats = vec![];
-    for r in running {
-        stats.push(stop(r));
-    }
-    let (sad, plain) = (stats[0][0], stats[1][0]);
-    println!("near daemon with SAD: {sad:?}\nnear daemon without: {plain:?}");
+    let near = &running[0].daemons[0].1;
+    assert_eq!(near.packet.up.load(Relaxed), 1);
+    let rendered = near.render();
+    assert!(rendered.contains("pep_packet_merged_total"), "{rendered}");
+    let stats: Vec<Vec<PacketStats>> = running.into_iter().map(stop).collect();
+    let (sad, ar_far, plain) = (stats[0][0], stats[1][1], stats[2][0]);
+    println!("near daemon with SAD: {sad:?}\nnear daemon without: {plain:?}\nfar daemon with AR: {ar_far:?}");
     assert!(sad.merged > 1000, "SAD merged {} ACKs", sad.merged);
     assert!(sad.rewritten > 100, "SAD rewrote {} ACKs", sad.rewritten);
     assert_eq!((plain.merged, plain.rewritten), (0, 0));
+    assert!(
+        ar_far.regenerated > 1000,
+        "AR created {} ACKs",
+        ar_far.regenerated
+    );
     assert!(
         sad.flows >= 1 && sad.flows <= 16,
         "flows tracked: {}",
         sad.flows
     );
+    let ten = stats[3 * 4][0];
+    assert!(ten.flows >= 10, "ten flows tracked as {}", ten.flows);
     lab.down().unwrap();
     assert!(
         failures.is_empty(),
-        "SAD short of its gain: {}",
+        "short of the gain: {}",
         failures.join("; ")
     );
 }
@@ -324,72 +429,16 @@ fn side_by_side(
     let clamp = Some(20 * 1448);
     let r = traffic::run(
         &[
-            flow(lab, &chains[0].name, "reno", clamp, seed),
-            flow(lab, &chains[1].name, "reno", clamp, seed + 1),
+            flow(lab, &chains[0].name, "reno", clamp, seed, RUN),
+            flow(lab, &chains[1].name, "reno", clamp, seed + 1, RUN),
         ],
         &opts,
     )
     .expect("traffic");
-    let first = outcome(&r.flows[0], r.interval);
-    let second = outcome(&r.flows[1], r.interval);
+    let first = outcome(&r.flows[0], r.interval, RUN);
+    let second = outcome(&r.flows[1], r.interval, RUN);
     let stats = running.into_iter().map(stop).collect();
     (first, second, stats)
-}
-
-/// SAD at the near end plus ACK regeneration by a second daemon at the far
-/// end of the slow link: at least what SAD alone achieves (the paper's
-/// Table 2 has R = 1 at 6.65 against SAD's 6.20 Mbit/s), byte-exact.
-#[test]
-fn ack_regeneration_at_the_far_end_keeps_the_gain() {
-    let Some(_g) = root_test("ack_regeneration_at_the_far_end") else {
-        return;
-    };
-    let lab = lab_of("pkt-ar", &["ar", "sadonly"]);
-    let uplink = Some(Rate::kbps(62));
-    let chains = [
-        Chain {
-            name: "ar".into(),
-            near: packet(uplink, true, None),
-            far: packet(None, false, Some(1)),
-        },
-        Chain {
-            name: "sadonly".into(),
-            near: packet(uplink, true, None),
-            far: packet(None, false, None),
-        },
-    ];
-    let (ar, sad, stats) = side_by_side(&lab, &chains, 30);
-    let far = stats[0][1];
-    println!(
-        "reno, rwnd 20 segments: SAD + AR (R = 1) {:.3} Mbit/s, SAD alone {:.3} (x{:.2}); \
-         retransmitted {} of {} with AR, {} of {} without; far daemon: {far:?}",
-        ar.goodput,
-        sad.goodput,
-        ar.goodput / sad.goodput,
-        ar.retrans,
-        ar.data_segs,
-        sad.retrans,
-        sad.data_segs
-    );
-    assert!(
-        far.regenerated > 1000,
-        "AR created {} ACKs",
-        far.regenerated
-    );
-    assert!(
-        (ar.retrans as f64) < 0.03 * ar.data_segs as f64 + 10.0,
-        "regenerated ACKs caused {} retransmissions of {}",
-        ar.retrans,
-        ar.data_segs
-    );
-    // Real-time noise between two paths running at once is a few percent.
-    assert!(
-        ar.goodput >= 0.9 * sad.goodput,
-        "SAD + AR {:.3} Mbit/s below SAD alone {:.3}",
-        ar.goodput,
-        sad.goodput
-    );
-    lab.down().unwrap();
 }
 
 /// ACK thinning (every 2nd pure ACK) in front of the same 62 kbit/s queue

@@ -309,7 +309,17 @@ fn build_ack(
     let t = templates.get(&seg.flow)?;
     let mut f = Frame::parse(t.clone(), flows);
     let s = f.segment_mut()?;
-    AckFields::of(seg).write(s);
+    let mut fields = AckFields::of(seg);
+    // The template is the flow's latest real ACK, which may be newer than
+    // the one this ACK regenerates and carry no SACK option to hold its
+    // blocks: then it goes without them (a receiver may send fewer blocks
+    // than it knows, RFC 2018; the real ACKs carry them all), rather than
+    // leave with a header half written. Fewer slots than blocks: the
+    // rewrite keeps the first, most recent ones.
+    if s.sack.is_empty() {
+        fields.sack = Default::default();
+    }
+    fields.write(s);
     Some(f)
 }
 
