@@ -6,12 +6,12 @@
 //! and deletes them on exit; nothing leaves them).
 //!
 //! ```text
-//!  sender ns: s0 ==veth== a [bump ns: the daemon] b ==veth== r0 :receiver ns
-//!  sender ns: s1 ==veth============================= r1 :receiver ns  (direct)
+//!  sender ns: snd0 ==veth== bump-a [bump ns: the daemon] bump-b ==veth== rcv0
+//!  sender ns: snd1 ==veth========================================== rcv1 (direct)
 //! ```
 //!
-//! A sender thread writes Ethernet frames on `s0` (or `s1`), a receiver
-//! thread reads them on `r0` (or `r1`); both stamp `CLOCK_MONOTONIC`, which
+//! A sender thread writes Ethernet frames on `snd0` (or `snd1`), a
+//! receiver thread reads them on `rcv0` (or `rcv1`); both stamp `CLOCK_MONOTONIC`, which
 //! every namespace shares, so the one-way time of each frame is known. The
 //! direct pair is the baseline: what the two test threads and the kernel
 //! cost without the bump. The difference is the daemon's share: two
@@ -91,23 +91,24 @@ impl Lab {
         }
         let (s, b, r) = (lab.ns('s'), lab.ns('b'), lab.ns('r'));
         let pairs = [
-            ("s0", &s, "a", &b),
-            ("b", &b, "r0", &r),
-            ("s1", &s, "r1", &r),
+            ("snd0", &s, "bump-a", &b),
+            ("bump-b", &b, "rcv0", &r),
+            ("snd1", &s, "rcv1", &r),
         ];
         for (x, nx, y, ny) in pairs {
             netns::ip(&[
-                "link", "add", x, "netns", nx, "type", "veth", "peer", "name", y, "netns", ny,
+                "link", "add", "name", x, "netns", nx, "type", "veth", "peer", "name", y, "netns",
+                ny,
             ])
             .map_err(e)?;
         }
         for (n, dev) in [
-            (&s, "s0"),
-            (&s, "s1"),
-            (&b, "a"),
-            (&b, "b"),
-            (&r, "r0"),
-            (&r, "r1"),
+            (&s, "snd0"),
+            (&s, "snd1"),
+            (&b, "bump-a"),
+            (&b, "bump-b"),
+            (&r, "rcv0"),
+            (&r, "rcv1"),
         ] {
             netns::ip(&["-n", n, "link", "set", dev, "up"]).map_err(e)?;
             netns::in_netns(n, || pep_lab::ethtool::disable_offloads(dev).map(|_| ()))
@@ -225,8 +226,8 @@ fn run(lab: &Lab, tx_if: &str, rx_if: &str, len: usize, blast: bool) -> Result<M
 
 fn settings() -> PacketSettings {
     PacketSettings {
-        a: "a".into(),
-        b: "b".into(),
+        a: "bump-a".into(),
+        b: "bump-b".into(),
         rate: Some(Rate::mbps(10_000)),
         queue: 1000,
         sad: true,
@@ -256,10 +257,10 @@ fn bench() -> Result<(), String> {
     println!("| --- | --- | --- | --- | --- | --- |");
     let t = WallInstant::now();
     for len in [64, 1500] {
-        let direct = run(&lab, "s1", "r1", len, false)?;
-        let bump = run(&lab, "s0", "r0", len, false)?;
-        let direct_blast = run(&lab, "s1", "r1", len, true)?;
-        let bump_blast = run(&lab, "s0", "r0", len, true)?;
+        let direct = run(&lab, "snd1", "rcv1", len, false)?;
+        let bump = run(&lab, "snd0", "rcv0", len, false)?;
+        let direct_blast = run(&lab, "snd1", "rcv1", len, true)?;
+        let bump_blast = run(&lab, "snd0", "rcv0", len, true)?;
         let us = |d: Duration| d.as_nanos() as f64 / 1e3;
         for (label, lat, blast) in [
             ("direct veth", &direct, &direct_blast),
