@@ -12,6 +12,8 @@
 //! per frame covers `on_frame`, `handle_timeout` and draining the output;
 //! the kernel's cost (two `AF_PACKET` system calls per frame) is not in it.
 
+mod common;
+
 use std::net::Ipv4Addr;
 
 use pep_core::ack_regen::AckRegenConfig;
@@ -42,18 +44,7 @@ fn frame(flow: u16, ack: u32, payload: usize) -> Vec<u8> {
 }
 
 fn settings() -> PacketSettings {
-    PacketSettings {
-        a: "a".into(),
-        b: "b".into(),
-        rate: Some(Rate::mbps(100_000)),
-        queue: 1000,
-        sad: true,
-        ack_thin: None,
-        max_hold: Duration::from_millis(20),
-        ack_regen: None,
-        max_flows: 65_536,
-        realtime: false,
-    }
+    common::sad_at("a", "b", Rate::mbps(100_000))
 }
 
 fn bench(label: &str, s: &PacketSettings, frame_len: usize, n: usize) {

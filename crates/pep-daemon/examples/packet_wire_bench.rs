@@ -22,6 +22,8 @@
 //! is measured at 10,000 frames per second, paced; throughput by sending
 //! 300,000 frames as fast as the sender can and counting what arrives.
 
+mod common;
+
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -29,7 +31,7 @@ use std::time::Instant as WallInstant;
 
 use pep_core::{Duration, Rate};
 use pep_daemon::metrics::Metrics;
-use pep_daemon::packet::{PacketDaemon, PacketSettings};
+use pep_daemon::packet::PacketDaemon;
 use pep_lab::clock::{monotonic_ns, sleep_until_ns, tune_timing_thread, Histogram};
 use pep_lab::netns;
 use pep_lab::packet_socket::{PacketSocket, Recv};
@@ -224,21 +226,6 @@ fn run(lab: &Lab, tx_if: &str, rx_if: &str, len: usize, blast: bool) -> Result<M
     got
 }
 
-fn settings() -> PacketSettings {
-    PacketSettings {
-        a: "bump-a".into(),
-        b: "bump-b".into(),
-        rate: Some(Rate::mbps(10_000)),
-        queue: 1000,
-        sad: true,
-        ack_thin: None,
-        max_hold: Duration::from_millis(20),
-        ack_regen: None,
-        max_flows: 65_536,
-        realtime: false,
-    }
-}
-
 fn bench() -> Result<(), String> {
     let lab = Lab::up()?;
     let m = Arc::new(Metrics::default());
@@ -246,7 +233,10 @@ fn bench() -> Result<(), String> {
     let daemon = std::thread::scope(|sc| {
         sc.spawn(|| {
             netns::enter(&bump_ns).map_err(|e| e.to_string())?;
-            PacketDaemon::start(&settings(), m.clone())
+            PacketDaemon::start(
+                &common::sad_at("bump-a", "bump-b", Rate::mbps(10_000)),
+                m.clone(),
+            )
         })
         .join()
         .map_err(|_| "daemon start panicked".to_string())?
