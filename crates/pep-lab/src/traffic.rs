@@ -16,7 +16,7 @@
 //! has a timeout under the run's deadline.
 
 use std::io::{self, Read};
-use std::net::{SocketAddr, SocketAddrV4, TcpStream};
+use std::net::{Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6, TcpStream};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -70,6 +70,9 @@ pub struct FlowSpec {
     /// payload, so the packets on the wire are `mss + 40` bytes, as in the
     /// simulator.
     pub mss: Option<u32>,
+    /// Run the flow over IPv6 to this address of `to` (a lab made with
+    /// `LabOptions::ipv6`; `Lab::addr6` gives it) instead of to `to.addr`.
+    pub to_ipv6: Option<Ipv6Addr>,
 }
 
 impl FlowSpec {
@@ -88,6 +91,15 @@ impl FlowSpec {
             window_clamp: None,
             sndbuf: None,
             mss: None,
+            to_ipv6: None,
+        }
+    }
+
+    /// The receiver's address and port.
+    pub fn to_socket_addr(&self) -> SocketAddr {
+        match self.to_ipv6 {
+            Some(a) => SocketAddr::V6(SocketAddrV6::new(a, self.port, 0, 0)),
+            None => SocketAddr::V4(SocketAddrV4::new(self.to.addr, self.port)),
         }
     }
 }
@@ -341,9 +353,9 @@ fn receive(
     ready: mpsc::Sender<Result<()>>,
     sender_failed: &AtomicBool,
 ) -> Result<Received> {
-    let addr = SocketAddr::V4(SocketAddrV4::new(f.to.addr, f.port));
+    let addr = f.to_socket_addr();
     let listen = || -> Result<Socket> {
-        let sock = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP))
+        let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
             .map_err(traffic_err("socket".into()))?;
         sock.set_reuse_address(true)
             .map_err(traffic_err("SO_REUSEADDR".into()))?;
@@ -458,7 +470,8 @@ struct Sent {
 const BULK_NOTSENT_LOWAT: u32 = 256 << 10;
 
 fn send(f: &FlowSpec, opts: &TrafficOptions, clock: Clock, deadline: Instant) -> Result<Sent> {
-    let sock = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP))
+    let to = f.to_socket_addr();
+    let sock = Socket::new(Domain::for_address(to), Type::STREAM, Some(Protocol::TCP))
         .map_err(traffic_err("socket".into()))?;
     sock.set_tcp_congestion(f.cc.as_bytes()).map_err(|e| {
         let sysctl = |k| netns::read_sysctl(k).unwrap_or_default();
@@ -484,10 +497,12 @@ fn send(f: &FlowSpec, opts: &TrafficOptions, clock: Clock, deadline: Instant) ->
             "TCP_NOTSENT_LOWAT",
         )?;
     }
-    let addr = SockAddr::from(SocketAddrV4::new(f.to.addr, f.port));
     let start = clock.now();
-    sock.connect_timeout(&addr, left(clock, deadline).min(StdDuration::from_secs(10)))
-        .map_err(traffic_err(format!("connect to {}:{}", f.to.addr, f.port)))?;
+    sock.connect_timeout(
+        &SockAddr::from(to),
+        left(clock, deadline).min(StdDuration::from_secs(10)),
+    )
+    .map_err(traffic_err(format!("connect to {to}")))?;
     sock.set_write_timeout(Some(StdDuration::from_millis(200)))
         .map_err(traffic_err("write timeout".into()))?;
 
