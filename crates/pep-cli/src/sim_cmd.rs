@@ -257,12 +257,12 @@ fn check(paths: &[PathBuf]) -> Result<(), String> {
     for p in paths {
         match Scenario::load(p) {
             Ok(sc) => println!(
-                "{}: ok ({} nodes, {} links, {} flows, {} s)",
+                "{}: ok ({} nodes, {} links, {} flows, {})",
                 p.display(),
                 sc.nodes.len(),
                 sc.links.len(),
                 sc.flows.len(),
-                sc.duration.as_secs_f64()
+                sc.duration
             ),
             Err(e) => {
                 failed += 1;
