@@ -59,6 +59,19 @@ pub enum SimCommand {
     },
     /// Print the built-in default scenario (a starting point for your own).
     Default,
+    /// Print a baseline scenario (no PEP) as an ns-2 2.35 script, to run it
+    /// in ns-2 itself (`ns run.tcl`): it prints each flow's acknowledged
+    /// bytes at the warm-up and at the end ("ack <flow> <time> <bytes>").
+    Ns2 {
+        /// Scenario file (TOML).
+        scenario: PathBuf,
+        /// When to take the first record (seconds).
+        #[arg(long, default_value_t = 5.0)]
+        warmup: f64,
+        /// ns-2's RNG seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
 }
 
 pub fn run(cmd: SimCommand) -> Result<(), String> {
@@ -77,6 +90,24 @@ pub fn run(cmd: SimCommand) -> Result<(), String> {
         SimCommand::Bench { flows, seconds } => bench(&flows, seconds),
         SimCommand::Default => {
             print!("{}", pep_sim::scenario::DEFAULT_SCENARIO_TOML);
+            Ok(())
+        }
+        SimCommand::Ns2 {
+            scenario,
+            warmup,
+            seed,
+        } => {
+            let sc = Scenario::load(&scenario).map_err(|e| e.to_string())?;
+            if !(warmup >= 0.0 && warmup < sc.duration.as_secs_f64()) {
+                return Err(format!(
+                    "--warmup {warmup}: must be at least 0 and shorter than the run ({})",
+                    sc.duration
+                ));
+            }
+            let warm = pep_core::Duration::from_nanos((warmup * 1e9).round() as u64);
+            let script = pep_sim::ns2::script(&sc, warm, seed)
+                .map_err(|e| format!("{}: ns-2 cannot express it: {e}", scenario.display()))?;
+            print!("{script}");
             Ok(())
         }
     }

@@ -1,6 +1,7 @@
 //! The `pep` binary: a sweep killed midway resumes with only the missing
 //! runs; `pep reproduce` refuses unknown papers by listing the known ones;
-//! `pep sim run --pcap --plot` writes a capture and plots.
+//! `pep sim run --pcap --plot` writes a capture and plots; `pep sim ns2`
+//! translates a baseline scenario for ns-2 and names what it cannot.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -108,6 +109,53 @@ fn killed_sweep_resumes_with_only_the_missing_runs() {
     assert_eq!(records(&out).len(), 18);
     let rows = std::fs::read_to_string(out.join("results.csv")).unwrap();
     assert_eq!(rows.lines().count(), 19);
+}
+
+#[test]
+fn ns2_script_translates_a_baseline_and_refuses_what_it_cannot_express() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base.toml");
+    std::fs::write(&base, BASE).unwrap();
+    let out = pep()
+        .args(["sim", "ns2", base.to_str().unwrap(), "--warmup", "1"])
+        .output()
+        .unwrap();
+    // The link has a loss model on one direction only (Bernoulli on all
+    // packets is expressible); the script sets up both directions.
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let script = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(script.matches("simplex-link").count(), 2, "{script}");
+    assert!(script.contains("Agent/TCP"), "{script}");
+    assert!(script.contains("$ns at 1.000000000 \"record\""), "{script}");
+
+    let bad = pep()
+        .args(["sim", "ns2", base.to_str().unwrap(), "--warmup", "500"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(stderr.contains("--warmup 500"), "{stderr}");
+
+    let pareto = dir.path().join("pareto.toml");
+    std::fs::write(
+        &pareto,
+        BASE.replace(
+            "from = \"a\"\nto = \"b\"",
+            "from = \"a\"\nto = \"b\"\nsource = { kind = \"pareto\" }",
+        ),
+    )
+    .unwrap();
+    let refused = pep()
+        .args(["sim", "ns2", pareto.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("ns-2 cannot express it"), "{stderr}");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! Used by the differential tests (`tests/ns2_oracle.rs`): the same scenario
 //! runs in ns-2 (`ns script.tcl`) and in the simulator's `ns2` profile, and
 //! their goodputs are compared. Only what both can express is translated:
-//! DropTail queues in packets, Bernoulli loss (ns-2's `ErrorModel` on
+//! DropTail and RED queues in packets, Bernoulli loss (ns-2's `ErrorModel` on
 //! packets, placed after the queue as `$ns lossmodel` does), one-way TCP
 //! agents (`Agent/TCP` Tahoe, `/Reno`, `/Newreno`, `/Sack1`), `TCPSink`,
 //! `TCPSink/Sack1` and `TCPSink/DelAck`, FTP bulk or finite sources.
@@ -19,12 +19,33 @@ use pep_core::queue::QueueLimit;
 use pep_core::{Duration, KindFilter};
 
 use crate::scenario::{
-    AckSpec, Dir, LossSpec, MediumSpec, QueueSpec, RecoveryKind, Scenario, SourceSpec,
+    AckSpec, Dir, LossSpec, MediumSpec, QueueSpec, RecoveryKind, RedSpec, Scenario, SourceSpec,
 };
 
 /// Seconds as ns-2 reads them.
 fn secs(d: Duration) -> String {
     format!("{:.9}", d.as_secs_f64())
+}
+
+/// ns-2's RED takes its parameters when the link is made: set them as the
+/// class's defaults just before. Zero thresholds and `q_weight_ -1` ask
+/// ns-2 for the automatic values the simulator computes the same way.
+fn red_defaults(w: &mut String, r: &RedSpec) {
+    let b = |v: bool| if v { "true" } else { "false" };
+    for (k, v) in [
+        ("bytes_", b(r.bytes).to_string()),
+        ("queue_in_bytes_", b(r.bytes).to_string()),
+        ("gentle_", b(r.gentle).to_string()),
+        ("wait_", b(r.wait).to_string()),
+        ("mean_pktsize_", r.mean_pktsize.to_string()),
+        ("thresh_", r.min_th.unwrap_or(0.0).to_string()),
+        ("maxthresh_", r.max_th.unwrap_or(0.0).to_string()),
+        ("q_weight_", r.q_w.unwrap_or(-1.0).to_string()),
+        ("linterm_", (1.0 / r.max_p).to_string()),
+        ("targetdelay_", secs(r.target_delay)),
+    ] {
+        let _ = writeln!(w, "Queue/RED set {k} {v}");
+    }
 }
 
 /// The ns-2 script for `sc`, recording acknowledged bytes at `warmup` and
@@ -49,15 +70,20 @@ pub fn script(sc: &Scenario, warmup: Duration, ns_seed: u64) -> Result<String, S
         for d in [Dir::Forward, Dir::Reverse] {
             let spec = l.dir(d);
             let (a, b) = (l.from_node(d), l.to_node(d));
+            let (kind, limit) = match &spec.queue {
+                QueueSpec::DropTail { limit } => ("DropTail", *limit),
+                QueueSpec::Red(r) => {
+                    red_defaults(w, r);
+                    ("RED", r.limit)
+                }
+                _ => return Err(format!("link {li}: a queue other than DropTail or RED")),
+            };
             let _ = writeln!(
                 w,
-                "$ns simplex-link $n({a}) $n({b}) {}bps {}s DropTail",
+                "$ns simplex-link $n({a}) $n({b}) {}bps {}s {kind}",
                 spec.rate.0,
                 secs(spec.delay)
             );
-            let QueueSpec::DropTail { limit } = spec.queue else {
-                return Err(format!("link {li}: a queue other than DropTail"));
-            };
             let limit = match limit {
                 QueueLimit::Packets(n) => n,
                 QueueLimit::Bytes(_) => return Err(format!("link {li}: byte queue limit")),

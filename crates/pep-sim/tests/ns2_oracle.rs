@@ -237,3 +237,59 @@ fn timeouts_dominate_at_5_percent_loss() {
     );
     compare("newreno-5%-loss", &sc, &(1..=16).collect::<Vec<_>>(), 0.10);
 }
+
+/// SACK flows through a RED link with ns-2's automatic parameters (bytes
+/// mode, gentle), as in Gschwandtner's dumbbell without the PEP, scaled
+/// down: 10 flows, 20 Mbit/s, 100 ms. RED draws its drops from each
+/// simulator's own RNG, so the mean over seeds is compared.
+#[test]
+fn sack_flows_through_auto_red() {
+    let sc = scenario(
+        r#"
+[scenario]
+name = "red-dumbbell"
+duration = "120s"
+[defaults.tcp]
+profile = "ns2"
+cc = "sack"
+mss = "1000B"
+[defaults.sink]
+sack = true
+rwnd = "10MB"
+[[node]]
+name = "s"
+[[node]]
+name = "a"
+kind = "router"
+[[node]]
+name = "b"
+kind = "router"
+[[node]]
+name = "d"
+[[link]]
+between = ["s", "a"]
+rate = "100Mbps"
+delay = "5ms"
+queue = { limit = 1000 }
+[[link]]
+between = ["a", "b"]
+rate = "20Mbps"
+delay = "100ms"
+queue = { kind = "red", auto = true, limit = 400 }
+[[link]]
+between = ["b", "d"]
+rate = "100Mbps"
+delay = "5ms"
+queue = { limit = 1000 }
+[[flow]]
+name = "f"
+from = "s"
+to = "d"
+count = 10
+stagger = "100ms"
+[output]
+series = []
+"#,
+    );
+    compare("sack-auto-red", &sc, &[1, 2, 3, 4], 0.03);
+}
