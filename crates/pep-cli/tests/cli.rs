@@ -156,6 +156,18 @@ fn ns2_script_translates_a_baseline_and_refuses_what_it_cannot_express() {
     assert!(!refused.status.success());
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("ns-2 cannot express it"), "{stderr}");
+
+    let with_pep = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/gschwandtner/ftp50-pep.toml"
+    );
+    let refused = pep().args(["sim", "ns2", with_pep]).output().unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("a PEP; ns-2 runs baselines only"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -54,6 +54,15 @@ fn red_defaults(w: &mut String, r: &RedSpec) {
 pub fn script(sc: &Scenario, warmup: Duration, ns_seed: u64) -> Result<String, String> {
     let mut s = String::new();
     let w = &mut s;
+    // A PEP has no ns-2 counterpart (a split-pair that is switched off is
+    // a plain router, as in the thesis's no-PEP runs).
+    if let Some(a) = sc
+        .agents
+        .iter()
+        .find(|a| a.params.get("enabled").and_then(toml::Value::as_bool) != Some(false))
+    {
+        return Err(format!("agent {}: a PEP; ns-2 runs baselines only", a.name));
+    }
     let _ = writeln!(w, "set ns [new Simulator]");
     let _ = writeln!(w, "global defaultRNG");
     let _ = writeln!(w, "$defaultRNG seed {ns_seed}");
