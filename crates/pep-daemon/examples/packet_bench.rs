@@ -53,6 +53,7 @@ fn settings() -> PacketSettings {
         ack_regen: None,
         max_flows: 65_536,
         realtime: false,
+        watermark: None,
     }
 }
 
