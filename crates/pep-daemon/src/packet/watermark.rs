@@ -22,7 +22,8 @@
 //! handshake gives the receiver's window scale (the core works in bytes,
 //! as in the simulator; premature ACKs carry `bytes >> scale`) and a TSval
 //! for premature ACKs that the sender's PAWS check accepts. Connections already open when the daemon started pass
-//! untouched. RST in either direction ends a connection's state.
+//! untouched. RST in either direction ends a connection's state, and so
+//! does a new SYN on its 4-tuple.
 //!
 //! ## Bounded state and eviction
 //! At most `flows` connections have state. A new one takes the place of
@@ -151,12 +152,15 @@ impl WatermarkStage {
             out.push((Side::A, f.bytes));
             return;
         }
-        if !self.conns.contains_key(&seg.flow) {
-            let syn = seg.flags.contains(Flags::SYN) && !seg.has_ack();
-            if !syn || !self.admit(now, seg.flow) {
-                out.push((Side::A, f.bytes));
-                return;
-            }
+        let syn = seg.flags.contains(Flags::SYN) && !seg.has_ack();
+        if syn {
+            // A new connection on a 4-tuple whose old one left state
+            // behind (closed with FIN): its numbers mean nothing now.
+            self.retire(seg.flow);
+        }
+        if !self.conns.contains_key(&seg.flow) && (!syn || !self.admit(now, seg.flow)) {
+            out.push((Side::A, f.bytes));
+            return;
         }
         let c = self.conns.get_mut(&seg.flow).expect("admitted");
         c.last_active = now;

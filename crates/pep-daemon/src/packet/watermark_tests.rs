@@ -417,3 +417,50 @@ fn config_errors_name_the_field() {
     let e = err("ack_thin = 2\n[packet.watermark]\nbuffer = 5\nwatermark = 5\n");
     assert!(e.contains("packet.watermark: runs without"), "{e}");
 }
+
+#[test]
+fn a_new_syn_on_the_same_tuple_starts_afresh() {
+    let mut e = engine(50, 30, 16);
+    handshake(&mut e);
+    for k in 0..3 {
+        e.on_frame(Instant(1), Side::B, data(k, 1000 + k));
+    }
+    e.on_frame(Instant(2), Side::A, dest_ack(3, 900, 300, &[]));
+    drain(&mut e);
+    // The same ports again, a new connection far below the old numbers: its
+    // first segment is premature-ACKed for its own numbers, never answered
+    // with the old connection's ACK point.
+    let iss = ISS.wrapping_sub(50_000_000);
+    let syn = Seg {
+        wscale: Some(7),
+        ts: (2000, 0),
+        ..Seg::new(true, flags::SYN, iss, 0)
+    };
+    let synack = Seg {
+        wscale: Some(7),
+        window: 65_535,
+        ts: (3000, 2000),
+        ..Seg::new(false, flags::SYN | flags::ACK, IRS, iss.wrapping_add(1))
+    };
+    e.on_frame(Instant(3), Side::B, syn.frame());
+    e.on_frame(Instant(3), Side::A, synack.frame());
+    drain(&mut e);
+    let d = Seg {
+        payload: MSS as usize,
+        ts: (2001, 3000),
+        ..Seg::new(true, flags::ACK, iss.wrapping_add(1), IRS + 1)
+    }
+    .frame();
+    e.on_frame(Instant(4), Side::B, d.clone());
+    let out = drain(&mut e);
+    assert_eq!(out[0], (Side::A, d));
+    assert_eq!(out.len(), 2);
+    assert_spoofed_ack(
+        &out[1].1,
+        iss.wrapping_add(1 + MSS),
+        65_535 >> 7,
+        3000,
+        2001,
+    );
+    assert_eq!(e.stats().watermark.flows, 1);
+}
