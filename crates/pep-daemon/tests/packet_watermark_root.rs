@@ -171,7 +171,19 @@ struct Outcome {
 }
 
 fn outcome(f: &FlowResult, interval: Duration) -> Outcome {
-    assert!(f.byte_exact(), "{}: not byte-exact: {:?}", f.name, f.error);
+    if !f.byte_exact() {
+        // Where it stalled: bytes read per second.
+        let per_s: Vec<u64> = f
+            .goodput
+            .chunks((1e9 / interval.as_nanos() as f64) as usize)
+            .map(|c| c.iter().sum::<u64>())
+            .collect();
+        panic!(
+            "{}: not byte-exact: {:?}; sent {} B, delivered {}, first mismatch {:?}, \
+             bytes read per second {per_s:?}",
+            f.name, f.error, f.sent_bytes, f.delivered_bytes, f.first_mismatch
+        );
+    }
     let last = f.last_sample().expect("TCP_INFO samples");
     let steady: Vec<f64> = f
         .samples
@@ -287,7 +299,7 @@ fn premature_acks_fill_the_slow_link_and_local_copies_repair_loss() {
         println!(
             "{}: W = {}, loss {}%: {:.0} kbit/s ({}-{} s), sender min RTT {:.0} ms, \
              sender retransmitted {} of {} segments, window {:.0} B; PEP: {} premature ACKs, {} local \
-             retransmissions, {} real ACKs dropped, {} copies held at the end",
+             retransmissions, {} real ACKs dropped, {} copies held at the end, {} corrupt",
             p.name,
             p.watermark,
             p.loss * 100.0,
@@ -302,6 +314,7 @@ fn premature_acks_fill_the_slow_link_and_local_copies_repair_loss() {
             w.local_retransmits,
             w.dropped_acks,
             w.stored_frames,
+            w.corrupt,
         );
     }
     println!(

@@ -44,6 +44,7 @@ pub struct PacketMetrics {
     wm_stored_frames: AtomicU64,
     wm_stored_bytes: AtomicU64,
     wm_refused: AtomicU64,
+    wm_corrupt: AtomicU64,
 }
 
 impl PacketMetrics {
@@ -74,6 +75,7 @@ impl PacketMetrics {
             (&self.wm_stored_frames, s.watermark.stored_frames),
             (&self.wm_stored_bytes, s.watermark.stored_bytes),
             (&self.wm_refused, s.watermark.refused),
+            (&self.wm_corrupt, s.watermark.corrupt),
         ] {
             a.store(v, Relaxed);
         }
@@ -238,6 +240,12 @@ impl PacketMetrics {
                 "counter",
                 "New connections left untracked: every slot held premature-ACKed data.",
                 &self.wm_refused,
+            ),
+            (
+                "pep_packet_watermark_corrupt_total",
+                "counter",
+                "TCP frames with a wrong checksum the watermark PEP passed without looking at them.",
+                &self.wm_corrupt,
             ),
         ] {
             row(name, kind, help, &[("", l(v))]);

@@ -7,9 +7,11 @@
 //! stage turns its actions into frames:
 //!
 //! * `Forward`: the data frame as it arrived, to `a`;
-//! * `Retransmit`: the stored copy of that segment's frame, byte for byte,
-//!   to `a` (a copy is kept exactly as long as the core holds the
-//!   segment, so at most `buffer` frames per connection);
+//! * `Retransmit`: the stored copy of that segment's frame to `a`, byte
+//!   for byte but for a TSval older than the sender's newest, which is
+//!   raised to it (the receiver's PAWS check would discard the copy
+//!   forever); a copy is kept exactly as long as the core holds the
+//!   segment, so at most `buffer` frames per connection;
 //! * `PrematureAck`: a new ACK to `b`, made from the connection's latest
 //!   pure ACK from the receiver (its Ethernet and IP headers, its options)
 //!   with the sequence, ACK number, window and timestamps the core gives
@@ -40,8 +42,8 @@ use pep_core::{Flags, FlowId, Instant, Segment, Seq};
 use pep_lab::frame::Frame;
 use pep_wire::{
     emit_packet_vec, ethernet_frame, parse_ip_packet, rewrite_tcp_ack, rewrite_tcp_sack,
-    rewrite_tcp_seq, rewrite_tcp_timestamps, rewrite_tcp_window, EthernetRepr, IpRepr, Ipv4Repr,
-    Ipv6Repr, Parsed, TcpOptions, TcpRepr,
+    rewrite_tcp_seq, rewrite_tcp_timestamps, rewrite_tcp_window, verify_checksums, EthernetRepr,
+    IpRepr, Ipv4Repr, Ipv6Repr, Parsed, TcpOptions, TcpRepr,
 };
 
 use super::engine::Side;
@@ -79,6 +81,8 @@ pub struct WatermarkStats {
     /// New connections left untracked: every slot held premature-ACKed
     /// data.
     pub refused: u64,
+    /// TCP frames with a wrong IP or TCP checksum, passed untouched.
+    pub corrupt: u64,
 }
 
 struct Conn {
@@ -92,6 +96,9 @@ struct Conn {
     /// The receiver's window scale (from its SYN-ACK): the core works in
     /// bytes, the frames carry `bytes >> wscale`.
     wscale: u32,
+    /// The newest TSval seen from the sender: what a retransmitted copy
+    /// carries (see [`Conn::resend`]).
+    ts_latest: Option<u32>,
     last_active: Instant,
 }
 
@@ -116,6 +123,30 @@ impl Conn {
     fn copy_of(&self, seq: Seq) -> Option<&Vec<u8>> {
         self.copies.iter().find(|c| c.0 == seq).map(|c| &c.1)
     }
+
+    /// The copy of `s` to send again: its bytes, except an older TSval,
+    /// which becomes the sender's newest. The receiver's PAWS check (RFC
+    /// 7323) discards a segment whose TSval is older than the one it last
+    /// recorded, and a later segment of the sender (a retransmission of
+    /// its own, filling an earlier hole) can have raised that after the
+    /// copy was stored: resent as it was, the copy would be discarded
+    /// forever and the connection would hang on bytes the sender was told
+    /// had arrived (seen in the lab at W = 50 with 1 % loss).
+    fn resend(&self, s: &Segment) -> Option<Vec<u8>> {
+        let mut b = self.copy_of(s.seq)?.clone();
+        if let (Some(ts), Some(latest)) = (s.ts, self.ts_latest) {
+            if Seq(ts.val).lt(Seq(latest)) {
+                let ip = b.get_mut(EthernetRepr::HEADER_LEN..)?;
+                let new = pep_wire::Timestamps {
+                    val: latest,
+                    ecr: ts.ecr,
+                };
+                // The copy parsed with this option when stored.
+                let _ = rewrite_tcp_timestamps(ip, new);
+            }
+        }
+        Some(b)
+    }
 }
 
 /// The stage: connection table and counters.
@@ -127,6 +158,7 @@ pub struct WatermarkStage {
     synthesized: u64,
     evicted: u64,
     refused: u64,
+    corrupt: u64,
 }
 
 /// Frames to send, and where.
@@ -141,6 +173,7 @@ impl WatermarkStage {
             synthesized: 0,
             evicted: 0,
             refused: 0,
+            corrupt: 0,
         }
     }
 
@@ -148,7 +181,7 @@ impl WatermarkStage {
     pub fn from_sender(&mut self, now: Instant, mut f: Frame, out: &mut Out) {
         let tcp = f.segment_mut().is_some();
         let seg = f.seg;
-        if !tcp {
+        if !tcp || !self.intact(&f.bytes) {
             out.push((Side::A, f.bytes));
             return;
         }
@@ -164,6 +197,12 @@ impl WatermarkStage {
         }
         let c = self.conns.get_mut(&seg.flow).expect("admitted");
         c.last_active = now;
+        if let Some(ts) = seg.ts {
+            // TSvals only grow (modulo 2^32) at the sender.
+            if c.ts_latest.is_none_or(|l| Seq(l).lt(Seq(ts.val))) {
+                c.ts_latest = Some(ts.val);
+            }
+        }
         let before = c.core.occupancy();
         c.core.handle_from_sender(now, seg);
         if c.core.occupancy() > before {
@@ -185,10 +224,11 @@ impl WatermarkStage {
     pub fn from_dest(&mut self, now: Instant, mut f: Frame, out: &mut Out) {
         let tcp = f.segment_mut().is_some();
         let mut seg = f.seg;
-        let Some(c) = self.conns.get_mut(&seg.flow).filter(|_| tcp) else {
+        if !tcp || !self.conns.contains_key(&seg.flow) || !self.intact(&f.bytes) {
             out.push((Side::B, f.bytes));
             return;
-        };
+        }
+        let c = self.conns.get_mut(&seg.flow).expect("checked");
         c.last_active = now;
         if seg.flags.contains(Flags::SYN) {
             // The SYN-ACK's window is in bytes and announces the scale of
@@ -212,6 +252,21 @@ impl WatermarkStage {
         if seg.flags.contains(Flags::RST) {
             self.retire(seg.flow);
         }
+    }
+
+    /// Whether the frame's IP and TCP checksums hold. A corrupted segment
+    /// passes untouched and the core never sees it, as its receiver will
+    /// drop it: premature-ACKing corrupted data would tell the sender that
+    /// bytes arrived which the PEP can only resend corrupted, and a
+    /// corrupted ACK number would make it drop copies not yet delivered.
+    fn intact(&mut self, frame: &[u8]) -> bool {
+        let ok = frame
+            .get(EthernetRepr::HEADER_LEN..)
+            .is_some_and(|ip| verify_checksums(ip).is_ok());
+        if !ok {
+            self.corrupt += 1;
+        }
+        ok
     }
 
     /// Runs the connections' timers due at `now`.
@@ -267,8 +322,8 @@ impl WatermarkStage {
                     arrived.take();
                 }
                 Action::Retransmit(s) => {
-                    if let Some(b) = c.copy_of(s.seq) {
-                        out.push((Side::A, b.clone()));
+                    if let Some(b) = c.resend(&s) {
+                        out.push((Side::A, b));
                     }
                 }
                 Action::PrematureAck(s) => {
@@ -314,6 +369,7 @@ impl WatermarkStage {
                 stored_bytes: 0,
                 ack_frame: None,
                 wscale: 0,
+                ts_latest: None,
                 last_active: now,
             },
         );
@@ -344,6 +400,7 @@ impl WatermarkStage {
             stored_bytes: bytes,
             evicted: self.evicted,
             refused: self.refused,
+            corrupt: self.corrupt,
         }
     }
 
