@@ -170,7 +170,8 @@ struct Outcome {
     snd_wnd: Option<f64>,
 }
 
-fn outcome(f: &FlowResult, interval: Duration) -> Outcome {
+/// The flow's numbers, or why it is not byte-exact.
+fn outcome(f: &FlowResult, interval: Duration) -> Result<Outcome, String> {
     if !f.byte_exact() {
         // Where it stalled: bytes read per second.
         let per_s: Vec<u64> = f
@@ -178,11 +179,11 @@ fn outcome(f: &FlowResult, interval: Duration) -> Outcome {
             .chunks((1e9 / interval.as_nanos() as f64) as usize)
             .map(|c| c.iter().sum::<u64>())
             .collect();
-        panic!(
+        return Err(format!(
             "{}: not byte-exact: {:?}; sent {} B, delivered {}, first mismatch {:?}, \
              bytes read per second {per_s:?}",
             f.name, f.error, f.sent_bytes, f.delivered_bytes, f.first_mismatch
-        );
+        ));
     }
     let last = f.last_sample().expect("TCP_INFO samples");
     let steady: Vec<f64> = f
@@ -191,13 +192,13 @@ fn outcome(f: &FlowResult, interval: Duration) -> Outcome {
         .filter(|s| s.t >= pep_core::Instant::ZERO + FROM && s.t < pep_core::Instant::ZERO + RUN)
         .filter_map(|s| s.snd_wnd.map(f64::from))
         .collect();
-    Outcome {
+    Ok(Outcome {
         kbps: f.goodput_between(interval, FROM, RUN).as_bps() as f64 / 1e3,
         retrans: last.total_retrans,
         data_segs: last.data_segs_out,
         min_rtt_ms: last.min_rtt_us as f64 / 1e3,
         snd_wnd: (!steady.is_empty()).then(|| steady.iter().sum::<f64>() / steady.len() as f64),
-    }
+    })
 }
 
 /// W = 0 is window-limited over the whole path (within 15% of window /
@@ -262,7 +263,8 @@ fn premature_acks_fill_the_slow_link_and_local_copies_repair_loss() {
         .map(|(k, p)| flow(&lab, p, 50 + k as u64))
         .collect();
     let r = traffic::run(&specs, &opts).expect("traffic");
-    let out: Vec<Outcome> = r.flows.iter().map(|f| outcome(f, r.interval)).collect();
+    let results: Vec<Result<Outcome, String>> =
+        r.flows.iter().map(|f| outcome(f, r.interval)).collect();
     let stats: Vec<PacketStats> = daemons
         .into_iter()
         .map(|(d, m)| {
@@ -277,6 +279,17 @@ fn premature_acks_fill_the_slow_link_and_local_copies_repair_loss() {
         })
         .collect();
     lab.down().unwrap();
+    let failed: Vec<String> = results
+        .iter()
+        .zip(&stats)
+        .filter_map(|(r, s)| {
+            r.as_ref()
+                .err()
+                .map(|e| format!("{e}; PEP: {:?}", s.watermark))
+        })
+        .collect();
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+    let out: Vec<Outcome> = results.into_iter().map(Result::unwrap).collect();
 
     // Plain TCP: 20 segments per round trip of the whole path (both
     // propagation delays twice, plus a data packet's serialization on each
