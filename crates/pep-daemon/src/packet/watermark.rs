@@ -159,6 +159,9 @@ pub struct WatermarkStage {
     evicted: u64,
     refused: u64,
     corrupt: u64,
+    /// No connection's timer is due before this (a lower bound, exact
+    /// after each scan): frames cost no walk over every connection.
+    due: Option<Instant>,
 }
 
 /// Frames to send, and where.
@@ -174,6 +177,7 @@ impl WatermarkStage {
             evicted: 0,
             refused: 0,
             corrupt: 0,
+            due: None,
         }
     }
 
@@ -271,6 +275,9 @@ impl WatermarkStage {
 
     /// Runs the connections' timers due at `now`.
     pub fn handle_timeout(&mut self, now: Instant, out: &mut Out) {
+        if self.due.is_none_or(|d| d > now) {
+            return;
+        }
         let due: Vec<FlowId> = self
             .conns
             .iter()
@@ -283,13 +290,16 @@ impl WatermarkStage {
             }
             self.drain(k, None, &mut None, out);
         }
-    }
-
-    pub fn poll_timeout(&self) -> Option<Instant> {
-        self.conns
+        self.due = self
+            .conns
             .values()
             .filter_map(|c| c.core.poll_timeout())
-            .min()
+            .min();
+    }
+
+    /// When [`Self::handle_timeout`] is next due (possibly early).
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.due
     }
 
     /// Turns the core's actions into frames. `arrived` is the frame being
@@ -342,7 +352,11 @@ impl WatermarkStage {
             }
         }
         c.prune();
+        let timer = c.core.poll_timeout();
         self.synthesized += synthesized;
+        if let Some(t) = timer {
+            self.due = Some(self.due.map_or(t, |d| d.min(t)));
+        }
     }
 
     /// Makes room for `flow`; false if there is none.
