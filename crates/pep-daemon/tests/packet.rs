@@ -26,6 +26,7 @@ fn near(max_flows: usize) -> PacketSettings {
         ack_regen: None,
         max_flows,
         realtime: false,
+        watermark: None,
     }
 }
 

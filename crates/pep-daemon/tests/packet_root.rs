@@ -69,6 +69,7 @@ fn packet(rate: Option<Rate>, sad: bool, regen: Option<u32>) -> PacketSettings {
         }),
         max_flows: 1024,
         realtime: true,
+        watermark: None,
     }
 }
 

@@ -17,5 +17,6 @@ pub fn sad_at(a: &str, b: &str, rate: Rate) -> PacketSettings {
         ack_regen: None,
         max_flows: 65_536,
         realtime: false,
+        watermark: None,
     }
 }

@@ -6,6 +6,8 @@ use serde::Deserialize;
 
 use crate::units::{parse_duration, parse_rate};
 
+pub use super::watermark::WatermarkSettings;
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawPacket {
@@ -22,6 +24,19 @@ pub(crate) struct RawPacket {
     mss: Option<i64>,
     max_flows: Option<i64>,
     realtime: Option<bool>,
+    watermark: Option<RawWatermark>,
+}
+
+/// `[packet.watermark]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawWatermark {
+    buffer: Option<i64>,
+    watermark: Option<i64>,
+    min_rto: Option<String>,
+    dupthresh: Option<i64>,
+    adaptive: Option<bool>,
+    flows: Option<i64>,
 }
 
 /// The validated `[packet]` section. Mechanisms act on frames going from
@@ -50,6 +65,9 @@ pub struct PacketSettings {
     pub max_flows: usize,
     /// Run the packet thread under `SCHED_FIFO` (best effort).
     pub realtime: bool,
+    /// Premature ACKs with a watermark for data from `b` to `a` (`None`:
+    /// off).
+    pub watermark: Option<WatermarkSettings>,
 }
 
 impl PacketSettings {
@@ -77,6 +95,16 @@ impl PacketSettings {
             v.push(format!(
                 "ACK regeneration R = {}, MSS {}, spacing {}",
                 r.factor, r.mss, r.spacing
+            ));
+        }
+        if let Some(w) = &self.watermark {
+            v.push(format!(
+                "premature ACKs N = {}, W = {}{} (senders on {}), at most {} connections",
+                w.core.capacity,
+                w.core.watermark,
+                if w.core.adaptive { " adaptive" } else { "" },
+                self.b,
+                w.flows
             ));
         }
         v.push(format!("at most {} flows", self.max_flows));
@@ -164,6 +192,21 @@ pub(crate) fn validate(r: &RawPacket) -> FieldResult<PacketSettings> {
             "must be positive with packet.ack_thin (a held ACK would never wait)".into(),
         ));
     }
+    let watermark = match &r.watermark {
+        Some(w) => {
+            if sad || thin > 1 || regen > 0 {
+                return Err((
+                    "packet.watermark".into(),
+                    "runs without packet.sad, packet.ack_thin and packet.ack_regen: those \
+                     regulate ACKs on a slow return link, the watermark PEP sits on the \
+                     router in front of a slow forward link (run one instance for each)"
+                        .into(),
+                ));
+            }
+            Some(watermark(w)?)
+        }
+        None => None,
+    };
     Ok(PacketSettings {
         a,
         b,
@@ -181,6 +224,44 @@ pub(crate) fn validate(r: &RawPacket) -> FieldResult<PacketSettings> {
         }),
         max_flows,
         realtime: r.realtime.unwrap_or(false),
+        watermark,
+    })
+}
+
+fn watermark(r: &RawWatermark) -> FieldResult<WatermarkSettings> {
+    let Some(n) = r.buffer else {
+        return Err((
+            "packet.watermark.buffer".into(),
+            "missing: N, the copies the PEP holds per connection (the paper uses 50)".into(),
+        ));
+    };
+    let n = int("packet.watermark.buffer", Some(n), 0, 1, 100_000)? as usize;
+    let Some(w) = r.watermark else {
+        return Err((
+            "packet.watermark.watermark".into(),
+            "missing: W, 0..=buffer (0 passes every frame untouched)".into(),
+        ));
+    };
+    let w = int("packet.watermark.watermark", Some(w), 0, 0, n as i64)? as usize;
+    let mut core = pep_core::watermark::WatermarkConfig::new(n, w);
+    if r.min_rto.is_some() {
+        let d = dur("packet.watermark.min_rto", &r.min_rto, "200ms")?;
+        if d == Duration::ZERO {
+            return Err((
+                "packet.watermark.min_rto".into(),
+                "must be positive (a copy would be resent at once)".into(),
+            ));
+        }
+        core.rtt.min_rto = d;
+        core.rtt.initial_rto = core.rtt.initial_rto.max(d);
+    }
+    core.dupthresh = int("packet.watermark.dupthresh", r.dupthresh, 3, 1, 1_000)? as u32;
+    core.adaptive = r.adaptive.unwrap_or(false);
+    core.validate()
+        .map_err(|(f, m)| (format!("packet.watermark.{f}"), m))?;
+    Ok(WatermarkSettings {
+        core,
+        flows: int("packet.watermark.flows", r.flows, 1024, 1, 1 << 20)? as usize,
     })
 }
 

@@ -3,7 +3,10 @@
 //! I/O thread ([`super::io`]) feeds it from `AF_PACKET` sockets with the
 //! real clock; tests and the bench feed it directly.
 //!
-//! Frames from `b` go to `a` untouched. Frames from `a` to `b` pass, in
+//! Frames from `b` go to `a` untouched, unless the watermark stage
+//! ([`super::watermark`]) is on: then TCP data from `b` (the senders) goes
+//! through the core's premature-ACK PEP, and the receivers' ACKs from `a`
+//! through it before anything else. Frames from `a` to `b` pass, in
 //! order, the stages configured:
 //!
 //! 1. ACK regeneration (`pep_core::ack_regen`), at the far end of a slow
@@ -34,6 +37,7 @@ use pep_core::{Duration, FlowId, Instant, Segment};
 use pep_lab::frame::{FlowTable, Frame, WriteBack};
 use pep_wire::{parse_ip_packet, EthernetRepr, Parsed, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 
+use super::watermark::{Out, WatermarkStage, WatermarkStats};
 use super::PacketSettings;
 
 /// Which interface.
@@ -74,6 +78,8 @@ pub struct PacketStats {
     pub flows_evicted: u64,
     /// Packets in the egress queue now.
     pub queued: u64,
+    /// The watermark stage (all zero when it is off).
+    pub watermark: WatermarkStats,
 }
 
 /// ACK regeneration with the frames it builds ACKs from.
@@ -114,6 +120,9 @@ pub struct Engine {
     regen: Option<Regen>,
     thin: Option<AckThin<Frame>>,
     queue: Option<LinkDir<Frame>>,
+    watermark: Option<WatermarkStage>,
+    /// The watermark stage's output, reused.
+    wm_out: Out,
     out: VecDeque<(Side, Vec<u8>)>,
     stats: PacketStats,
 }
@@ -142,6 +151,8 @@ impl Engine {
                 })
             }),
             queue,
+            watermark: s.watermark.map(WatermarkStage::new),
+            wm_out: Vec::new(),
             out: VecDeque::new(),
             stats: PacketStats::default(),
         }
@@ -159,14 +170,46 @@ impl Engine {
         match side {
             Side::B => {
                 self.stats.received[1] += 1;
-                self.emit(Side::A, f);
+                match &mut self.watermark {
+                    Some(w) => {
+                        w.from_sender(now, f, &mut self.wm_out);
+                        self.send_watermark_out(now);
+                    }
+                    None => self.emit(Side::A, f),
+                }
             }
             Side::A => {
                 self.stats.received[0] += 1;
-                self.stage_regen(now, f);
+                match &mut self.watermark {
+                    Some(w) => {
+                        w.from_dest(now, f, &mut self.wm_out);
+                        self.send_watermark_out(now);
+                    }
+                    None => self.stage_regen(now, f),
+                }
                 self.advance(now);
             }
         }
+    }
+
+    /// What the watermark stage made: to `a` at once, to `b` through the
+    /// egress queue if there is one (the other `a`-to-`b` stages do not
+    /// run with it).
+    fn send_watermark_out(&mut self, now: Instant) {
+        let mut v = std::mem::take(&mut self.wm_out);
+        for (side, bytes) in v.drain(..) {
+            match side {
+                Side::A => {
+                    self.stats.passed[1] += 1;
+                    self.out.push_back((Side::A, bytes));
+                }
+                Side::B => {
+                    let f = Frame::parse(bytes, &mut self.flows);
+                    self.stage_queue(now, f);
+                }
+            }
+        }
+        self.wm_out = v;
     }
 
     fn stage_regen(&mut self, now: Instant, mut f: Frame) {
@@ -215,6 +258,10 @@ impl Engine {
     }
 
     fn advance(&mut self, now: Instant) {
+        if let Some(w) = &mut self.watermark {
+            w.handle_timeout(now, &mut self.wm_out);
+            self.send_watermark_out(now);
+        }
         if let Some(r) = &mut self.regen {
             let mut built = vec![];
             while let Some(seg) = r.ar.poll_transmit(now) {
@@ -255,6 +302,7 @@ impl Engine {
             self.regen.as_ref().and_then(|r| r.ar.poll_timeout()),
             self.thin.as_ref().and_then(|t| t.poll_timeout()),
             self.queue.as_ref().and_then(|q| q.poll_timeout()),
+            self.watermark.as_ref().and_then(|w| w.poll_timeout()),
         ]
         .into_iter()
         .flatten()
@@ -273,6 +321,10 @@ impl Engine {
             s.thinned = t.stats.thinned;
             s.flows_evicted += t.stats.evicted;
         }
+        if let Some(w) = &self.watermark {
+            s.watermark = w.stats();
+            s.flows_evicted += s.watermark.evicted;
+        }
         if let Some(q) = &self.queue {
             s.queued = q.queue.len_packets() as u64;
             if let Qdisc::Sad(sq) = &q.queue.disc {
@@ -290,6 +342,9 @@ impl Engine {
         }
         if let Some(t) = &self.thin {
             n = n.max(t.tracked_flows());
+        }
+        if let Some(w) = &self.watermark {
+            n = n.max(w.tracked_flows());
         }
         if let Some(q) = &self.queue {
             if let Qdisc::Sad(sq) = &q.queue.disc {

@@ -19,6 +19,7 @@ fn settings() -> PacketSettings {
         ack_regen: None,
         max_flows: 1024,
         realtime: false,
+        watermark: None,
     }
 }
 

@@ -108,7 +108,9 @@ impl PacketDaemon {
             .map_err(|e| format!("spawn: {e}"))?;
         metrics.packet.up.store(1, Relaxed);
         tracing::info!(a = %s.a, b = %s.b, rate = ?s.rate, sad = s.sad, thin = ?s.ack_thin,
-            regen = ?s.ack_regen.map(|r| r.factor), "packet path running");
+            regen = ?s.ack_regen.map(|r| r.factor),
+            watermark = ?s.watermark.map(|w| (w.core.capacity, w.core.watermark)),
+            "packet path running");
         Ok(PacketDaemon {
             stop,
             thread: Some(thread),

@@ -37,6 +37,14 @@ pub struct PacketMetrics {
     oversize: AtomicU64,
     send_errors: AtomicU64,
     kernel_drops: AtomicU64,
+    wm_premature_acks: AtomicU64,
+    wm_local_retransmits: AtomicU64,
+    wm_dropped_acks: AtomicU64,
+    wm_flows: AtomicU64,
+    wm_stored_frames: AtomicU64,
+    wm_stored_bytes: AtomicU64,
+    wm_refused: AtomicU64,
+    wm_corrupt: AtomicU64,
 }
 
 impl PacketMetrics {
@@ -60,6 +68,14 @@ impl PacketMetrics {
             (&self.oversize, io.oversize),
             (&self.send_errors, io.send_errors),
             (&self.kernel_drops, io.kernel_drops),
+            (&self.wm_premature_acks, s.watermark.premature_acks),
+            (&self.wm_local_retransmits, s.watermark.local_retransmits),
+            (&self.wm_dropped_acks, s.watermark.dropped_acks),
+            (&self.wm_flows, s.watermark.flows),
+            (&self.wm_stored_frames, s.watermark.stored_frames),
+            (&self.wm_stored_bytes, s.watermark.stored_bytes),
+            (&self.wm_refused, s.watermark.refused),
+            (&self.wm_corrupt, s.watermark.corrupt),
         ] {
             a.store(v, Relaxed);
         }
@@ -182,6 +198,54 @@ impl PacketMetrics {
                 "counter",
                 "Frames the kernel dropped before the daemon read them.",
                 &self.kernel_drops,
+            ),
+            (
+                "pep_packet_watermark_premature_acks_total",
+                "counter",
+                "ACKs the watermark PEP sent senders on the receivers' behalf.",
+                &self.wm_premature_acks,
+            ),
+            (
+                "pep_packet_watermark_local_retransmits_total",
+                "counter",
+                "Held copies the watermark PEP sent receivers again.",
+                &self.wm_local_retransmits,
+            ),
+            (
+                "pep_packet_watermark_dropped_acks_total",
+                "counter",
+                "Receivers' ACKs the watermark PEP dropped (already premature-ACKed, or duplicates for a hole it repairs).",
+                &self.wm_dropped_acks,
+            ),
+            (
+                "pep_packet_watermark_flows",
+                "gauge",
+                "Connections with watermark state.",
+                &self.wm_flows,
+            ),
+            (
+                "pep_packet_watermark_stored_frames",
+                "gauge",
+                "Copies the watermark PEP holds.",
+                &self.wm_stored_frames,
+            ),
+            (
+                "pep_packet_watermark_stored_bytes",
+                "gauge",
+                "Bytes of the copies the watermark PEP holds.",
+                &self.wm_stored_bytes,
+            ),
+            (
+                "pep_packet_watermark_refused_total",
+                "counter",
+                "New connections left untracked: every slot held premature-ACKed data.",
+                &self.wm_refused,
+            ),
+            (
+                "pep_packet_watermark_corrupt_total",
+                "counter",
+                "TCP frames with a wrong checksum the watermark PEP passed without looking at them.",
+                &self.wm_corrupt,
             ),
         ] {
             row(name, kind, help, &[("", l(v))]);

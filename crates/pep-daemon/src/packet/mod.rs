@@ -2,7 +2,8 @@
 //! interfaces, regulating the ACKs of TCP flows that cross it with the
 //! core's state machines (the same code the simulator runs) on real
 //! frames: the Smart ACK Dropper on its own rate-limited egress queue, ACK
-//! thinning, ACK regeneration. See `docs/packet-mode.md`.
+//! thinning, ACK regeneration; and premature ACKs with a watermark on the
+//! data path. See `docs/packet-mode.md`.
 //!
 //! * [`config`]: the `[packet]` section.
 //! * [`engine`]: the packet path without sockets (frames and `now` in,
@@ -10,6 +11,7 @@
 //! * [`io`]: [`PacketDaemon`], the thread bridging the two interfaces with
 //!   `AF_PACKET` sockets and the real clock.
 //! * [`metrics`]: `pep_packet_*` in the Prometheus exposition.
+//! * [`watermark`]: the premature-ACK stage (`[packet.watermark]`).
 //!
 //! Frame parsing, flow ids, the incremental-checksum rewrite and the
 //! packet sockets are the lab emulator's (`pep_lab::frame`,
@@ -19,12 +21,14 @@ pub mod config;
 pub mod engine;
 pub mod io;
 pub mod metrics;
+pub mod watermark;
 
 use std::sync::Arc;
 
 pub use config::PacketSettings;
 pub use engine::{Engine, PacketStats, Side};
 pub use io::PacketDaemon;
+pub use watermark::{WatermarkSettings, WatermarkStats};
 
 use crate::metrics::Metrics;
 use crate::Settings;
