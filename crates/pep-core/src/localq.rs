@@ -25,10 +25,16 @@
 //!   filling a hole in the stack, or a duplicate) passes at once, never
 //!   waiting behind new data: a hole can always be filled, so bytes held
 //!   behind it are always eventually read;
-//! * a flow is charged at most `buffer_start / flows`: a flow whose bytes
-//!   are not read for its own reason (its receiver behind split-end stopped
-//!   reading and its per-flow tunnel credit is spent) holds at most its
-//!   share, and the others keep the rest.
+//! * a flow whose bytes have not been read for `stall_after` is charged at
+//!   most `buffer_start / flows`: a flow held for its own reason (its
+//!   receiver behind split-end stopped reading and its per-flow tunnel
+//!   credit is spent) holds at most its share, and the others keep the
+//!   rest. Its sender is then held back by its own TCP window at
+//!   split-start, as without the queue. A flow that is being read is
+//!   charged in full, so the flows that move never have more than
+//!   `buffer_start` (and one packet) admitted and unread. When the tunnel
+//!   itself stops, every flow is capped and the caps add up to
+//!   `buffer_start`: the gate still closes.
 //!
 //! Sans-IO: time is passed in, packets are opaque handles `P` handed back
 //! with a verdict; the driver reports how much of each flow it has read.
@@ -41,7 +47,7 @@ use crate::queue::{DropReason, Queue, QueueLimit, QueueStats, Queued, RedParams}
 use crate::rng::Stream;
 use crate::segment::Segment;
 use crate::seq::Seq;
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 
 /// The queue's drop policy.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -59,6 +65,9 @@ pub struct LocalQueueConfig {
     pub buffer_start: u64,
     /// A full-size packet: the credit the head needs to leave.
     pub packet: u32,
+    /// A flow with bytes pending and none read for this long is held for
+    /// its own reason: charged its share at most.
+    pub stall_after: Duration,
 }
 
 /// A data segment as the queue sees it.
@@ -124,11 +133,22 @@ struct FlowAcct {
     admitted: u64,
     /// Bytes the driver has read of the flow.
     read: u64,
+    /// When `read` last grew, or bytes became pending with none before.
+    progress_at: Instant,
 }
 
 impl FlowAcct {
     fn pending(&self) -> u64 {
         self.admitted.saturating_sub(self.read)
+    }
+    /// What the flow is charged at `now`, with `cap` its share.
+    fn charge(&self, now: Instant, cap: u64, stall_after: Duration) -> u64 {
+        let p = self.pending();
+        if now.saturating_since(self.progress_at) > stall_after {
+            p.min(cap)
+        } else {
+            p
+        }
     }
 }
 
@@ -163,16 +183,17 @@ impl<K: Hash + Eq + Copy, P> LocalQueue<K, P> {
         self.cfg.buffer_start / self.flows.len().max(1) as u64
     }
 
-    /// Bytes charged against `buffer_start` now.
-    pub fn charged(&self) -> u64 {
+    /// Bytes charged against `buffer_start` at `now`.
+    pub fn charged(&self, now: Instant) -> u64 {
         let cap = self.cap();
-        self.flows.values().map(|f| f.pending().min(cap)).sum()
+        let st = self.cfg.stall_after;
+        self.flows.values().map(|f| f.charge(now, cap, st)).sum()
     }
 
     /// `buffer_start` less what is charged (negative by less than a packet
     /// at most).
-    pub fn credit(&self) -> i64 {
-        self.cfg.buffer_start as i64 - self.charged() as i64
+    pub fn credit(&self, now: Instant) -> i64 {
+        self.cfg.buffer_start as i64 - self.charged(now) as i64
     }
 
     /// A data segment arrived: it passes at once (nothing new in it), is
@@ -203,6 +224,7 @@ impl<K: Hash + Eq + Copy, P> LocalQueue<K, P> {
                         high: Seq(a.seq),
                         admitted: 0,
                         read: 0,
+                        progress_at: now,
                     },
                 );
             }
@@ -230,7 +252,8 @@ impl<K: Hash + Eq + Copy, P> LocalQueue<K, P> {
             return;
         }
         let cap = self.cap();
-        let mut charged = self.charged();
+        let st = self.cfg.stall_after;
+        let mut charged = self.charged(now);
         while !self.q.is_empty() {
             if charged + self.cfg.packet as u64 > self.cfg.buffer_start {
                 self.stats.blocked_checks += 1;
@@ -240,14 +263,19 @@ impl<K: Hash + Eq + Copy, P> LocalQueue<K, P> {
             let end = h.seg.seq + h.seg.len;
             if let Some(f) = self.flows.get_mut(&h.flow) {
                 if end.gt(f.high) {
-                    let before = f.pending().min(cap);
+                    let before = f.charge(now, cap, st);
                     // Bytes between `high` and this segment's start are a
                     // hole (lost or dropped upstream): charged until read,
                     // as the thesis charges what it admits.
                     let new = end.bytes_since(f.high) as u64;
+                    if f.pending() == 0 {
+                        // Nothing was waiting to be read: the wait for a
+                        // read starts now.
+                        f.progress_at = now;
+                    }
                     f.high = end;
                     f.admitted += new;
-                    charged = charged - before + f.pending().min(cap);
+                    charged = charged - before + f.charge(now, cap, st);
                     self.stats.admitted_bytes += new;
                 }
             }
@@ -256,10 +284,14 @@ impl<K: Hash + Eq + Copy, P> LocalQueue<K, P> {
         }
     }
 
-    /// The driver has read `total` bytes of `flow` in all (cumulative).
-    pub fn set_read(&mut self, flow: &K, total: u64) {
+    /// The driver has read `total` bytes of `flow` in all (cumulative),
+    /// as of `now`.
+    pub fn set_read(&mut self, flow: &K, total: u64, now: Instant) {
         if let Some(f) = self.flows.get_mut(flow) {
-            f.read = f.read.max(total);
+            if total > f.read {
+                f.read = total;
+                f.progress_at = now;
+            }
         }
     }
 

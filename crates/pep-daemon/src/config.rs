@@ -77,6 +77,7 @@ struct RawLocalQueue {
     min_th: Option<i64>,
     max_th: Option<i64>,
     nfqueue: Option<i64>,
+    stall_after: Option<String>,
 }
 
 fn local_queue(q: &RawLocalQueue) -> FieldResult<crate::tunnel::localq::LocalQueueSettings> {
@@ -157,6 +158,16 @@ fn local_queue(q: &RawLocalQueue) -> FieldResult<crate::tunnel::localq::LocalQue
         return Err((format!("{F}.rate"), format!("{rate} bit/s is too low")));
     }
     let nfqueue = int_in(&format!("{F}.nfqueue"), q.nfqueue, 4433, 0, 65535)? as u16;
+    let stall_after = field(
+        &format!("{F}.stall_after"),
+        parse_duration(q.stall_after.as_deref().unwrap_or("200ms")),
+    )?;
+    if stall_after < check_interval {
+        return Err((
+            format!("{F}.stall_after"),
+            "must be at least check_interval".into(),
+        ));
+    }
     Ok(LocalQueueSettings {
         policy,
         limit,
@@ -164,6 +175,7 @@ fn local_queue(q: &RawLocalQueue) -> FieldResult<crate::tunnel::localq::LocalQue
         check_interval,
         rate,
         nfqueue,
+        stall_after,
     })
 }
 
@@ -1028,6 +1040,7 @@ mod tests {
                 "tunnel.local_queue.policy",
             ),
             ("nfqueue = 70000", "tunnel.local_queue.nfqueue"),
+            ("stall_after = \"0s\"", "tunnel.local_queue.stall_after"),
             ("colour = 1", "colour"),
         ] {
             let e = err(&q(extra));

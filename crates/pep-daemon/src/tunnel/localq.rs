@@ -63,6 +63,9 @@ pub struct LocalQueueSettings {
     /// automatic thresholds.
     pub rate: u64,
     pub nfqueue: u16,
+    /// A flow unread this long with bytes pending is held for its own
+    /// reason: charged its share of `buffer_start` at most.
+    pub stall_after: Duration,
 }
 
 impl LocalQueueSettings {
@@ -87,6 +90,7 @@ impl LocalQueueSettings {
             limit: self.limit,
             buffer_start: self.buffer_start,
             packet: 1500,
+            stall_after: pep_core::Duration::from_nanos(self.stall_after.as_nanos() as u64),
         }
     }
 }
@@ -294,7 +298,7 @@ fn serve(
                     match reg.get(&k) {
                         Some(c) => {
                             unknown.remove(&k);
-                            lq.set_read(&k, c.load(Relaxed));
+                            lq.set_read(&k, c.load(Relaxed), now());
                         }
                         None => {
                             let since = *unknown.entry(k).or_insert(t);
@@ -314,7 +318,7 @@ fn serve(
             for (p, v) in decided {
                 verdict(&mut q, p, v);
             }
-            publish(&lq, m);
+            publish(&lq, m, now());
         }
         if got == 0 {
             let wait = next_check.saturating_duration_since(std::time::Instant::now());
@@ -327,17 +331,17 @@ fn serve(
     for (p, v) in decided {
         verdict(&mut q, p, v);
     }
-    publish(&lq, m);
+    publish(&lq, m, now());
     m.tunnel.lq.enabled.store(0, Relaxed);
     let _ = q.unbind(s.nfqueue);
 }
 
-fn publish(lq: &LocalQueue<FlowKey, nfq::Message>, m: &Metrics) {
+fn publish(lq: &LocalQueue<FlowKey, nfq::Message>, m: &Metrics, now: pep_core::Instant) {
     let l = &m.tunnel.lq;
     let s = lq.stats();
     l.packets.store(lq.len_packets() as u64, Relaxed);
     l.bytes.store(lq.len_bytes(), Relaxed);
-    l.credit.store(lq.credit(), Relaxed);
+    l.credit.store(lq.credit(now), Relaxed);
     l.arrived.store(s.arrived, Relaxed);
     l.passed_old.store(s.passed_old, Relaxed);
     l.admitted.store(s.admitted, Relaxed);
