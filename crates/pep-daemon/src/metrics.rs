@@ -173,6 +173,8 @@ pub struct LocalQueueMetrics {
     pub flows: AtomicU64,
     /// Drops by reason: overflow, early, forced.
     pub dropped: [AtomicU64; 3],
+    /// The NFQUEUE socket's receive buffer (0: not enlarged).
+    pub netlink_rcvbuf: AtomicU64,
 }
 
 impl LocalQueueMetrics {
@@ -454,6 +456,7 @@ impl Metrics {
                 ("pep_localq_admitted_bytes_total", "counter", "New payload bytes let into the stack.", l(&q.admitted_bytes)),
                 ("pep_localq_blocked_checks_total", "counter", "Checks that found packets waiting and too little credit.", l(&q.blocked_checks)),
                 ("pep_localq_flows", "gauge", "Flows the local queue charges.", l(&q.flows)),
+                ("pep_localq_netlink_rcvbuf_bytes", "gauge", "Receive buffer of the NFQUEUE socket (packets beyond it fail open).", l(&q.netlink_rcvbuf)),
             ] {
                 gauge(name, kind, help, &[("", v)]);
             }

@@ -280,6 +280,12 @@ fn compare(sc: Scale, policy: &str, stalled: bool) {
         q.credit.load(Relaxed)
     );
     assert_eq!(q.enabled.load(Relaxed), 1, "the queue thread runs");
+    // Bursts fail open past the NFQUEUE socket's buffer: enlarged.
+    assert!(
+        q.netlink_rcvbuf.load(Relaxed) >= 8 << 20,
+        "NFQUEUE socket buffer {}",
+        q.netlink_rcvbuf.load(Relaxed)
+    );
     // The clients are faster than the tunnel: the queue must fill and drop
     // (RED early or forced, not by overflow alone).
     assert!(drops > 0, "the local queue never dropped");

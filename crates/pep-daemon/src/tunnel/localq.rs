@@ -197,7 +197,10 @@ pub fn spawn(
     let nf = |what: &str, e: std::io::Error| {
         format!("tunnel.local_queue: NFQUEUE {num}: {what}: {e} (needs CAP_NET_ADMIN and nfnetlink_queue)")
     };
+    let before = socket_fds();
     let mut q = nfq::Queue::open().map_err(|e| nf("open", e))?;
+    let rcvbuf = enlarge_netlink_buffer(&before);
+    metrics.tunnel.lq.netlink_rcvbuf.store(rcvbuf, Relaxed);
     q.bind(num).map_err(|e| nf("bind", e))?;
     // Headers are all the thread reads; the payload stays in the kernel.
     q.set_copy_range(num, 128)
@@ -226,6 +229,87 @@ pub fn spawn(
         stop,
         thread: Some(thread),
     })
+}
+
+/// The descriptors of this process that are sockets.
+fn socket_fds() -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| {
+        let e = e.ok()?;
+        let target = std::fs::read_link(e.path()).ok()?;
+        target
+            .to_string_lossy()
+            .starts_with("socket:")
+            .then(|| e.file_name().to_string_lossy().parse().ok())
+            .flatten()
+    })
+    .collect()
+}
+
+/// The kernel hands each queued packet to the thread through the netlink
+/// socket; when its buffer (rmem_default, about 270 messages) is full, the
+/// packet fails open and misses the policy. A few tens of milliseconds
+/// without the CPU (a busy 2-core box) fill it at satellite rates, so the
+/// buffer is raised to 8 MB (`SO_RCVBUFFORCE`, CAP_NET_ADMIN). The `nfq`
+/// crate does not expose its descriptor: it is the one netfilter netlink
+/// socket that `Queue::open` added (checked by its domain and protocol).
+/// Returns the buffer's size as the kernel reports it (0: not found).
+fn enlarge_netlink_buffer(before: &[i32]) -> u64 {
+    let opt = |fd: i32, level: i32, name: i32| {
+        let mut v: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: a c_int out-parameter of the right length.
+        let r = unsafe {
+            libc::getsockopt(
+                fd,
+                level,
+                name,
+                (&mut v as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        (r == 0).then_some(v)
+    };
+    let ours: Vec<i32> = socket_fds()
+        .into_iter()
+        .filter(|fd| !before.contains(fd))
+        .filter(|&fd| {
+            opt(fd, libc::SOL_SOCKET, libc::SO_DOMAIN) == Some(libc::AF_NETLINK)
+                && opt(fd, libc::SOL_SOCKET, libc::SO_PROTOCOL) == Some(libc::NETLINK_NETFILTER)
+        })
+        .collect();
+    let [fd] = ours[..] else {
+        warn!("local queue: cannot find the NFQUEUE socket to enlarge its buffer; bursts may fail open");
+        return 0;
+    };
+    let size: libc::c_int = 8 << 20;
+    for name in [libc::SO_RCVBUFFORCE, libc::SO_RCVBUF] {
+        // SAFETY: a c_int option value of the right length.
+        let r = unsafe {
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                name,
+                (&size as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if r == 0 {
+            break;
+        }
+    }
+    let got = opt(fd, libc::SOL_SOCKET, libc::SO_RCVBUF)
+        .unwrap_or(0)
+        .max(0) as u64;
+    if got < size as u64 {
+        warn!(
+            bytes = got,
+            "local queue: could not enlarge the NFQUEUE socket's buffer; bursts may fail open"
+        );
+    }
+    got
 }
 
 /// How long a flow the relays do not know (yet, or any more) stays charged.
