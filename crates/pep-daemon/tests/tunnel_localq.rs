@@ -38,6 +38,10 @@ struct Scale {
     /// Seconds of upload, and when the measurement starts.
     run: u64,
     from: u64,
+    /// How far below the run without the queue the link may be: runs vary
+    /// by a few points on a loaded 2-core machine at 100 Mbit/s (the
+    /// tunnel and the lab's links are all user space).
+    util_margin: f64,
 }
 
 /// CI's: a 20 Mbit/s, 100 ms RTT link, 8 uploads, 7 s measured from 3 s.
@@ -49,6 +53,7 @@ const SMALL: Scale = Scale {
     flows: 8,
     run: 7,
     from: 3,
+    util_margin: 0.03,
 };
 
 /// The issue's: 100 Mbit/s, 250 ms RTT, a 300-packet queue, 20 uploads.
@@ -60,6 +65,7 @@ const FULL: Scale = Scale {
     flows: 20,
     run: 20,
     from: 6,
+    util_margin: 0.06,
 };
 
 fn lab(sc: Scale) -> Lab {
@@ -307,7 +313,7 @@ fn compare(sc: Scale, policy: &str, stalled: bool) {
         with.util * 100.0
     );
     assert!(
-        with.util >= base.util - 0.03,
+        with.util >= base.util - sc.util_margin,
         "{:.1} % busy with the local queue vs {:.1} % without",
         with.util * 100.0,
         base.util * 100.0
