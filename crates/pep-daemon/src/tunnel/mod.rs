@@ -200,20 +200,26 @@ async fn tcp_to_stream(
                 return Ok(());
             }
             Ok(n) => {
-                // Piece by piece as quinn takes them, each counted into
-                // `flow_read` (the local queue's credit) as it goes: the
-                // flow's progress is smooth even when a chunk takes the
-                // tunnel a while.
-                let mut off = 0;
-                while off < n {
-                    let k = w
-                        .write(&buf[off..n])
-                        .await
-                        .map_err(|_| FlowEnd::ResetByTunnel)?;
-                    off += k;
-                    if let Some(c) = flow_read {
-                        c.fetch_add(k as u64, std::sync::atomic::Ordering::Relaxed);
+                match flow_read {
+                    // Piece by piece as quinn takes them, each counted
+                    // into the local queue's credit as it goes: the flow's
+                    // progress is smooth even when a chunk takes the
+                    // tunnel a while.
+                    Some(c) => {
+                        let mut off = 0;
+                        while off < n {
+                            let k = w
+                                .write(&buf[off..n])
+                                .await
+                                .map_err(|_| FlowEnd::ResetByTunnel)?;
+                            off += k;
+                            c.fetch_add(k as u64, std::sync::atomic::Ordering::Relaxed);
+                        }
                     }
+                    None => w
+                        .write_all(&buf[..n])
+                        .await
+                        .map_err(|_| FlowEnd::ResetByTunnel)?,
                 }
                 bytes.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
             }
