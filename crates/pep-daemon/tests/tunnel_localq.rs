@@ -236,6 +236,28 @@ fn daemons(
     (start, end)
 }
 
+/// CPU seconds the local queue's thread(s) of this process have used.
+fn localq_cpu_secs() -> f64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0.0;
+    };
+    let tick = 100.0; // USER_HZ
+    tasks
+        .filter_map(|t| {
+            let p = t.ok()?.path();
+            let comm = std::fs::read_to_string(p.join("comm")).ok()?;
+            if comm.trim() != "pep-localq" {
+                return None;
+            }
+            let stat = std::fs::read_to_string(p.join("stat")).ok()?;
+            let rest = &stat[stat.rfind(')')? + 2..];
+            let w: Vec<&str> = rest.split_whitespace().collect();
+            let ticks: f64 = w.get(11)?.parse::<f64>().ok()? + w.get(12)?.parse::<f64>().ok()?;
+            Some(ticks / tick)
+        })
+        .sum()
+}
+
 fn show(what: &str, r: &Run) {
     println!(
         "{what}: link {:.1} %, {:.2} Mbit/s, Jain {:.3}, split-start held at most {} kB ({} kB unread in its sockets)",
@@ -284,6 +306,12 @@ fn compare(sc: Scale, policy: &str, stalled: bool) {
         q.dropped[1].load(Relaxed),
         q.dropped[2].load(Relaxed),
         q.credit.load(Relaxed)
+    );
+    let cpu = localq_cpu_secs();
+    println!(
+        "local queue thread: {cpu:.2} CPU s for {} segments ({:.1} us each)",
+        q.arrived.load(Relaxed),
+        cpu * 1e6 / q.arrived.load(Relaxed).max(1) as f64
     );
     assert_eq!(q.enabled.load(Relaxed), 1, "the queue thread runs");
     // Bursts fail open past the NFQUEUE socket's buffer: enlarged.
