@@ -55,7 +55,7 @@ pub struct LocalQueueSettings {
     /// Packets that may wait.
     pub limit: u32,
     /// Bytes admitted into the stack and not yet read into the tunnel,
-    /// over all flows; also the tunnel's unsent backlog beyond its window.
+    /// over all flows; also what quinn may hold beyond twice its window.
     pub buffer_start: u64,
     /// How often the credit is re-checked (arrivals are checked at once).
     pub check_interval: Duration,
@@ -199,7 +199,7 @@ pub fn spawn(
     };
     let before = socket_fds();
     let mut q = nfq::Queue::open().map_err(|e| nf("open", e))?;
-    let rcvbuf = enlarge_netlink_buffer(&before);
+    let (fd, rcvbuf) = enlarge_netlink_buffer(&before);
     metrics.tunnel.lq.netlink_rcvbuf.store(rcvbuf, Relaxed);
     q.bind(num).map_err(|e| nf("bind", e))?;
     // Headers are all the thread reads; the payload stays in the kernel.
@@ -216,7 +216,7 @@ pub fn spawn(
     let thread = std::thread::Builder::new()
         .name("pep-localq".into())
         .spawn(move || {
-            serve(q, &cfg, every, &metrics, &reads, &st);
+            serve(q, fd, &cfg, every, &metrics, &reads, &st);
         })
         .map_err(|e| format!("tunnel.local_queue: spawn: {e}"))?;
     info!(
@@ -255,8 +255,9 @@ fn socket_fds() -> Vec<i32> {
 /// buffer is raised to 8 MB (`SO_RCVBUFFORCE`, CAP_NET_ADMIN). The `nfq`
 /// crate does not expose its descriptor: it is the one netfilter netlink
 /// socket that `Queue::open` added (checked by its domain and protocol).
-/// Returns the buffer's size as the kernel reports it (0: not found).
-fn enlarge_netlink_buffer(before: &[i32]) -> u64 {
+/// Returns the descriptor (the thread polls it) and the buffer's size as
+/// the kernel reports it (0: not found).
+fn enlarge_netlink_buffer(before: &[i32]) -> (Option<i32>, u64) {
     let opt = |fd: i32, level: i32, name: i32| {
         let mut v: libc::c_int = 0;
         let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
@@ -282,7 +283,7 @@ fn enlarge_netlink_buffer(before: &[i32]) -> u64 {
         .collect();
     let [fd] = ours[..] else {
         warn!("local queue: cannot find the NFQUEUE socket to enlarge its buffer; bursts may fail open");
-        return 0;
+        return (None, 0);
     };
     let size: libc::c_int = 8 << 20;
     for name in [libc::SO_RCVBUFFORCE, libc::SO_RCVBUF] {
@@ -309,14 +310,37 @@ fn enlarge_netlink_buffer(before: &[i32]) -> u64 {
             "local queue: could not enlarge the NFQUEUE socket's buffer; bursts may fail open"
         );
     }
-    got
+    (Some(fd), got)
 }
+
+/// The check period while nothing waits in the queue.
+const IDLE_CHECK: Duration = Duration::from_millis(50);
 
 /// How long a flow the relays do not know (yet, or any more) stays charged.
 const UNKNOWN_GRACE: Duration = Duration::from_secs(2);
 
+/// Waits until the NFQUEUE socket `fd` is readable or `wait` passes (a
+/// sleep when the descriptor is unknown).
+fn wait_readable(fd: Option<i32>, wait: Duration) {
+    let ms = wait.as_micros().div_ceil(1000).min(1000) as libc::c_int;
+    match fd {
+        Some(fd) => {
+            let mut p = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd; the socket outlives the thread's
+            // use of it (the queue is dropped after the loop).
+            unsafe { libc::poll(&mut p, 1, ms) };
+        }
+        None => std::thread::sleep(wait.min(Duration::from_millis(1))),
+    }
+}
+
 fn serve(
     mut q: nfq::Queue,
+    fd: Option<i32>,
     s: &LocalQueueSettings,
     every: Duration,
     m: &Metrics,
@@ -405,8 +429,19 @@ fn serve(
             publish(&lq, m, now());
         }
         if got == 0 {
-            let wait = next_check.saturating_duration_since(std::time::Instant::now());
-            std::thread::sleep(wait.min(Duration::from_millis(1)));
+            let now_t = std::time::Instant::now();
+            if lq.len_packets() > 0 {
+                // Packets wait for credit: arrivals only join them, so
+                // take them in a batch at the next check (cheaper than a
+                // wake-up per packet: 0.24 against 0.37 CPU s in the CI
+                // test).
+                std::thread::sleep(next_check.saturating_duration_since(now_t));
+            } else {
+                // Nothing waits: wake at the first arrival (no added
+                // delay), or for the bookkeeping every 50 ms.
+                let until = next_check.max(t + IDLE_CHECK);
+                wait_readable(fd, until.saturating_duration_since(now_t));
+            }
         }
     }
     // Stopping: whatever waits goes into the stack.
