@@ -590,4 +590,24 @@ mod tests {
         assert!(t.contains("pep_leg_rtt_seconds_count{leg=\"client\"} 0"));
         assert_eq!(m.refused(Refusal::Limit), 1);
     }
+
+    #[test]
+    fn the_local_queue_renders_only_while_it_runs() {
+        let m = Metrics::default();
+        assert!(!m.render().contains("pep_localq"));
+        let q = &m.tunnel.lq;
+        q.enabled.store(1, Relaxed);
+        q.credit.store(-300, Relaxed);
+        q.dropped[1].store(5, Relaxed);
+        q.admitted_bytes.store(1448, Relaxed);
+        let t = m.render();
+        assert!(
+            t.contains("pep_localq_dropped_total{reason=\"early\"} 5"),
+            "{t}"
+        );
+        assert!(t.contains("pep_localq_dropped_total{reason=\"overflow\"} 0"));
+        assert!(t.contains("pep_localq_credit_bytes -300"));
+        assert!(t.contains("pep_localq_admitted_bytes_total 1448"));
+        assert_eq!(q.dropped_total(), 5);
+    }
 }
