@@ -46,6 +46,7 @@ pub mod amp;
 pub mod cc;
 pub mod host;
 pub mod link;
+pub mod localq;
 pub mod loss;
 pub mod medium;
 pub mod queue;

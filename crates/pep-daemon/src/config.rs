@@ -63,6 +63,120 @@ struct RawTunnel {
     keepalive: Option<String>,
     dead_after: Option<String>,
     allow: Option<Vec<String>>,
+    local_queue: Option<RawLocalQueue>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLocalQueue {
+    policy: Option<String>,
+    limit: Option<i64>,
+    buffer_start: Option<String>,
+    check_interval: Option<String>,
+    rate: Option<String>,
+    min_th: Option<i64>,
+    max_th: Option<i64>,
+    nfqueue: Option<i64>,
+    stall_after: Option<String>,
+}
+
+fn local_queue(q: &RawLocalQueue) -> FieldResult<crate::tunnel::localq::LocalQueueSettings> {
+    use crate::tunnel::localq::{LocalQueueSettings, LqPolicy};
+    const F: &str = "tunnel.local_queue";
+    let limit = int_in(&format!("{F}.limit"), q.limit, 1000, 2, 100_000)? as u32;
+    let min_th = q
+        .min_th
+        .map(|v| int_in(&format!("{F}.min_th"), Some(v), 0, 1, limit as i64 - 1))
+        .transpose()?;
+    let max_th = q
+        .max_th
+        .map(|v| int_in(&format!("{F}.max_th"), Some(v), 0, 2, limit as i64))
+        .transpose()?;
+    let policy = match q.policy.as_deref().unwrap_or("red") {
+        "red" => {
+            match (min_th, max_th) {
+                (None, Some(_)) => {
+                    return Err((
+                        format!("{F}.max_th"),
+                        "set min_th too (or neither: ns-2's automatic thresholds)".into(),
+                    ))
+                }
+                (Some(a), Some(b)) if b <= a => {
+                    return Err((
+                        format!("{F}.max_th"),
+                        format!("{b} must exceed min_th ({a})"),
+                    ))
+                }
+                _ => {}
+            }
+            LqPolicy::Red {
+                min_th: min_th.map(|v| v as u32),
+                max_th: max_th.map(|v| v as u32),
+            }
+        }
+        "droptail" | "drop-tail" => {
+            if min_th.is_some() || max_th.is_some() {
+                return Err((
+                    format!("{F}.policy"),
+                    "min_th and max_th are RED's: set policy = \"red\" or remove them".into(),
+                ));
+            }
+            LqPolicy::DropTail
+        }
+        other => {
+            return Err((
+                format!("{F}.policy"),
+                format!("{other:?}: expected \"red\" or \"droptail\""),
+            ))
+        }
+    };
+    let buffer_start = match &q.buffer_start {
+        Some(b) => field(&format!("{F}.buffer_start"), parse_bytes(b))?,
+        None => 200 * 1040,
+    };
+    if !(3000..=1 << 30).contains(&buffer_start) {
+        return Err((
+            format!("{F}.buffer_start"),
+            format!("{buffer_start} B is not within 3000 B (two packets) .. 1 GiB"),
+        ));
+    }
+    let check_interval = field(
+        &format!("{F}.check_interval"),
+        parse_duration(q.check_interval.as_deref().unwrap_or("1ms")),
+    )?;
+    if check_interval.is_zero() || check_interval > Duration::from_secs(1) {
+        return Err((
+            format!("{F}.check_interval"),
+            "must be within (0, 1s]".into(),
+        ));
+    }
+    let rate = field(
+        &format!("{F}.rate"),
+        parse_rate(q.rate.as_deref().unwrap_or("100Mbps")),
+    )?;
+    if rate < 1000 {
+        return Err((format!("{F}.rate"), format!("{rate} bit/s is too low")));
+    }
+    let nfqueue = int_in(&format!("{F}.nfqueue"), q.nfqueue, 4433, 0, 65535)? as u16;
+    let stall_after = field(
+        &format!("{F}.stall_after"),
+        parse_duration(q.stall_after.as_deref().unwrap_or("200ms")),
+    )?;
+    if stall_after < check_interval {
+        return Err((
+            format!("{F}.stall_after"),
+            "must be at least check_interval".into(),
+        ));
+    }
+    Ok(LocalQueueSettings {
+        policy,
+        limit,
+        buffer_start,
+        check_interval,
+        rate,
+        nfqueue,
+        stall_after,
+    })
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -514,7 +628,15 @@ fn tunnel(t: &RawTunnel) -> FieldResult<crate::tunnel::TunnelSettings> {
                 .into(),
         ));
     }
+    let local_queue = t.local_queue.as_ref().map(local_queue).transpose()?;
+    if local_queue.is_some() && role != Role::SplitStart {
+        return Err((
+            "tunnel.local_queue".into(),
+            "only split-start has a local queue (in front of its intercepting stack)".into(),
+        ));
+    }
     Ok(TunnelSettings {
+        local_queue,
         role,
         peer,
         listen,
@@ -871,6 +993,61 @@ mod tests {
             e.contains("proxy.user") && e.contains("no user named"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn local_queue_defaults_and_errors_name_the_field() {
+        use crate::tunnel::localq::LqPolicy;
+        let start = "[tunnel]\nrole = \"split-start\"\npeer = \"192.0.2.2:4433\"\ncert = \"a\"\nkey = \"b\"\npeer_cert = \"c\"\n";
+        let q = |extra: &str| format!("{start}[tunnel.local_queue]\n{extra}");
+        let s = parse(&format!("{MIN}{}", q("")), "f").unwrap();
+        let l = s.tunnel.unwrap().local_queue.unwrap();
+        assert_eq!(
+            l.policy,
+            LqPolicy::Red {
+                min_th: None,
+                max_th: None
+            }
+        );
+        assert_eq!(
+            (l.limit, l.buffer_start, l.rate),
+            (1000, 208_000, 100_000_000)
+        );
+        assert_eq!(l.check_interval, Duration::from_millis(1));
+        let s = parse(
+            &format!("{MIN}{}", q("policy = \"droptail\"\nlimit = 300\n")),
+            "f",
+        )
+        .unwrap();
+        assert_eq!(
+            s.tunnel.unwrap().local_queue.unwrap().policy,
+            LqPolicy::DropTail
+        );
+        for (extra, field) in [
+            ("policy = \"codel\"", "tunnel.local_queue.policy"),
+            ("limit = 0", "tunnel.local_queue.limit"),
+            ("buffer_start = \"lots\"", "tunnel.local_queue.buffer_start"),
+            ("buffer_start = \"100B\"", "tunnel.local_queue.buffer_start"),
+            (
+                "check_interval = \"0s\"",
+                "tunnel.local_queue.check_interval",
+            ),
+            ("rate = \"fast\"", "tunnel.local_queue.rate"),
+            ("min_th = 50\nmax_th = 20", "tunnel.local_queue.max_th"),
+            ("max_th = 20", "tunnel.local_queue.max_th"),
+            (
+                "policy = \"droptail\"\nmin_th = 5",
+                "tunnel.local_queue.policy",
+            ),
+            ("nfqueue = 70000", "tunnel.local_queue.nfqueue"),
+            ("stall_after = \"0s\"", "tunnel.local_queue.stall_after"),
+            ("colour = 1", "colour"),
+        ] {
+            let e = err(&q(extra));
+            assert!(e.contains(field), "{extra}: {e}");
+        }
+        let end = "[tunnel]\nrole = \"split-end\"\nlisten = \"0.0.0.0:4433\"\nallow = [\"0.0.0.0/0\"]\ncert = \"a\"\nkey = \"b\"\npeer_cert = \"c\"\n[tunnel.local_queue]\n";
+        assert!(err(end).contains("tunnel.local_queue: only split-start"));
     }
 
     #[test]

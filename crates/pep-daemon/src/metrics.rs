@@ -151,6 +151,36 @@ pub struct TunnelMetrics {
     pub ended: [AtomicU64; 6],
     pub bytes_to_tunnel: AtomicU64,
     pub bytes_from_tunnel: AtomicU64,
+    /// split-start's local queue (`[tunnel.local_queue]`).
+    pub lq: LocalQueueMetrics,
+}
+
+/// split-start's local queue, published by its thread at each check.
+#[derive(Default)]
+pub struct LocalQueueMetrics {
+    /// 1 while the queue is bound and served.
+    pub enabled: AtomicI64,
+    pub packets: AtomicU64,
+    pub bytes: AtomicU64,
+    /// `buffer_start` less what flows are charged.
+    pub credit: AtomicI64,
+    pub arrived: AtomicU64,
+    /// Retransmissions and duplicates passed at once.
+    pub passed_old: AtomicU64,
+    pub admitted: AtomicU64,
+    pub admitted_bytes: AtomicU64,
+    pub blocked_checks: AtomicU64,
+    pub flows: AtomicU64,
+    /// Drops by reason: overflow, early, forced.
+    pub dropped: [AtomicU64; 3],
+    /// The NFQUEUE socket's receive buffer (0: not enlarged).
+    pub netlink_rcvbuf: AtomicU64,
+}
+
+impl LocalQueueMetrics {
+    pub fn dropped_total(&self) -> u64 {
+        self.dropped.iter().map(|d| d.load(Relaxed)).sum()
+    }
 }
 
 impl TunnelMetrics {
@@ -414,6 +444,33 @@ impl Metrics {
                 ("{dir=\"in\"}", l(&t.bytes_from_tunnel)),
             ],
         );
+        let q = &t.lq;
+        if q.enabled.load(Relaxed) == 1 {
+            for (name, kind, help, v) in [
+                ("pep_localq_packets", "gauge", "Packets waiting in split-start's local queue.", l(&q.packets)),
+                ("pep_localq_bytes", "gauge", "Bytes waiting in split-start's local queue.", l(&q.bytes)),
+                ("pep_localq_credit_bytes", "gauge", "Local queue credit: buffer_start less the bytes admitted and not yet read into the tunnel.", g(&q.credit)),
+                ("pep_localq_arrived_total", "counter", "Data segments offered to the local queue.", l(&q.arrived)),
+                ("pep_localq_passed_old_total", "counter", "Retransmissions and duplicates passed at once.", l(&q.passed_old)),
+                ("pep_localq_admitted_total", "counter", "Segments let into the stack.", l(&q.admitted)),
+                ("pep_localq_admitted_bytes_total", "counter", "New payload bytes let into the stack.", l(&q.admitted_bytes)),
+                ("pep_localq_blocked_checks_total", "counter", "Checks that found packets waiting and too little credit.", l(&q.blocked_checks)),
+                ("pep_localq_flows", "gauge", "Flows the local queue charges.", l(&q.flows)),
+                ("pep_localq_netlink_rcvbuf_bytes", "gauge", "Receive buffer of the NFQUEUE socket (packets beyond it fail open).", l(&q.netlink_rcvbuf)),
+            ] {
+                gauge(name, kind, help, &[("", v)]);
+            }
+            gauge(
+                "pep_localq_dropped_total",
+                "counter",
+                "Local queue drops, by reason.",
+                &[
+                    ("{reason=\"overflow\"}", l(&q.dropped[0])),
+                    ("{reason=\"early\"}", l(&q.dropped[1])),
+                    ("{reason=\"forced\"}", l(&q.dropped[2])),
+                ],
+            );
+        }
         for (name, help) in [
             (
                 "pep_leg_rtt_seconds",
@@ -532,5 +589,25 @@ mod tests {
         assert!(t.contains("pep_leg_rtt_seconds_bucket{leg=\"server\",le=\"0.025\"} 1"));
         assert!(t.contains("pep_leg_rtt_seconds_count{leg=\"client\"} 0"));
         assert_eq!(m.refused(Refusal::Limit), 1);
+    }
+
+    #[test]
+    fn the_local_queue_renders_only_while_it_runs() {
+        let m = Metrics::default();
+        assert!(!m.render().contains("pep_localq"));
+        let q = &m.tunnel.lq;
+        q.enabled.store(1, Relaxed);
+        q.credit.store(-300, Relaxed);
+        q.dropped[1].store(5, Relaxed);
+        q.admitted_bytes.store(1448, Relaxed);
+        let t = m.render();
+        assert!(
+            t.contains("pep_localq_dropped_total{reason=\"early\"} 5"),
+            "{t}"
+        );
+        assert!(t.contains("pep_localq_dropped_total{reason=\"overflow\"} 0"));
+        assert!(t.contains("pep_localq_credit_bytes -300"));
+        assert!(t.contains("pep_localq_admitted_bytes_total 1448"));
+        assert_eq!(q.dropped_total(), 5);
     }
 }

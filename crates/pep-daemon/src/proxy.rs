@@ -38,6 +38,12 @@ struct TunnelSetup {
     settings: tunnel::TunnelSettings,
     tls: tunnel::Tls,
     udp: std::net::UdpSocket,
+    /// split-start's local queue: its thread (stops when dropped) and the
+    /// flows' read counters it charges by.
+    localq: Option<(
+        tunnel::localq::LocalQueueThread,
+        Arc<tunnel::localq::FlowReads>,
+    )>,
 }
 
 enum Control {
@@ -235,10 +241,19 @@ impl Daemon {
                 };
                 let udp = tunnel::udp_socket(bind)
                     .map_err(|e| format!("tunnel: bind UDP {bind}: {e}"))?;
+                let localq = match &t.local_queue {
+                    Some(q) => {
+                        let reads = Arc::new(tunnel::localq::FlowReads::default());
+                        let th = tunnel::localq::spawn(q, metrics.clone(), reads.clone())?;
+                        Some((th, reads))
+                    }
+                    None => None,
+                };
                 Some(TunnelSetup {
                     settings: t.clone(),
                     tls,
                     udp,
+                    localq,
                 })
             }
             None => None,
@@ -479,6 +494,9 @@ async fn main_task(
     let (abort_tx, abort_rx) = watch::channel(false);
     let mut tunnel_client = None;
     let mut tunnel_task = None;
+    // Held until the proxy stops: dropping it stops the queue's thread,
+    // which lets every packet still waiting into the stack.
+    let mut _localq = None;
     if let Some(t) = tunnel {
         let server = (t.settings.role == tunnel::Role::SplitEnd).then_some(t.tls.server);
         let endpoint = quinn::Endpoint::new(
@@ -490,11 +508,24 @@ async fn main_task(
         .map_err(|e| format!("tunnel endpoint: {e}"))?;
         match (t.settings.role, t.settings.peer) {
             (tunnel::Role::SplitStart, Some(peer)) => {
+                let bound = t
+                    .settings
+                    .local_queue
+                    .as_ref()
+                    .map(|q| tunnel::start::BacklogBound {
+                        beyond_cwnd: q.buffer_start,
+                        every: std::time::Duration::from_millis(10),
+                    });
+                let lq = t.localq.map(|(th, reads)| {
+                    _localq = Some(th);
+                    reads
+                });
                 tunnel_client = Some(tunnel::start::spawn(
                     endpoint,
                     peer,
                     t.tls.client,
                     metrics.clone(),
+                    lq.zip(bound),
                 ));
             }
             _ => {

@@ -225,6 +225,37 @@ pub fn iptables_commands(s: &Settings) -> Vec<String> {
     v
 }
 
+/// split-start's local queue (`[tunnel.local_queue]`): data segments of
+/// intercepted flows (`socket --transparent`; SYN, FIN and RST pass) from
+/// the client interfaces go to NFQUEUE, in the `raw` table: before the
+/// interception rules (mangle), which a packet accepted from the queue
+/// goes on to, so TPROXY delivers it as without the queue.
+/// `--queue-bypass`: with no daemon serving the queue, packets pass. An
+/// iptables rule with either backend: this kernel generation's nftables
+/// `queue` statement is often not built (`CONFIG_NFT_QUEUE`), the xtables
+/// NFQUEUE target is. `add`: `-I`, else `-D`.
+pub fn localq_commands(s: &Settings, add: bool) -> Vec<String> {
+    let Some(q) = s.tunnel.as_ref().and_then(|t| t.local_queue.as_ref()) else {
+        return Vec::new();
+    };
+    let verb = if add { "-I" } else { "-D" };
+    let mut v = Vec::new();
+    for (tool, v4) in [("iptables", true), ("ip6tables", false)] {
+        let wanted = v4 || (s.ipv6 && s.subnets.iter().any(|c| !c.is_v4()));
+        if !wanted {
+            continue;
+        }
+        for i in &s.interfaces {
+            v.push(format!(
+                "{tool} -t raw {verb} PREROUTING -i {i} -p tcp --tcp-flags SYN,FIN,RST NONE \
+                 -m socket --transparent -j NFQUEUE --queue-num {} --queue-bypass",
+                q.nfqueue
+            ));
+        }
+    }
+    v
+}
+
 /// Everything `pep proxy rules` prints: a shell script.
 pub fn render(s: &Settings) -> String {
     let mut o =
@@ -239,6 +270,10 @@ pub fn render(s: &Settings) -> String {
                 o.push('\n');
             }
         }
+    }
+    for c in localq_commands(s, true) {
+        o += &c;
+        o.push('\n');
     }
     for c in route_commands(s, true) {
         o += &format!("ip {}\n", c.join(" "));
@@ -261,6 +296,9 @@ pub fn render(s: &Settings) -> String {
             "iptables -t mangle -F PREROUTING; iptables -t mangle -X PEPKIT (and ip6tables)".into()
         }
     };
+    for c in localq_commands(s, false) {
+        o += &format!("; {c}");
+    }
     for c in route_commands(s, false) {
         o += &format!("; ip {}", c.join(" "));
     }
@@ -313,6 +351,11 @@ pub fn install(s: &Settings) -> Result<(), String> {
             }
         }
     }
+    for c in localq_commands(s, true) {
+        let mut w = c.split_whitespace().map(String::from);
+        let tool = w.next().unwrap_or_default();
+        run(&tool, &w.collect::<Vec<_>>(), None)?;
+    }
     for c in route_commands(s, true) {
         run("ip", &c, None)?;
     }
@@ -350,6 +393,11 @@ pub fn remove(s: &Settings) -> Result<(), String> {
                 );
             }
         }
+    }
+    for c in localq_commands(s, false) {
+        let mut w = c.split_whitespace().map(String::from);
+        let tool = w.next().unwrap_or_default();
+        let _ = run(&tool, &w.collect::<Vec<_>>(), None);
     }
     for c in route_commands(s, false) {
         if let Err(e) = run("ip", &c, None) {
@@ -391,6 +439,26 @@ mod tests {
         assert!(t.contains("meta mark 0x2 return"));
         // The bypass and own-mark returns come before any tproxy.
         assert!(t.find("@bypass4 return").unwrap() < t.find("tproxy").unwrap());
+    }
+
+    #[test]
+    fn the_local_queue_rule_runs_before_interception() {
+        let tunnel = "[tunnel]\nrole = \"split-start\"\npeer = \"192.0.2.2:4433\"\ncert = \"a\"\nkey = \"b\"\npeer_cert = \"c\"\n";
+        assert!(localq_commands(&settings(tunnel), true).is_empty());
+        let s = settings(&format!("{tunnel}[tunnel.local_queue]\nnfqueue = 7\n"));
+        let add = localq_commands(&s, true);
+        // Two interfaces, both families (the client subnets have both).
+        assert_eq!(add.len(), 4);
+        assert_eq!(
+            add[0],
+            "iptables -t raw -I PREROUTING -i eth1 -p tcp --tcp-flags SYN,FIN,RST NONE \
+             -m socket --transparent -j NFQUEUE --queue-num 7 --queue-bypass"
+        );
+        assert!(add[3].starts_with("ip6tables -t raw -I PREROUTING -i wlan0 "));
+        let del = localq_commands(&s, false);
+        assert_eq!(del[0], add[0].replace(" -I ", " -D "));
+        let script = render(&s);
+        assert!(script.contains(&add[0]) && script.contains(&del[0]));
     }
 
     #[test]

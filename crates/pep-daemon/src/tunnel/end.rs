@@ -106,7 +106,7 @@ async fn flow(
         super::reset_tcp(&tcp);
         return "reset_by_tunnel";
     }
-    relay(tcp, send, recv, &m.tunnel).await.how()
+    relay(tcp, send, recv, &m.tunnel, None).await.how()
 }
 
 /// The destination leg: the server-leg options of `dst`, with a timeout.

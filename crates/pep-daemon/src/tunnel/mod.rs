@@ -27,6 +27,7 @@
 
 pub mod cc;
 pub mod end;
+pub mod localq;
 pub mod start;
 mod tls;
 
@@ -78,6 +79,8 @@ pub struct TunnelSettings {
     pub dead_after: Duration,
     /// split-end: destinations it may connect to (never an open relay).
     pub allow: Vec<Cidr>,
+    /// split-start: the thesis's local queue in front of the stack.
+    pub local_queue: Option<localq::LocalQueueSettings>,
 }
 
 /// Application error codes on streams.
@@ -187,6 +190,7 @@ async fn tcp_to_stream(
     r: &mut tokio::net::tcp::ReadHalf<'_>,
     w: &mut SendStream,
     bytes: &std::sync::atomic::AtomicU64,
+    flow_read: Option<&std::sync::atomic::AtomicU64>,
 ) -> Result<(), FlowEnd> {
     let mut buf = vec![0u8; PUMP_BUF];
     loop {
@@ -196,9 +200,27 @@ async fn tcp_to_stream(
                 return Ok(());
             }
             Ok(n) => {
-                w.write_all(&buf[..n])
-                    .await
-                    .map_err(|_| FlowEnd::ResetByTunnel)?;
+                match flow_read {
+                    // Piece by piece as quinn takes them, each counted
+                    // into the local queue's credit as it goes: the flow's
+                    // progress is smooth even when a chunk takes the
+                    // tunnel a while.
+                    Some(c) => {
+                        let mut off = 0;
+                        while off < n {
+                            let k = w
+                                .write(&buf[off..n])
+                                .await
+                                .map_err(|_| FlowEnd::ResetByTunnel)?;
+                            off += k;
+                            c.fetch_add(k as u64, std::sync::atomic::Ordering::Relaxed);
+                        }
+                    }
+                    None => w
+                        .write_all(&buf[..n])
+                        .await
+                        .map_err(|_| FlowEnd::ResetByTunnel)?,
+                }
                 bytes.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
             }
             Err(_) => return Err(FlowEnd::ResetByTcp),
@@ -232,16 +254,18 @@ async fn stream_to_tcp(
 
 /// Relays `tcp` and the stream both ways until both directions end; a
 /// reset on either side becomes a reset on the other. Bytes are counted
-/// into the tunnel's metrics as they pass.
+/// into the tunnel's metrics as they pass, and those read from `tcp` also
+/// into `flow_read` (the local queue's credit).
 pub async fn relay(
     mut tcp: TcpStream,
     mut send: SendStream,
     mut recv: RecvStream,
     m: &crate::metrics::TunnelMetrics,
+    flow_read: Option<&std::sync::atomic::AtomicU64>,
 ) -> FlowEnd {
     let end = {
         let (mut rd, mut wr) = tcp.split();
-        let up = tcp_to_stream(&mut rd, &mut send, &m.bytes_to_tunnel);
+        let up = tcp_to_stream(&mut rd, &mut send, &m.bytes_to_tunnel, flow_read);
         let down = stream_to_tcp(&mut recv, &mut wr, &m.bytes_from_tunnel);
         match tokio::try_join!(up, down) {
             Ok(_) => FlowEnd::Clean,

@@ -113,7 +113,7 @@ async fn pair(dir: &Path, start_key: &str, allow: &str) -> Pair {
     )
     .unwrap();
     let start_metrics = Arc::new(Metrics::default());
-    let client = start::spawn(ep, addr, tls.client, start_metrics.clone());
+    let client = start::spawn(ep, addr, tls.client, start_metrics.clone(), None);
     Pair {
         client,
         start_metrics,
