@@ -98,6 +98,10 @@ pub struct LinkDir<T> {
     /// The transmitter is shared with the opposite direction: a
     /// [`crate::medium::HalfDuplex`] starts transmissions, not this link.
     shared: bool,
+    /// The last transmission time computed: (rate, wire length, time).
+    /// A direction carries mostly one packet size, and the division it
+    /// saves is a 128-bit one.
+    tx_memo: (Rate, u32, Duration),
 }
 
 impl<T: LinkItem> LinkDir<T> {
@@ -112,6 +116,7 @@ impl<T: LinkItem> LinkDir<T> {
             pipe: VecDeque::new(),
             tap: None,
             shared: false,
+            tx_memo: (Rate(0), 0, Duration::MAX),
         }
     }
 
@@ -155,10 +160,22 @@ impl<T: LinkItem> LinkDir<T> {
     fn start_next(&mut self, at: Instant) {
         debug_assert!(self.tx.is_none());
         if let Some(item) = self.queue.dequeue(at) {
-            let d = self.rate.tx_time(item.wire_len() as u64);
+            let d = self.tx_time(item.wire_len());
             self.stats.busy_ns += d.as_nanos();
             self.tx = Some((at + d, item));
         }
+    }
+
+    /// `rate.tx_time(len)`, remembered for the last length.
+    #[inline(always)]
+    fn tx_time(&mut self, len: u32) -> Duration {
+        let (rate, l, d) = self.tx_memo;
+        if rate == self.rate && l == len {
+            return d;
+        }
+        let d = self.rate.tx_time(len as u64);
+        self.tx_memo = (self.rate, len, d);
+        d
     }
 
     /// Starts the next queued packet at `at + gap` (a medium's contention
