@@ -88,9 +88,12 @@ pub struct LinkDir<T> {
     pub queue: Queue<T>,
     pub loss: LossModel,
     pub stats: LinkStats,
-    /// The packet being serialized and when it finishes.
-    tx: Option<(Instant, T)>,
-    /// Packets propagating, with their arrival times (non-decreasing).
+    /// When the packet being serialized finishes. That packet is already
+    /// the last one in `pipe`, with its arrival time: a packet is written
+    /// once per hop, not copied from the transmitter into the delay line.
+    tx: Option<Instant>,
+    /// Packets propagating, with their arrival times (non-decreasing), and
+    /// last the one being serialized, if any.
     pipe: VecDeque<(Instant, T)>,
     /// Serialized packets kept for a trace; `None` (the default) costs one
     /// branch per packet.
@@ -162,7 +165,8 @@ impl<T: LinkItem> LinkDir<T> {
         if let Some(item) = self.queue.dequeue(at) {
             let d = self.tx_time(item.wire_len());
             self.stats.busy_ns += d.as_nanos();
-            self.tx = Some((at + d, item));
+            self.tx = Some(at + d);
+            self.pipe.push_back((at + d + self.delay, item));
         }
     }
 
@@ -182,19 +186,27 @@ impl<T: LinkItem> LinkDir<T> {
     /// backoff); the packet is chosen at `at`.
     pub(crate) fn start_after(&mut self, at: Instant, gap: Duration) {
         self.start_next(at);
-        if let Some((done, _)) = &mut self.tx {
+        if let Some(done) = &mut self.tx {
             *done += gap;
+            let arrival = *done + self.delay;
+            self.pipe.back_mut().expect("in transmission").0 = arrival;
         }
     }
 
     /// The next arrival at the far end, if a packet is propagating.
     pub(crate) fn next_arrival(&self) -> Option<Instant> {
-        self.pipe.front().map(|(t, _)| *t)
+        self.propagating().next().map(|(t, _)| *t)
+    }
+
+    /// The delay line without the packet in transmission.
+    fn propagating(&self) -> std::collections::vec_deque::Iter<'_, (Instant, T)> {
+        let n = self.pipe.len() - self.tx.is_some() as usize;
+        self.pipe.range(..n)
     }
 
     /// When the current transmission ends, if one is under way.
     pub(crate) fn tx_end(&self) -> Option<Instant> {
-        self.tx.as_ref().map(|(t, _)| *t)
+        self.tx
     }
 
     pub(crate) fn set_shared(&mut self) {
@@ -204,9 +216,10 @@ impl<T: LinkItem> LinkDir<T> {
     /// Completes the current transmission: counters, loss, delay line.
     #[inline(always)]
     pub(crate) fn finish_tx(&mut self) {
-        let Some((done, item)) = self.tx.take() else {
+        let Some(done) = self.tx.take() else {
             return;
         };
+        let (_, item) = self.pipe.back().expect("in transmission");
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += item.wire_len() as u64;
         let lost = self.loss.lose(done, item.segment());
@@ -219,8 +232,7 @@ impl<T: LinkItem> LinkDir<T> {
         }
         if lost {
             self.stats.lost_packets += 1;
-        } else {
-            self.pipe.push_back((done + self.delay, item));
+            self.pipe.pop_back();
         }
     }
 
@@ -234,11 +246,10 @@ impl<T: LinkItem> LinkDir<T> {
     #[inline]
     pub fn poll_timeout(&self) -> Option<Instant> {
         debug_assert!(!self.shared, "ask the medium for a half-duplex deadline");
-        match (self.pipe.front(), &self.tx) {
-            (Some((t, _)), _) => Some(*t),
-            (None, Some((done, _))) => Some(*done + self.delay),
-            (None, None) => None,
-        }
+        // The packet in transmission, last in the delay line, already
+        // carries its arrival time: the end of its transmission plus the
+        // delay.
+        self.pipe.front().map(|(t, _)| *t)
     }
 
     /// Catches up to `now` and readies the arrivals due by then. (A
@@ -255,7 +266,7 @@ impl<T: LinkItem> LinkDir<T> {
             !self.shared,
             "a half-duplex direction advances with its medium"
         );
-        while let Some((done, _)) = self.tx {
+        while let Some(done) = self.tx {
             if done > now {
                 break;
             }
@@ -268,7 +279,10 @@ impl<T: LinkItem> LinkDir<T> {
     #[inline]
     pub fn poll_deliver(&mut self, now: Instant) -> Option<T> {
         match self.pipe.front() {
-            Some((t, _)) if *t <= now => {
+            // Never the packet in transmission (it arrives after it ends,
+            // and the driver catches up to `now` first, but a zero delay
+            // makes the two instants equal).
+            Some((t, _)) if *t <= now && (self.tx.is_none() || self.pipe.len() > 1) => {
                 self.stats.delivered_packets += 1;
                 self.pipe.pop_front().map(|(_, it)| it)
             }
@@ -283,7 +297,7 @@ impl<T: LinkItem> LinkDir<T> {
 
     /// Packets serialized but not yet delivered.
     pub fn in_flight(&self) -> usize {
-        self.pipe.len()
+        self.pipe.len() - self.tx.is_some() as usize
     }
 }
 
