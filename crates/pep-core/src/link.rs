@@ -387,6 +387,35 @@ mod tests {
     }
 
     #[test]
+    fn the_packet_in_transmission_is_neither_in_flight_nor_deliverable() {
+        // It waits in the delay line already, with its arrival time.
+        let mut l = LinkDir::simple(Rate::mbps(8), Duration::from_millis(10), 10);
+        l.enqueue(Instant::ZERO, pkt(0)).unwrap();
+        assert!(l.is_busy());
+        assert_eq!(l.in_flight(), 0);
+        assert_eq!(l.poll_timeout(), Some(Instant(11_000_000)));
+        l.advance(Instant(1_000_000));
+        assert!(!l.is_busy());
+        assert_eq!(l.in_flight(), 1);
+        // Not deliverable until the link has caught up past the end of its
+        // transmission, even when its arrival time has come.
+        let mut l = LinkDir::simple(Rate::mbps(8), Duration::ZERO, 10);
+        l.enqueue(Instant::ZERO, pkt(0)).unwrap();
+        l.enqueue(Instant::ZERO, pkt(1)).unwrap();
+        assert_eq!(l.poll_deliver(Instant(1_000_000)), None);
+        l.advance(Instant(1_000_000));
+        assert_eq!(
+            l.poll_deliver(Instant(1_000_000)).map(|p| p.flow.0),
+            Some(0)
+        );
+        assert_eq!(
+            l.poll_deliver(Instant(1_000_000)),
+            None,
+            "pkt 1 is on the wire"
+        );
+    }
+
+    #[test]
     fn idle_link_starts_at_arrival_time() {
         let mut l = LinkDir::simple(Rate::mbps(8), Duration::from_millis(1), 10);
         l.enqueue(Instant(5_000_000), pkt(0)).unwrap();
