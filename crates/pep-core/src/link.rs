@@ -88,9 +88,12 @@ pub struct LinkDir<T> {
     pub queue: Queue<T>,
     pub loss: LossModel,
     pub stats: LinkStats,
-    /// The packet being serialized and when it finishes.
-    tx: Option<(Instant, T)>,
-    /// Packets propagating, with their arrival times (non-decreasing).
+    /// When the packet being serialized finishes. That packet is already
+    /// the last one in `pipe`, with its arrival time: a packet is written
+    /// once per hop, not copied from the transmitter into the delay line.
+    tx: Option<Instant>,
+    /// Packets propagating, with their arrival times (non-decreasing), and
+    /// last the one being serialized, if any.
     pipe: VecDeque<(Instant, T)>,
     /// Serialized packets kept for a trace; `None` (the default) costs one
     /// branch per packet.
@@ -98,6 +101,10 @@ pub struct LinkDir<T> {
     /// The transmitter is shared with the opposite direction: a
     /// [`crate::medium::HalfDuplex`] starts transmissions, not this link.
     shared: bool,
+    /// The last transmission time computed: (rate, wire length, time).
+    /// A direction carries mostly one packet size, and the division it
+    /// saves is a 128-bit one.
+    tx_memo: (Rate, u32, Duration),
 }
 
 impl<T: LinkItem> LinkDir<T> {
@@ -112,6 +119,7 @@ impl<T: LinkItem> LinkDir<T> {
             pipe: VecDeque::new(),
             tap: None,
             shared: false,
+            tx_memo: (Rate(0), 0, Duration::MAX),
         }
     }
 
@@ -155,29 +163,50 @@ impl<T: LinkItem> LinkDir<T> {
     fn start_next(&mut self, at: Instant) {
         debug_assert!(self.tx.is_none());
         if let Some(item) = self.queue.dequeue(at) {
-            let d = self.rate.tx_time(item.wire_len() as u64);
+            let d = self.tx_time(item.wire_len());
             self.stats.busy_ns += d.as_nanos();
-            self.tx = Some((at + d, item));
+            self.tx = Some(at + d);
+            self.pipe.push_back((at + d + self.delay, item));
         }
+    }
+
+    /// `rate.tx_time(len)`, remembered for the last length.
+    #[inline(always)]
+    fn tx_time(&mut self, len: u32) -> Duration {
+        let (rate, l, d) = self.tx_memo;
+        if rate == self.rate && l == len {
+            return d;
+        }
+        let d = self.rate.tx_time(len as u64);
+        self.tx_memo = (self.rate, len, d);
+        d
     }
 
     /// Starts the next queued packet at `at + gap` (a medium's contention
     /// backoff); the packet is chosen at `at`.
     pub(crate) fn start_after(&mut self, at: Instant, gap: Duration) {
         self.start_next(at);
-        if let Some((done, _)) = &mut self.tx {
+        if let Some(done) = &mut self.tx {
             *done += gap;
+            let arrival = *done + self.delay;
+            self.pipe.back_mut().expect("in transmission").0 = arrival;
         }
     }
 
     /// The next arrival at the far end, if a packet is propagating.
     pub(crate) fn next_arrival(&self) -> Option<Instant> {
-        self.pipe.front().map(|(t, _)| *t)
+        self.propagating().next().map(|(t, _)| *t)
+    }
+
+    /// The delay line without the packet in transmission.
+    fn propagating(&self) -> std::collections::vec_deque::Iter<'_, (Instant, T)> {
+        let n = self.pipe.len() - self.tx.is_some() as usize;
+        self.pipe.range(..n)
     }
 
     /// When the current transmission ends, if one is under way.
     pub(crate) fn tx_end(&self) -> Option<Instant> {
-        self.tx.as_ref().map(|(t, _)| *t)
+        self.tx
     }
 
     pub(crate) fn set_shared(&mut self) {
@@ -187,9 +216,10 @@ impl<T: LinkItem> LinkDir<T> {
     /// Completes the current transmission: counters, loss, delay line.
     #[inline(always)]
     pub(crate) fn finish_tx(&mut self) {
-        let Some((done, item)) = self.tx.take() else {
+        let Some(done) = self.tx.take() else {
             return;
         };
+        let (_, item) = self.pipe.back().expect("in transmission");
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += item.wire_len() as u64;
         let lost = self.loss.lose(done, item.segment());
@@ -202,8 +232,7 @@ impl<T: LinkItem> LinkDir<T> {
         }
         if lost {
             self.stats.lost_packets += 1;
-        } else {
-            self.pipe.push_back((done + self.delay, item));
+            self.pipe.pop_back();
         }
     }
 
@@ -217,11 +246,10 @@ impl<T: LinkItem> LinkDir<T> {
     #[inline]
     pub fn poll_timeout(&self) -> Option<Instant> {
         debug_assert!(!self.shared, "ask the medium for a half-duplex deadline");
-        match (self.pipe.front(), &self.tx) {
-            (Some((t, _)), _) => Some(*t),
-            (None, Some((done, _))) => Some(*done + self.delay),
-            (None, None) => None,
-        }
+        // The packet in transmission, last in the delay line, already
+        // carries its arrival time: the end of its transmission plus the
+        // delay.
+        self.pipe.front().map(|(t, _)| *t)
     }
 
     /// Catches up to `now` and readies the arrivals due by then. (A
@@ -238,7 +266,7 @@ impl<T: LinkItem> LinkDir<T> {
             !self.shared,
             "a half-duplex direction advances with its medium"
         );
-        while let Some((done, _)) = self.tx {
+        while let Some(done) = self.tx {
             if done > now {
                 break;
             }
@@ -251,7 +279,10 @@ impl<T: LinkItem> LinkDir<T> {
     #[inline]
     pub fn poll_deliver(&mut self, now: Instant) -> Option<T> {
         match self.pipe.front() {
-            Some((t, _)) if *t <= now => {
+            // Never the packet in transmission (it arrives after it ends,
+            // and the driver catches up to `now` first, but a zero delay
+            // makes the two instants equal).
+            Some((t, _)) if *t <= now && (self.tx.is_none() || self.pipe.len() > 1) => {
                 self.stats.delivered_packets += 1;
                 self.pipe.pop_front().map(|(_, it)| it)
             }
@@ -266,7 +297,7 @@ impl<T: LinkItem> LinkDir<T> {
 
     /// Packets serialized but not yet delivered.
     pub fn in_flight(&self) -> usize {
-        self.pipe.len()
+        self.pipe.len() - self.tx.is_some() as usize
     }
 }
 
@@ -353,6 +384,35 @@ mod tests {
         );
         l.drain_tap(&mut got);
         assert_eq!(got.len(), 3, "drained records are not repeated");
+    }
+
+    #[test]
+    fn the_packet_in_transmission_is_neither_in_flight_nor_deliverable() {
+        // It waits in the delay line already, with its arrival time.
+        let mut l = LinkDir::simple(Rate::mbps(8), Duration::from_millis(10), 10);
+        l.enqueue(Instant::ZERO, pkt(0)).unwrap();
+        assert!(l.is_busy());
+        assert_eq!(l.in_flight(), 0);
+        assert_eq!(l.poll_timeout(), Some(Instant(11_000_000)));
+        l.advance(Instant(1_000_000));
+        assert!(!l.is_busy());
+        assert_eq!(l.in_flight(), 1);
+        // Not deliverable until the link has caught up past the end of its
+        // transmission, even when its arrival time has come.
+        let mut l = LinkDir::simple(Rate::mbps(8), Duration::ZERO, 10);
+        l.enqueue(Instant::ZERO, pkt(0)).unwrap();
+        l.enqueue(Instant::ZERO, pkt(1)).unwrap();
+        assert_eq!(l.poll_deliver(Instant(1_000_000)), None);
+        l.advance(Instant(1_000_000));
+        assert_eq!(
+            l.poll_deliver(Instant(1_000_000)).map(|p| p.flow.0),
+            Some(0)
+        );
+        assert_eq!(
+            l.poll_deliver(Instant(1_000_000)),
+            None,
+            "pkt 1 is on the wire"
+        );
     }
 
     #[test]

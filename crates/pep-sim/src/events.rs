@@ -92,6 +92,12 @@ impl Event {
 pub struct EventQueue {
     /// A 4-ary min-heap: the children of `i` are `4i + 1 ..= 4i + 4`.
     heap: Vec<u128>,
+    /// `heap[0]` was popped and not yet refilled. The next `schedule` puts
+    /// its entry there and sifts it down: the handler of the event just
+    /// popped usually schedules one (a link's next arrival), near the top
+    /// of the heap, so one short sift replaces a full-depth sift-down plus
+    /// a sift-up. The next pop refills the hole if nothing did.
+    hole: bool,
     next_seq: u64,
     seq_limit: u64,
 }
@@ -114,6 +120,7 @@ impl EventQueue {
         assert!((1..=SEQ_LIMIT).contains(&limit));
         EventQueue {
             heap: Vec::new(),
+            hole: false,
             next_seq: 0,
             seq_limit: limit,
         }
@@ -126,6 +133,11 @@ impl EventQueue {
         }
         let key = (at.as_nanos() as u128) << 64 | (self.next_seq << EVENT_BITS | ev.pack()) as u128;
         self.next_seq += 1;
+        if self.hole {
+            self.hole = false;
+            self.sift_down_from_root(key);
+            return;
+        }
         let mut i = self.heap.len();
         self.heap.push(key);
         while i > 0 {
@@ -143,22 +155,32 @@ impl EventQueue {
     /// Removes and returns the earliest event if it is due by `limit`.
     #[inline]
     pub fn pop_until(&mut self, limit: Instant) -> Option<(Instant, Event)> {
+        if self.hole {
+            self.fill_hole();
+        }
         let &top = self.heap.first()?;
         let t = (top >> 64) as u64;
         if t > limit.as_nanos() {
             return None;
         }
-        let last = self.heap.pop().expect("not empty");
-        if !self.heap.is_empty() {
-            self.sift_down_from_root(last);
-        }
+        self.hole = true;
         Some((
             Instant(t),
             Event::unpack(top as u64 & ((1 << EVENT_BITS) - 1)),
         ))
     }
 
-    /// Puts `key` (the old last entry) in the root's place and sifts it down.
+    /// Moves the last entry into the vacant root.
+    #[inline]
+    fn fill_hole(&mut self) {
+        self.hole = false;
+        let last = self.heap.pop().expect("the hole is an entry");
+        if !self.heap.is_empty() {
+            self.sift_down_from_root(last);
+        }
+    }
+
+    /// Puts `key` in the (vacant) root's place and sifts it down.
     #[inline]
     fn sift_down_from_root(&mut self, key: u128) {
         let h = &mut self.heap[..];
@@ -166,18 +188,24 @@ impl EventQueue {
         let mut i = 0;
         loop {
             let first = ARITY * i + 1;
-            if first >= n {
-                break;
-            }
-            let end = (first + ARITY).min(n);
-            let mut m = first;
-            let mut mv = h[first];
-            for (j, &v) in h.iter().enumerate().take(end).skip(first + 1) {
-                if v < mv {
-                    m = j;
-                    mv = v;
+            let (m, mv) = if let Some(c) = h.get(first..first + ARITY) {
+                // All four children: a tournament, which compiles to
+                // conditional moves rather than a loop.
+                let (m1, v1) = if c[1] < c[0] { (1, c[1]) } else { (0, c[0]) };
+                let (m2, v2) = if c[3] < c[2] { (3, c[3]) } else { (2, c[2]) };
+                let (m, v) = if v2 < v1 { (m2, v2) } else { (m1, v1) };
+                (first + m, v)
+            } else if first < n {
+                let mut m = first;
+                for j in first + 1..n {
+                    if h[j] < h[m] {
+                        m = j;
+                    }
                 }
-            }
+                (m, h[m])
+            } else {
+                break;
+            };
             if mv >= key {
                 break;
             }
@@ -191,6 +219,9 @@ impl EventQueue {
     /// current order, so later ones still sort after them.
     #[cold]
     fn renumber(&mut self) {
+        if self.hole {
+            self.fill_hole();
+        }
         self.heap.sort_unstable();
         let mask = (1u128 << EVENT_BITS) - 1;
         for (seq, e) in self.heap.iter_mut().enumerate() {
@@ -205,15 +236,21 @@ impl EventQueue {
     }
 
     pub fn peek_time(&self) -> Option<Instant> {
-        self.heap.first().map(|&k| Instant((k >> 64) as u64))
+        // With the root vacant, the earliest entry is one of its children.
+        let top = if self.hole {
+            self.heap.iter().skip(1).take(ARITY).min()
+        } else {
+            self.heap.first()
+        };
+        top.map(|&k| Instant((k >> 64) as u64))
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() - self.hole as usize
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 }
 
