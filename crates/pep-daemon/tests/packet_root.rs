@@ -24,13 +24,12 @@ mod common;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
-use common::root_test;
+use common::{root_test, start_packet_daemon, static_neighbour};
 use pep_core::ack_regen::AckRegenConfig;
 use pep_core::{Duration, Rate};
 use pep_daemon::metrics::Metrics;
 use pep_daemon::packet::{PacketDaemon, PacketSettings, PacketStats};
-use pep_lab::netns;
-use pep_lab::topology::{link_addr, link_addr6, link_mac, mac_string, node_ifname};
+use pep_lab::topology::{link_mac, node_ifname};
 use pep_lab::traffic::{self, Amount, FlowResult, FlowSpec, TrafficOptions};
 use pep_lab::{DirParams, Lab, LabOptions, LabTopology, Role};
 
@@ -115,46 +114,10 @@ struct Running {
 fn start_chain(lab: &Lab, k: usize, chain: &Chain) -> Running {
     let (c, n, f, s) = names(&chain.name);
     let (lc, lm, ls) = (3 * k, 3 * k + 1, 3 * k + 2);
-    let ns = |node: &str| lab.endpoint(node).unwrap().netns;
-    // Each host's gateway resolves to the other host's MAC.
-    let neigh = |node: &str, link: usize, gw_side: usize, mac: [u8; 6]| {
-        netns::ip(&[
-            "-n",
-            &ns(node),
-            "neigh",
-            "replace",
-            &link_addr(link, gw_side).to_string(),
-            "lladdr",
-            &mac_string(mac),
-            "dev",
-            &node_ifname(link),
-            "nud",
-            "permanent",
-        ])
-        .expect("neighbour");
-    };
-    neigh(&c, lc, 1, link_mac(ls, 1));
-    neigh(&s, ls, 0, link_mac(lc, 0));
-    if chain.ipv6 {
-        let neigh6 = |node: &str, link: usize, gw_side: usize, mac: [u8; 6]| {
-            netns::ip(&[
-                "-n",
-                &ns(node),
-                "-6",
-                "neigh",
-                "replace",
-                &link_addr6(link, gw_side).to_string(),
-                "lladdr",
-                &mac_string(mac),
-                "dev",
-                &node_ifname(link),
-                "nud",
-                "permanent",
-            ])
-            .expect("IPv6 neighbour");
-        };
-        neigh6(&c, lc, 1, link_mac(ls, 1));
-        neigh6(&s, ls, 0, link_mac(lc, 0));
+    let families: &[bool] = if chain.ipv6 { &[false, true] } else { &[false] };
+    for &v6 in families {
+        static_neighbour(lab, &c, lc, 1, link_mac(ls, 1), v6);
+        static_neighbour(lab, &s, ls, 0, link_mac(lc, 0), v6);
     }
     let mut daemons = vec![];
     for (node, (a, b), settings) in [(&n, (lc, lm), &chain.near), (&f, (lm, ls), &chain.far)] {
@@ -163,23 +126,7 @@ fn start_chain(lab: &Lab, k: usize, chain: &Chain) -> Running {
             b: node_ifname(b),
             ..settings.clone()
         };
-        let m = Arc::new(Metrics::default());
-        let nsn = ns(node);
-        let d = std::thread::scope(|sc| {
-            sc.spawn(|| {
-                netns::enter(&nsn).map_err(|e| e.to_string())?;
-                netns::write_sysctl("net/ipv4/ip_forward", "0").map_err(|e| e.to_string())?;
-                if chain.ipv6 {
-                    netns::write_sysctl("net/ipv6/conf/all/forwarding", "0")
-                        .map_err(|e| e.to_string())?;
-                }
-                PacketDaemon::start(&p, m.clone())
-            })
-            .join()
-            .unwrap()
-        })
-        .expect("packet daemon");
-        daemons.push((d, m));
+        daemons.push(start_packet_daemon(lab, node, &p));
     }
     Running {
         name: chain.name.clone(),

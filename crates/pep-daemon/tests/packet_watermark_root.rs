@@ -22,13 +22,12 @@ mod common;
 
 use std::sync::Arc;
 
-use common::root_test;
+use common::{root_test, start_packet_daemon, static_neighbour};
 use pep_core::watermark::WatermarkConfig;
 use pep_core::{Duration, Rate};
 use pep_daemon::metrics::Metrics;
 use pep_daemon::packet::{PacketDaemon, PacketSettings, PacketStats, WatermarkSettings};
-use pep_lab::netns;
-use pep_lab::topology::{link_addr, link_mac, mac_string, node_ifname, LossParams};
+use pep_lab::topology::{link_mac, node_ifname, LossParams};
 use pep_lab::traffic::{self, Amount, FlowResult, FlowSpec, TrafficOptions};
 use pep_lab::{DirParams, Lab, LabOptions, LabTopology, Role};
 
@@ -99,44 +98,14 @@ fn settings(w: usize) -> PacketSettings {
 fn start_path(lab: &Lab, k: usize, p: &Path) -> (PacketDaemon, Arc<Metrics>) {
     let (s, pep, r) = names(p.name);
     let (ld, ls) = (2 * k, 2 * k + 1);
-    let ns = |node: &str| lab.endpoint(node).unwrap().netns;
-    // Each host's gateway resolves to the other host's MAC.
-    let neigh = |node: &str, link: usize, gw_side: usize, mac: [u8; 6]| {
-        netns::ip(&[
-            "-n",
-            &ns(node),
-            "neigh",
-            "replace",
-            &link_addr(link, gw_side).to_string(),
-            "lladdr",
-            &mac_string(mac),
-            "dev",
-            &node_ifname(link),
-            "nud",
-            "permanent",
-        ])
-        .expect("neighbour");
-    };
-    neigh(&r, ld, 1, link_mac(ls, 1));
-    neigh(&s, ls, 0, link_mac(ld, 0));
+    static_neighbour(lab, &r, ld, 1, link_mac(ls, 1), false);
+    static_neighbour(lab, &s, ls, 0, link_mac(ld, 0), false);
     let settings = PacketSettings {
         a: node_ifname(ld),
         b: node_ifname(ls),
         ..settings(p.watermark)
     };
-    let m = Arc::new(Metrics::default());
-    let nsn = ns(&pep);
-    let d = std::thread::scope(|sc| {
-        sc.spawn(|| {
-            netns::enter(&nsn).map_err(|e| e.to_string())?;
-            netns::write_sysctl("net/ipv4/ip_forward", "0").map_err(|e| e.to_string())?;
-            PacketDaemon::start(&settings, m.clone())
-        })
-        .join()
-        .unwrap()
-    })
-    .expect("packet daemon");
-    (d, m)
+    start_packet_daemon(lab, &pep, &settings)
 }
 
 fn flow(lab: &Lab, p: &Path, seed: u64) -> FlowSpec {

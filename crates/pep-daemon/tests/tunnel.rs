@@ -22,7 +22,7 @@ use std::time::Duration as StdDuration;
 
 use common::*;
 use pep_core::{Duration, Rate};
-use pep_lab::traffic::{self, Amount, FlowSpec, TrafficOptions};
+use pep_lab::traffic::{self, TrafficOptions};
 use pep_lab::{DirParams, Lab, LabOptions, LabTopology, Role};
 
 const FLOWS: usize = 20;
@@ -47,33 +47,12 @@ fn lab() -> Lab {
 /// Runs the uploads; returns (utilisation of start->end from FROM to RUN,
 /// Jain's index of the flows' goodput, total goodput Mbit/s).
 fn uploads(lab: &Lab) -> (f64, f64, f64) {
-    let client = lab.endpoint("client").unwrap();
-    let server = lab.endpoint("server").unwrap();
-    let flows: Vec<FlowSpec> = (0..FLOWS)
-        .map(|k| FlowSpec {
-            port: 6000 + k as u16,
-            seed: k as u64 + 1,
-            ..FlowSpec::new(
-                &format!("f{k}"),
-                client.clone(),
-                server.clone(),
-                Amount::For(Duration::from_secs(RUN)),
-            )
-        })
-        .collect();
+    let flows = bulk_uploads(lab, FLOWS, RUN);
     let opts = TrafficOptions {
         deadline: Duration::from_secs(RUN + 30),
         ..TrafficOptions::default()
     };
-    let busy = |lab: &Lab| {
-        let r = lab.link_reports();
-        let d = r
-            .iter()
-            .find(|d| d.name == "start-end/fwd")
-            .unwrap()
-            .clone();
-        (d.link.busy_ns, d.elapsed)
-    };
+    let busy = |lab: &Lab| busy(lab, "start-end/fwd");
     let (report, (b0, t0), (b1, t1)) = std::thread::scope(|s| {
         let run = s.spawn(|| traffic::run(&flows, &opts));
         std::thread::sleep(StdDuration::from_secs(FROM));
@@ -82,27 +61,9 @@ fn uploads(lab: &Lab) -> (f64, f64, f64) {
         let second = busy(lab);
         (run.join().unwrap().expect("traffic"), first, second)
     });
-    for f in &report.flows {
-        assert!(f.error.is_none(), "{}: {:?}", f.name, f.error);
-        assert!(f.byte_exact(), "{} not byte-exact", f.name);
-    }
     let util = (b1 - b0) as f64 / (t1 - t0).as_nanos() as f64;
-    let rates: Vec<f64> = report
-        .flows
-        .iter()
-        .map(|f| {
-            f.goodput_between(
-                report.interval,
-                Duration::from_secs(FROM),
-                Duration::from_secs(RUN),
-            )
-            .as_bps() as f64
-                / 1e6
-        })
-        .collect();
-    let sum: f64 = rates.iter().sum();
-    let sq: f64 = rates.iter().map(|r| r * r).sum();
-    (util, sum * sum / (rates.len() as f64 * sq), sum)
+    let rates = exact_goodputs(&report, FROM, RUN);
+    (util, jain(&rates), rates.iter().sum())
 }
 
 #[test]

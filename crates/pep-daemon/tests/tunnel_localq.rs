@@ -21,7 +21,7 @@ use std::time::Duration as StdDuration;
 
 use common::*;
 use pep_core::{Duration, Rate};
-use pep_lab::traffic::{self, Amount, FlowSpec, TrafficOptions};
+use pep_lab::traffic::{self, TrafficOptions};
 use pep_lab::{DirParams, Lab, LabOptions, LabTopology, Role};
 
 const BUFFER_START: u64 = 200 * 1040;
@@ -119,33 +119,12 @@ struct Run {
 
 fn uploads(lab: &Lab, sc: Scale, start: &pep_daemon::Daemon, end: &pep_daemon::Daemon) -> Run {
     let (run, from) = (sc.run, sc.from);
-    let client = lab.endpoint("client").unwrap();
-    let server = lab.endpoint("server").unwrap();
-    let flows: Vec<FlowSpec> = (0..sc.flows)
-        .map(|k| FlowSpec {
-            port: 6000 + k as u16,
-            seed: k as u64 + 1,
-            ..FlowSpec::new(
-                &format!("f{k}"),
-                client.clone(),
-                server.clone(),
-                Amount::For(Duration::from_secs(run)),
-            )
-        })
-        .collect();
+    let flows = bulk_uploads(lab, sc.flows, run);
     let opts = TrafficOptions {
         deadline: Duration::from_secs(run + 30),
         ..TrafficOptions::default()
     };
-    let busy = |lab: &Lab| {
-        let r = lab.link_reports();
-        let d = r
-            .iter()
-            .find(|d| d.name == "start-end/fwd")
-            .unwrap()
-            .clone();
-        (d.link.busy_ns, d.elapsed)
-    };
+    let busy = |lab: &Lab| busy(lab, "start-end/fwd");
     let (sm, em) = (start.metrics().clone(), end.metrics().clone());
     let held = || {
         let rq = recv_queued(lab);
@@ -178,30 +157,13 @@ fn uploads(lab: &Lab, sc: Scale, start: &pep_daemon::Daemon, end: &pep_daemon::D
             rm,
         )
     });
-    for f in &report.flows {
-        assert!(f.error.is_none(), "{}: {:?}", f.name, f.error);
-        assert!(f.byte_exact(), "{} not byte-exact", f.name);
-    }
     let util = (b1 - b0) as f64 / (t1 - t0).as_nanos() as f64;
-    let rates: Vec<f64> = report
-        .flows
-        .iter()
-        .map(|f| {
-            f.goodput_between(
-                report.interval,
-                Duration::from_secs(from),
-                Duration::from_secs(run),
-            )
-            .as_bps() as f64
-                / 1e6
-        })
-        .collect();
+    let rates = exact_goodputs(&report, from, run);
     let sum: f64 = rates.iter().sum();
-    let sq: f64 = rates.iter().map(|r| r * r).sum();
     Run {
         util,
         mbps: sum,
-        jain: sum * sum / (rates.len() as f64 * sq),
+        jain: jain(&rates),
         held_max,
         recvq_max,
     }

@@ -159,3 +159,120 @@ pub fn wait_for(secs: u64, mut f: impl FnMut() -> bool) -> bool {
     }
     f()
 }
+
+/// `n` bulk uploads from the lab's `client` to its `server`, `secs` long,
+/// on ports 6000.. with seeds 1.. (the tunnel tests' workload).
+pub fn bulk_uploads(lab: &Lab, n: usize, secs: u64) -> Vec<pep_lab::traffic::FlowSpec> {
+    let client = lab.endpoint("client").unwrap();
+    let server = lab.endpoint("server").unwrap();
+    (0..n)
+        .map(|k| pep_lab::traffic::FlowSpec {
+            port: 6000 + k as u16,
+            seed: k as u64 + 1,
+            ..pep_lab::traffic::FlowSpec::new(
+                &format!("f{k}"),
+                client.clone(),
+                server.clone(),
+                pep_lab::traffic::Amount::For(pep_core::Duration::from_secs(secs)),
+            )
+        })
+        .collect()
+}
+
+/// The emulated link direction `name`'s busy time and the time elapsed,
+/// now (utilisation between two readings is the ratio of differences).
+pub fn busy(lab: &Lab, name: &str) -> (u64, pep_core::Duration) {
+    let r = lab.link_reports();
+    let d = r.iter().find(|d| d.name == name).unwrap();
+    (d.link.busy_ns, d.elapsed)
+}
+
+/// A permanent neighbour entry on `node`: the address of end `gw_side` of
+/// `link` (IPv6 if `v6`) resolves to `mac`. With a bump in the wire, each
+/// host's gateway resolves to the other host's MAC.
+pub fn static_neighbour(
+    lab: &Lab,
+    node: &str,
+    link: usize,
+    gw_side: usize,
+    mac: [u8; 6],
+    v6: bool,
+) {
+    use pep_lab::topology::{link_addr, link_addr6, mac_string, node_ifname};
+    let ns = lab.endpoint(node).unwrap().netns;
+    let addr = if v6 {
+        link_addr6(link, gw_side).to_string()
+    } else {
+        link_addr(link, gw_side).to_string()
+    };
+    let family = if v6 { "-6" } else { "-4" };
+    netns::ip(&[
+        "-n",
+        &ns,
+        family,
+        "neigh",
+        "replace",
+        &addr,
+        "lladdr",
+        &mac_string(mac),
+        "dev",
+        &node_ifname(link),
+        "nud",
+        "permanent",
+    ])
+    .expect("neighbour");
+}
+
+/// Starts a packet-mode daemon in `node`'s namespace, with the kernel's
+/// forwarding off there (the daemon alone moves frames across).
+pub fn start_packet_daemon(
+    lab: &Lab,
+    node: &str,
+    settings: &pep_daemon::packet::PacketSettings,
+) -> (
+    pep_daemon::packet::PacketDaemon,
+    std::sync::Arc<pep_daemon::metrics::Metrics>,
+) {
+    let m = std::sync::Arc::new(pep_daemon::metrics::Metrics::default());
+    let ns = lab.endpoint(node).unwrap().netns;
+    let d = std::thread::scope(|sc| {
+        sc.spawn(|| {
+            netns::enter(&ns).map_err(|e| e.to_string())?;
+            netns::write_sysctl("net/ipv4/ip_forward", "0").map_err(|e| e.to_string())?;
+            // Absent when the lab has no IPv6.
+            let _ = netns::write_sysctl("net/ipv6/conf/all/forwarding", "0");
+            pep_daemon::packet::PacketDaemon::start(settings, m.clone())
+        })
+        .join()
+        .unwrap()
+    })
+    .expect("packet daemon");
+    (d, m)
+}
+
+/// Asserts every flow arrived byte-exact; returns each flow's goodput
+/// (Mbit/s) between `from` and `to` seconds.
+pub fn exact_goodputs(report: &pep_lab::traffic::TrafficReport, from: u64, to: u64) -> Vec<f64> {
+    for f in &report.flows {
+        assert!(f.error.is_none(), "{}: {:?}", f.name, f.error);
+        assert!(f.byte_exact(), "{} not byte-exact", f.name);
+    }
+    report
+        .flows
+        .iter()
+        .map(|f| {
+            let (a, b) = (
+                pep_core::Duration::from_secs(from),
+                pep_core::Duration::from_secs(to),
+            );
+            f.goodput_between(report.interval, a, b).as_bps() as f64 / 1e6
+        })
+        .collect()
+}
+
+/// Jain's fairness index of `rates`.
+pub fn jain(rates: &[f64]) -> f64 {
+    let sum: f64 = rates.iter().sum();
+    let sq: f64 = rates.iter().map(|r| r * r).sum();
+    sum * sum / (rates.len() as f64 * sq)
+}
