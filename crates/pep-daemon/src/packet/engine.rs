@@ -401,4 +401,4 @@ fn classify(frame: &[u8]) -> Kind {
 
 #[cfg(test)]
 #[path = "engine_tests.rs"]
-mod tests;
+pub(crate) mod tests;

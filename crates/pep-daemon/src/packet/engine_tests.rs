@@ -57,7 +57,8 @@ fn tcp_of(frame: &[u8]) -> TcpRepr {
     }
 }
 
-fn checksum_exact(frame: &[u8]) {
+/// The frame's IP and TCP checksums verify and equal a full computation.
+pub(crate) fn checksum_exact(frame: &[u8]) {
     let ip = &frame[14..];
     verify_checksums(ip).expect("checksum verifies");
     let mut full = ip.to_vec();

@@ -5,11 +5,12 @@ use std::net::Ipv4Addr;
 use pep_core::watermark::WatermarkConfig;
 use pep_core::{Duration, Instant};
 use pep_wire::{
-    emit_packet_vec, ethernet_frame, fill_checksums, flags, parse_ip_packet, verify_checksums,
-    EthernetRepr, IpRepr, Ipv4Repr, Parsed, SackBlocks, TcpOptions, TcpRepr,
+    emit_packet_vec, ethernet_frame, flags, parse_ip_packet, EthernetRepr, IpRepr, Ipv4Repr,
+    Parsed, SackBlocks, TcpOptions, TcpRepr,
 };
 
 use super::WatermarkSettings;
+use crate::packet::engine::tests::checksum_exact;
 use crate::packet::{Engine, PacketSettings, Side};
 
 const SENDER_MAC: [u8; 6] = [2, 0, 0, 0, 0, 0x51];
@@ -183,18 +184,9 @@ fn parsed(frame: &[u8]) -> (EthernetRepr, IpRepr, TcpRepr) {
     }
 }
 
-/// The frame's IP and TCP checksums verify and equal a full computation.
-fn checksums_exact(frame: &[u8]) {
-    let ip = &frame[14..];
-    verify_checksums(ip).expect("checksums verify");
-    let mut full = ip.to_vec();
-    fill_checksums(&mut full).unwrap();
-    assert_eq!(ip, &full[..]);
-}
-
 /// A premature ACK addressed from the receiver to the sender.
 fn assert_spoofed_ack(frame: &[u8], ack: u32, window: u16, tsval: u32, tsecr: u32) {
-    checksums_exact(frame);
+    checksum_exact(frame);
     let (eth, ip, tcp) = parsed(frame);
     assert_eq!((eth.src, eth.dst), (RECEIVER_MAC, SENDER_MAC));
     assert_eq!((ip.src(), ip.dst()), (RECEIVER.into(), SENDER.into()));
@@ -545,7 +537,7 @@ fn mutated_conversations_never_break_the_bounds_or_the_checksums() {
                 if !inputs.contains(&out) {
                     // Premature ACKs, and copies resent with a newer TSval.
                     created += 1;
-                    checksums_exact(&out);
+                    checksum_exact(&out);
                     let (_, _, tcp) = parsed(&out);
                     if tcp.payload_len == 0 {
                         assert_eq!(tcp.flags, flags::ACK);
@@ -612,7 +604,7 @@ fn a_resent_copy_carries_the_senders_newest_tsval() {
         .map(|o| &o.1)
         .find(|f| parsed(f).2.seq == ISS + 1)
         .expect("segment 0 resent");
-    checksums_exact(resent);
+    checksum_exact(resent);
     let (_, _, tcp) = parsed(resent);
     let ts = tcp.options.timestamps.unwrap();
     assert_eq!((ts.val, ts.ecr), (1500, 500));
