@@ -353,30 +353,6 @@ fn per_flow_credit_keeps_a_slow_receiver_from_stalling_the_tunnel() {
     assert!(others(&fc) > 8.0, "{fc:?}");
 }
 
-/// Utilisation at any scale, for investigating (not a CI test):
-/// `GSCH_X="n scale pep q secs warm" cargo test -p pep-sim --test
-/// gschwandtner explore -- --ignored --nocapture`
-#[test]
-#[ignore]
-#[allow(clippy::disallowed_methods)] // wall-clock speed measurement, not simulated time
-fn explore() {
-    let x = std::env::var("GSCH_X").unwrap_or("50 4 1 1000 60 20".into());
-    let v: Vec<u64> = x.split_whitespace().map(|s| s.parse().unwrap()).collect();
-    let t = std::time::Instant::now();
-    let u = ftp_util_n(
-        v[0] as usize,
-        v[1] as u32,
-        v[2] == 1,
-        v[3] as u32,
-        v[4],
-        v[5],
-    );
-    eprintln!(
-        "{x}: {u:.2} Mbit/s ({:.1} s wall)",
-        t.elapsed().as_secs_f64()
-    );
-}
-
 /// The tunnel's first loss and the time it then takes to fill the pipe
 /// again, on a scaled-down long fat pipe: 10 Mbit/s, 100 ms each way,
 /// link queue 50, five bulk flows feeding the PEP. The tunnel starts in
@@ -445,36 +421,6 @@ fn sack_takes_w_over_2_rtts_to_refill_the_pipe_and_cubic_about_k() {
     // The gap grows with the BDP (SACK's time is linear in W, CUBIC's
     // goes as its cube root); at this scale it is about three times.
     assert!(sack > 2.5 * cubic, "sack {sack} cubic {cubic}");
-}
-
-/// Speed and utilisation of a scenario file at full scale: not a CI test.
-/// `GSCH_SCENARIO=scenarios/gschwandtner/ftp50-pep.toml GSCH_SECS=2000
-/// cargo test --release -p pep-sim --test gschwandtner full_run -- --ignored --nocapture`
-#[test]
-#[ignore]
-#[allow(clippy::disallowed_methods)] // wall-clock speed measurement, not simulated time
-fn full_run() {
-    let path =
-        std::env::var("GSCH_SCENARIO").unwrap_or("scenarios/gschwandtner/ftp50-pep.toml".into());
-    let path = format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap();
-    let secs: u64 = std::env::var("GSCH_SECS").map_or(2000, |s| s.parse().unwrap());
-    let text = text.replace("duration = \"2000s\"", &format!("duration = \"{secs}s\""));
-    let sc = Scenario::from_toml_str(&text, &path).unwrap_or_else(|e| panic!("{e}"));
-    let t0 = std::time::Instant::now();
-    let mut sim = Simulation::new(&sc);
-    sim.run_until(Instant(100_000_000_000));
-    let b0 = split_bytes(&sim);
-    sim.run();
-    let wall = t0.elapsed().as_secs_f64();
-    let s = sim.summary();
-    let util = (split_bytes(&sim) - b0) as f64 * 8.0 / (secs as f64 - 100.0) / 1e6;
-    eprintln!(
-        "{path}: {secs} s simulated in {wall:.1} s, {} events, {:.2} M events/s; split link {util:.2} Mbit/s after 100 s; agents {:?}",
-        s.events,
-        s.events as f64 / wall / 1e6,
-        s.agents.iter().map(|a| a.stats.to_string()).collect::<Vec<_>>()
-    );
 }
 
 /// Jain's fairness index of the receivers' byte counts.
