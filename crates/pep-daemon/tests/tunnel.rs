@@ -81,27 +81,10 @@ fn twenty_flows_over_one_tunnel_fill_the_long_link() {
     let dir = tempfile::tempdir().unwrap();
     pep_daemon::tunnel::keygen(dir.path(), "start").unwrap();
     pep_daemon::tunnel::keygen(dir.path(), "end").unwrap();
-    let d = dir.path().display();
+    let (start, end) = tunnel_pair(&lab, dir.path(), "");
+    let sm = start.metrics().clone();
     let client = lab.endpoint("client").unwrap();
     let server = lab.endpoint("server").unwrap();
-    let end_addr = lab.state().nodes[2].addrs[0];
-    let start_cfg = format!(
-        "{}[tunnel]\nrole = \"split-start\"\npeer = \"{end_addr}:4433\"\ncc = \"cubic-flows\"\n\
-         cert = \"{d}/start.pem\"\nkey = \"{d}/start.key\"\npeer_cert = \"{d}/end.pem\"\n",
-        config(&proxy_if(0), &format!("{}/32", client.addr), "")
-    );
-    let end_cfg = format!(
-        "[proxy]\nipv6 = false\n[tunnel]\nrole = \"split-end\"\nlisten = \"0.0.0.0:4433\"\n\
-         allow = [\"{}/32\"]\ncert = \"{d}/end.pem\"\nkey = \"{d}/end.key\"\npeer_cert = \"{d}/start.pem\"\n",
-        server.addr
-    );
-    let end = start_proxy(&lab.endpoint("end").unwrap(), &end_cfg).expect("split-end");
-    let start = start_proxy(&lab.endpoint("start").unwrap(), &start_cfg).expect("split-start");
-    let sm = start.metrics().clone();
-    assert!(
-        wait_for(10, || sm.tunnel.up.load(Relaxed) == 1),
-        "tunnel up"
-    );
     let (util, jain, mbps) = uploads(&lab);
     println!(
         "via the tunnel: link {:.1} %, {mbps:.2} Mbit/s, Jain {jain:.3}",

@@ -169,35 +169,6 @@ fn uploads(lab: &Lab, sc: Scale, start: &pep_daemon::Daemon, end: &pep_daemon::D
     }
 }
 
-fn daemons(
-    lab: &Lab,
-    dir: &std::path::Path,
-    local_queue: &str,
-) -> (pep_daemon::Daemon, pep_daemon::Daemon) {
-    let d = dir.display();
-    let client = lab.endpoint("client").unwrap();
-    let server = lab.endpoint("server").unwrap();
-    let end_addr = lab.state().nodes[2].addrs[0];
-    let start_cfg = format!(
-        "{}[tunnel]\nrole = \"split-start\"\npeer = \"{end_addr}:4433\"\ncc = \"cubic-flows\"\n\
-         cert = \"{d}/start.pem\"\nkey = \"{d}/start.key\"\npeer_cert = \"{d}/end.pem\"\n{local_queue}",
-        config(&proxy_if(0), &format!("{}/32", client.addr), "")
-    );
-    let end_cfg = format!(
-        "[proxy]\nipv6 = false\n[tunnel]\nrole = \"split-end\"\nlisten = \"0.0.0.0:4433\"\n\
-         allow = [\"{}/32\"]\ncert = \"{d}/end.pem\"\nkey = \"{d}/end.key\"\npeer_cert = \"{d}/start.pem\"\n",
-        server.addr
-    );
-    let end = start_proxy(&lab.endpoint("end").unwrap(), &end_cfg).expect("split-end");
-    let start = start_proxy(&lab.endpoint("start").unwrap(), &start_cfg).expect("split-start");
-    let sm = start.metrics().clone();
-    assert!(
-        wait_for(10, || sm.tunnel.up.load(Relaxed) == 1),
-        "tunnel up"
-    );
-    (start, end)
-}
-
 /// CPU seconds the local queue's thread(s) of this process have used.
 fn localq_cpu_secs() -> f64 {
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
@@ -241,7 +212,7 @@ fn compare(sc: Scale, policy: &str, stalled: bool) {
     pep_daemon::tunnel::keygen(dir.path(), "end").unwrap();
 
     // The default: window-based backpressure, no local queue.
-    let (start, end) = daemons(&lab, dir.path(), "");
+    let (start, end) = tunnel_pair(&lab, dir.path(), "");
     let base = uploads(&lab, sc, &start, &end);
     show("no local queue", &base);
     start.shutdown().unwrap();
@@ -251,7 +222,7 @@ fn compare(sc: Scale, policy: &str, stalled: bool) {
         "[tunnel.local_queue]\npolicy = \"{policy}\"\nrate = \"{}Mbps\"\n",
         sc.link_mbps
     );
-    let (start, end) = daemons(&lab, dir.path(), &lq);
+    let (start, end) = tunnel_pair(&lab, dir.path(), &lq);
     let sm = start.metrics().clone();
     let with = uploads(&lab, sc, &start, &end);
     show(&format!("{policy} local queue"), &with);

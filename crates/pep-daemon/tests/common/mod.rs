@@ -276,3 +276,38 @@ pub fn jain(rates: &[f64]) -> f64 {
     let sq: f64 = rates.iter().map(|r| r * r).sum();
     sum * sum / (rates.len() as f64 * sq)
 }
+
+/// split-start on node `start` and split-end on node `end` of a
+/// client - start - end - server lab, with keys in `dir` (`tunnel::keygen`
+/// for "start" and "end"); `start_extra` is appended to split-start's
+/// config. Returns once the tunnel is up.
+pub fn tunnel_pair(
+    lab: &Lab,
+    dir: &std::path::Path,
+    start_extra: &str,
+) -> (pep_daemon::Daemon, pep_daemon::Daemon) {
+    let d = dir.display();
+    let client = lab.endpoint("client").unwrap();
+    let server = lab.endpoint("server").unwrap();
+    let end_addr = lab.state().nodes[2].addrs[0];
+    let start_cfg = format!(
+        "{}[tunnel]\nrole = \"split-start\"\npeer = \"{end_addr}:4433\"\ncc = \"cubic-flows\"\n\
+         cert = \"{d}/start.pem\"\nkey = \"{d}/start.key\"\npeer_cert = \"{d}/end.pem\"\n{start_extra}",
+        config(&proxy_if(0), &format!("{}/32", client.addr), "")
+    );
+    let end_cfg = format!(
+        "[proxy]\nipv6 = false\n[tunnel]\nrole = \"split-end\"\nlisten = \"0.0.0.0:4433\"\n\
+         allow = [\"{}/32\"]\ncert = \"{d}/end.pem\"\nkey = \"{d}/end.key\"\npeer_cert = \"{d}/start.pem\"\n",
+        server.addr
+    );
+    let end = start_proxy(&lab.endpoint("end").unwrap(), &end_cfg).expect("split-end");
+    let start = start_proxy(&lab.endpoint("start").unwrap(), &start_cfg).expect("split-start");
+    let sm = start.metrics().clone();
+    assert!(
+        wait_for(10, || {
+            sm.tunnel.up.load(std::sync::atomic::Ordering::Relaxed) == 1
+        }),
+        "tunnel up"
+    );
+    (start, end)
+}
