@@ -36,20 +36,7 @@ fn start_from_file(proxy: &Endpoint, path: &std::path::Path) -> Daemon {
 /// Congestion control of the proxy's established sockets toward `port`
 /// (the server legs), as `ss` reports them.
 fn server_leg_ccs(proxy: &Endpoint, port: u16) -> Vec<String> {
-    let out = std::process::Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &proxy.netns,
-            "ss",
-            "-tinH",
-            "state",
-            "established",
-        ])
-        .arg(format!("( dport = :{port} )"))
-        .output()
-        .expect("ss");
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = ss_established(proxy, &format!("( dport = :{port} )"));
     let mut ccs: Vec<String> = text
         .split_whitespace()
         .filter(|w| ["reno", "cubic", "bbr"].contains(w))

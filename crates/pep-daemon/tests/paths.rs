@@ -37,20 +37,7 @@ fn client_leg_field(proxy: &Endpoint, port: u16, key: &str) -> Vec<u32> {
 }
 
 fn ss_field(proxy: &Endpoint, filter: &str, key: &str) -> Vec<u32> {
-    let out = std::process::Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &proxy.netns,
-            "ss",
-            "-tinH",
-            "state",
-            "established",
-        ])
-        .arg(filter)
-        .output()
-        .expect("ss");
-    String::from_utf8_lossy(&out.stdout)
+    ss_established(proxy, filter)
         .split_whitespace()
         .filter_map(|w| w.strip_prefix(key))
         .filter_map(|v| v.parse().ok())

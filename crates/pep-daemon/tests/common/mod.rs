@@ -311,3 +311,22 @@ pub fn tunnel_pair(
     );
     (start, end)
 }
+
+/// `ss -tinH` for `node`'s established TCP sockets matching `filter` (an
+/// ss filter expression, e.g. "( dport = :7000 )").
+pub fn ss_established(node: &Endpoint, filter: &str) -> String {
+    let out = std::process::Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &node.netns,
+            "ss",
+            "-tinH",
+            "state",
+            "established",
+        ])
+        .arg(filter)
+        .output()
+        .expect("ss");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
