@@ -459,7 +459,8 @@ fn compare_sad(cases: &[Case], run: Duration) -> Vec<Vec<PacketStats>> {
     let rendered = near.render();
     assert!(rendered.contains("pep_packet_merged_total"), "{rendered}");
     let stats: Vec<Vec<PacketStats>> = running.into_iter().map(stop).collect();
-    let (sad, plain) = (stats[0][0], stats[case_paths(cases) - 1][0]);
+    // The first case's first path has SAD, its last neither.
+    let (sad, plain) = (stats[0][0], stats[cases[0].variants.len() - 1][0]);
     println!("near daemon with SAD: {sad:?}\nnear daemon without: {plain:?}");
     assert!(sad.merged > 1000, "SAD merged {} ACKs", sad.merged);
     assert!(sad.rewritten > 100, "SAD rewrote {} ACKs", sad.rewritten);
@@ -476,11 +477,6 @@ fn compare_sad(cases: &[Case], run: Duration) -> Vec<Vec<PacketStats>> {
         failures.join("; ")
     );
     stats
-}
-
-/// The first case's number of paths: its last is the one with neither.
-fn case_paths(cases: &[Case]) -> usize {
-    cases[0].variants.len()
 }
 
 /// Starts both chains' daemons, runs one Reno download with a 20-segment
