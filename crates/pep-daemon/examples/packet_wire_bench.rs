@@ -252,19 +252,15 @@ fn bench() -> Result<(), String> {
         let direct_blast = run(&lab, "snd1", "rcv1", len, true)?;
         let bump_blast = run(&lab, "snd0", "rcv0", len, true)?;
         let us = |d: Duration| d.as_nanos() as f64 / 1e3;
-        for (label, lat, blast) in [
-            ("direct veth", &direct, &direct_blast),
-            ("through the daemon", &bump, &bump_blast),
+        let added = format!(
+            "{:.0} / {:.0} us",
+            us(bump.latency.quantile(0.5)) - us(direct.latency.quantile(0.5)),
+            us(bump.latency.quantile(0.99)) - us(direct.latency.quantile(0.99))
+        );
+        for (label, lat, blast, added) in [
+            ("direct veth", &direct, &direct_blast, "-".to_string()),
+            ("through the daemon", &bump, &bump_blast, added),
         ] {
-            let added = if std::ptr::eq(lat, &bump) {
-                format!(
-                    "{:.0} / {:.0} us",
-                    us(bump.latency.quantile(0.5)) - us(direct.latency.quantile(0.5)),
-                    us(bump.latency.quantile(0.99)) - us(direct.latency.quantile(0.99))
-                )
-            } else {
-                "-".into()
-            };
             println!(
                 "| {len} B | {label} | {:.0} us | {:.0} us | {added} | {:.0} kpps ({} of {} frames) |",
                 us(lat.latency.quantile(0.5)),
