@@ -33,9 +33,6 @@ use pep_lab::topology::{link_mac, node_ifname};
 use pep_lab::traffic::{self, Amount, FlowResult, FlowSpec, TrafficOptions};
 use pep_lab::{DirParams, Lab, LabOptions, LabTopology, Role};
 
-/// `SO_RCVBUF` for a receive window of about 20 segments (see `flow`).
-const TWENTY_SEGMENTS_RCVBUF: u32 = 24_000;
-
 /// The side-by-side comparisons.
 const RUN: Duration = Duration::from_secs(10);
 /// The headline comparison, as long as the issue asks.
@@ -179,13 +176,10 @@ fn flow(
         Amount::For(run),
     );
     f.cc = cc.into();
-    // TCP_WINDOW_CLAMP alone does not hold on Linux 6.18 (the listener's
-    // clamp only turns window scaling off: the sender sees 65535 B). A
-    // 24,000 B receive buffer makes the kernel advertise 19-20 segments of
-    // 1448 B; `outcome` reports the window the sender saw, and the tests
-    // check it.
+    // The lab holds the clamp (Linux 6.18 overwrites one set only before
+    // the handshake); `outcome` reports the window the sender saw, and the
+    // tests check it.
     f.window_clamp = clamp;
-    f.rcvbuf = clamp.map(|_| TWENTY_SEGMENTS_RCVBUF);
     f.seed = seed;
     f.port = 5001 + seed as u16;
     f

@@ -60,8 +60,11 @@ pub struct FlowSpec {
     /// it and keeps part for overhead, so the advertised window is smaller;
     /// read it from the sender's `TCP_INFO` (`snd_wnd`).
     pub rcvbuf: Option<u32>,
-    /// The receiver's `TCP_WINDOW_CLAMP`: an upper bound on the advertised
-    /// window, in bytes.
+    /// The receive window the sender may use, in bytes (the simulator's
+    /// `rwnd`). Held with `TCP_WINDOW_CLAMP` on a locked receive buffer,
+    /// re-applied after every read: recent kernels (6.18 here) overwrite
+    /// the clamp from the buffer size when the first segments arrive, and
+    /// buffer autotuning raises it unless the buffer is locked.
     pub window_clamp: Option<u32>,
     /// The sender's `SO_SNDBUF`.
     pub sndbuf: Option<u32>,
@@ -314,8 +317,9 @@ fn traffic_err(what: String) -> impl FnOnce(io::Error) -> LabError {
     move |e| LabError::Traffic(format!("{what}: {e}"))
 }
 
-fn set_int(sock: &Socket, level: i32, name: i32, value: u32, what: &str) -> Result<()> {
-    let v = value as libc::c_int;
+fn set_int(sock: &impl AsRawFd, level: i32, name: i32, value: u32, what: &str) -> Result<()> {
+    // The kernel reads a signed int: a larger value would turn negative.
+    let v = value.min(libc::c_int::MAX as u32) as libc::c_int;
     // SAFETY: setsockopt with a valid int of the size given.
     let rc = unsafe {
         libc::setsockopt(
@@ -363,6 +367,20 @@ fn receive(
         // handshake, and accepted sockets inherit both settings.
         if let Some(b) = f.rcvbuf {
             set_int(&sock, libc::SOL_SOCKET, libc::SO_RCVBUF, b, "SO_RCVBUF")?;
+        } else if let Some(c) = f.window_clamp {
+            // A locked buffer well above the clamp: it stops autotuning
+            // from raising the clamp and never limits the window itself.
+            // Above rmem_max only root may set it; a smaller one still
+            // locks, and the sender's `snd_wnd` shows what was reached.
+            let b = c.saturating_mul(4).max(64 << 10);
+            set_int(
+                &sock,
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUFFORCE,
+                b,
+                "SO_RCVBUFFORCE",
+            )
+            .or_else(|_| set_int(&sock, libc::SOL_SOCKET, libc::SO_RCVBUF, b, "SO_RCVBUF"))?;
         }
         if let Some(c) = f.window_clamp {
             set_int(
@@ -427,6 +445,16 @@ fn receive(
         match stream.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => {
+                if let Some(c) = f.window_clamp {
+                    // A no-op in the kernel unless it moved the clamp.
+                    set_int(
+                        &stream,
+                        libc::IPPROTO_TCP,
+                        libc::TCP_WINDOW_CLAMP,
+                        c,
+                        "TCP_WINDOW_CLAMP",
+                    )?;
+                }
                 let now = clock.now();
                 verifier.check(&buf[..n]);
                 let k = (now.as_nanos() / bin_ns) as usize;

@@ -178,6 +178,75 @@ fn window_limited_transfer_reaches_rwnd_over_rtt() {
     lab.down().unwrap();
 }
 
+/// `FlowSpec::window_clamp` is the window the sender sees, exactly, below
+/// 64 KB (no window scaling) and above it, and the flow gets window/RTT.
+/// (Linux 6.18 overwrites a clamp set only before the handshake: the
+/// sender then saw 65535 B whatever was asked.)
+#[test]
+fn window_clamp_is_the_window_the_sender_sees() {
+    let Some(_g) = root_test("window_clamp") else {
+        return;
+    };
+    let d = DirParams::new(Rate::mbps(100), Duration::from_millis(20), 1000);
+    let lab = Lab::up(&two_hosts("clamp", d), &LabOptions::default()).expect("lab up");
+    let (a, b) = (lab.endpoint("a").unwrap(), lab.endpoint("b").unwrap());
+    let mss = 1448;
+    let asked = [20, 100];
+    let flows: Vec<FlowSpec> = asked
+        .iter()
+        .enumerate()
+        .map(|(i, segs)| {
+            let mut f = FlowSpec::new(
+                &format!("w{segs}"),
+                a.clone(),
+                b.clone(),
+                Amount::For(Duration::from_secs(5)),
+            );
+            f.cc = "reno".into();
+            f.window_clamp = Some(segs * mss);
+            f.port = 5001 + i as u16;
+            f
+        })
+        .collect();
+    let opts = TrafficOptions {
+        deadline: Duration::from_secs(30),
+        ..TrafficOptions::default()
+    };
+    let r = traffic::run(&flows, &opts).unwrap();
+    let (t0, t1) = (Duration::from_secs(2), Duration::from_secs(5));
+    for (flow, segs) in r.flows.iter().zip(asked) {
+        assert!(flow.byte_exact(), "not byte-exact: {flow:?}");
+        let steady: Vec<_> = flow
+            .samples
+            .iter()
+            .filter(|s| s.t >= pep_core::Instant::ZERO + t0 && s.t < pep_core::Instant::ZERO + t1)
+            .collect();
+        assert!(steady.len() > 20, "{} samples", steady.len());
+        let wnd: Vec<u32> = steady.iter().map(|s| s.snd_wnd.expect("snd_wnd")).collect();
+        let (lo, hi) = (*wnd.iter().min().unwrap(), *wnd.iter().max().unwrap());
+        let n = steady.len() as f64;
+        let rtt_s = steady.iter().map(|s| s.rtt_us as f64).sum::<f64>() / n / 1e6;
+        let expect = (segs * mss) as f64 * 8.0 / rtt_s / 1e6;
+        let got = flow.goodput_between(r.interval, t0, t1).as_mbps_f64();
+        println!(
+            "{}: asked {} B, sender saw {lo}..{hi} B; srtt {:.1} ms; goodput {got:.2} Mbit/s, \
+             window/RTT {expect:.2}",
+            flow.name,
+            segs * mss,
+            rtt_s * 1e3
+        );
+        // Within one segment: the receiver may round its window down.
+        assert!(
+            hi <= segs * mss && lo + mss >= segs * mss,
+            "{}: the sender saw {lo}..{hi} B, asked {}",
+            flow.name,
+            segs * mss
+        );
+        assert!((got / expect - 1.0).abs() < 0.10, "{got:.3} vs {expect:.3}");
+    }
+    lab.down().unwrap();
+}
+
 /// Emulated rate within 2 % and delay within 1 ms, at 10 and 100 Mbit/s.
 #[test]
 fn rate_and_delay_hold_up_to_100mbps() {
