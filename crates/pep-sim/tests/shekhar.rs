@@ -251,3 +251,51 @@ fn a_single_loss_is_a_fast_retransmit_with_sad_at_every_uplink_rate() {
         assert_eq!(f.retransmitted_segments, 1, "{up}: {f:?}");
     }
 }
+
+/// Why Table 2 is not reproduced (docs/shekhar.md, "Table 2"). With the
+/// window at 20 packets and no loss, segment N + 20 can leave only once
+/// an ACK for N has crossed the uplink, and regeneration never delivers an
+/// ACK number sooner than the uplink does: unspaced, every R gives SAD
+/// alone's throughput (R only speeds slow start, a few round trips);
+/// spaced, it holds the real ACK back and never gains. With a window that
+/// overflows the downlink queue (100 packets), a larger R grows the window
+/// faster, loses more and times out more: throughput falls with R.
+#[test]
+fn regeneration_cannot_beat_a_window_limited_ack_path() {
+    for delay in ["5ms", "10ms"] {
+        let d = ("delay = \"10ms\"", format!("delay = \"{delay}\""));
+        let d = (d.0, d.1.as_str());
+        let sad = goodput(&run(&scenario("64kbit/s", 20, &[d, SAD], "")), "down");
+        for r in 1..=4 {
+            let unspaced = run(&scenario("64kbit/s", 20, &[d, SAD], &ar(r, false)));
+            let g = goodput(&unspaced, "down");
+            assert_eq!(unspaced.flows[0].retransmitted_segments, 0, "{delay}");
+            assert!(
+                g >= sad * 0.999 && g <= sad * 1.005,
+                "{delay} R = {r}: {g} vs SAD alone {sad}"
+            );
+            let spaced = goodput(
+                &run(&scenario("64kbit/s", 20, &[d, SAD], &ar(r, true))),
+                "down",
+            );
+            assert!(
+                spaced <= g * 1.001,
+                "{delay} R = {r}: spaced {spaced} > {g}"
+            );
+        }
+    }
+    let big = (
+        "cc = \"reno\"\n",
+        "cc = \"reno\"\n[defaults.sink]\nrwnd = \"100000B\"\n",
+    );
+    let runs: Vec<_> = (1..=4)
+        .map(|r| run(&scenario("64kbit/s", 20, &[big, SAD], &ar(r, false))).flows[0].clone())
+        .collect();
+    for w in runs.windows(2) {
+        assert!(
+            w[1].goodput_mbps < w[0].goodput_mbps
+                && w[1].retransmitted_segments > w[0].retransmitted_segments,
+            "{runs:?}"
+        );
+    }
+}
