@@ -153,9 +153,7 @@ fn outcome(f: &FlowResult, interval: Duration) -> Result<Outcome, String> {
     }
     let last = f.last_sample().expect("TCP_INFO samples");
     let steady: Vec<f64> = f
-        .samples
-        .iter()
-        .filter(|s| s.t >= pep_core::Instant::ZERO + FROM && s.t < pep_core::Instant::ZERO + RUN)
+        .samples_between(FROM, RUN)
         .filter_map(|s| s.snd_wnd.map(f64::from))
         .collect();
     let per_s = (1e9 / interval.as_nanos() as f64) as usize;

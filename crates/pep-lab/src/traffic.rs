@@ -164,6 +164,12 @@ impl FlowResult {
             && self.sent_bytes > 0
     }
 
+    /// The sender's samples taken in `[t0, t1)` of the run.
+    pub fn samples_between(&self, t0: Duration, t1: Duration) -> impl Iterator<Item = &TcpSample> {
+        let (t0, t1) = (Instant::ZERO + t0, Instant::ZERO + t1);
+        self.samples.iter().filter(move |s| s.t >= t0 && s.t < t1)
+    }
+
     /// Goodput over the bins wholly inside `[t0, t1)`.
     pub fn goodput_between(&self, interval: Duration, t0: Duration, t1: Duration) -> Rate {
         let w = interval.as_nanos().max(1);

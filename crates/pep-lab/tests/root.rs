@@ -150,11 +150,7 @@ fn window_limited_transfer_reaches_rwnd_over_rtt() {
     let flow = &r.flows[0];
     assert!(flow.byte_exact(), "not byte-exact: {flow:?}");
     let (t0, t1) = (Duration::from_secs(3), Duration::from_secs(10));
-    let steady: Vec<_> = flow
-        .samples
-        .iter()
-        .filter(|s| s.t >= pep_core::Instant::ZERO + t0 && s.t < pep_core::Instant::ZERO + t1)
-        .collect();
+    let steady: Vec<_> = flow.samples_between(t0, t1).collect();
     assert!(steady.len() > 40, "{} samples", steady.len());
     let n = steady.len() as f64;
     let rwnd = steady
@@ -216,11 +212,7 @@ fn window_clamp_is_the_window_the_sender_sees() {
     let (t0, t1) = (Duration::from_secs(2), Duration::from_secs(5));
     for (flow, segs) in r.flows.iter().zip(asked) {
         assert!(flow.byte_exact(), "not byte-exact: {flow:?}");
-        let steady: Vec<_> = flow
-            .samples
-            .iter()
-            .filter(|s| s.t >= pep_core::Instant::ZERO + t0 && s.t < pep_core::Instant::ZERO + t1)
-            .collect();
+        let steady: Vec<_> = flow.samples_between(t0, t1).collect();
         assert!(steady.len() > 20, "{} samples", steady.len());
         let wnd: Vec<u32> = steady.iter().map(|s| s.snd_wnd.expect("snd_wnd")).collect();
         let (lo, hi) = (*wnd.iter().min().unwrap(), *wnd.iter().max().unwrap());
