@@ -53,10 +53,10 @@
 //! minimum RTTs each), then drops by a quarter for as many, and each
 //! phase's mean delivery rate (what the destination acknowledged over the
 //! phase's duration) decides. If overflowing carried more (by 2%), W
-//! returns to `N` for good. Otherwise every overflow cuts W by a quarter and W grows
-//! by one for every W packets the destination acknowledges while no
-//! through packet is outstanding, eight times slower once it reaches the
-//! W that last overflowed.
+//! returns to `N` for good. Otherwise every overflow cuts W by a quarter
+//! and W grows by one for every W packets the destination acknowledges
+//! while no through packet is outstanding, eight times slower once it
+//! reaches the W that last overflowed.
 //!
 //! ## Loss (the paper omits it)
 //! * A copy the destination has not acknowledged within the RTO is sent
