@@ -575,10 +575,15 @@ fn round(pep: &mut Watermark, at: u64, next: &mut u32, n: u32) {
     drain(pep);
 }
 
+/// Rounds of the test's destination leg (100 ms each, its minimum RTT) in
+/// one phase of the adaptive trial.
+const PHASE_ROUNDS: u32 = TRIAL_PERIODS * PERIOD_RTTS as u32;
+
 /// Runs the adaptive trial on a 4-packet buffer: rounds of 5 packets (one
-/// through packet each) while it overflows, then rounds of `below`
-/// packets once it has backed off. Returns the PEP and the next packet.
-fn adaptive_trial(below: u32) -> (Watermark, u32, u64) {
+/// through packet each) while it overflows, then rounds of `below(k)`
+/// packets in round k once it has backed off, until the trial decides.
+/// Returns the PEP, the next packet, the time and the rounds below.
+fn adaptive_trial_with(below: impl Fn(u32) -> u32) -> (Watermark, u32, u64, u32) {
     let mut cfg = WatermarkConfig::new(4, 4);
     cfg.adaptive = true;
     let mut pep = Watermark::new(cfg);
@@ -586,17 +591,34 @@ fn adaptive_trial(below: u32) -> (Watermark, u32, u64) {
     // The first overflow starts the trial: W stays while it measures.
     round(&mut pep, at, &mut next, 5);
     assert_eq!((pep.watermark(), pep.stats().w_backoffs), (4, 0));
+    assert!(matches!(pep.trial, Trial::Overflowing { .. }));
+    let mut overflowing = 1;
     while pep.stats().w_backoffs == 0 {
         at += 100;
         round(&mut pep, at, &mut next, 5);
+        overflowing += 1;
         assert!(at < 10_000, "the overflowing phase never ended");
     }
+    // The phase lasts TRIAL_PERIODS periods of PERIOD_RTTS minimum RTTs
+    // (the first round only starts the measurement).
+    assert_eq!(overflowing, PHASE_ROUNDS + 1);
     // Backed off by a quarter; the trial goes on below the overflow point.
     assert_eq!(pep.watermark(), 3);
-    for _ in 0..TRIAL_BELOW {
+    assert!(matches!(pep.trial, Trial::BelowOverflow { .. }));
+    let mut rounds = 0;
+    while !matches!(pep.trial, Trial::Decided { .. }) {
         at += 100;
-        round(&mut pep, at, &mut next, below);
+        round(&mut pep, at, &mut next, below(rounds));
+        rounds += 1;
+        assert!(rounds <= 2 * PHASE_ROUNDS, "the trial never decided");
     }
+    // Both phases measure equal intervals.
+    assert_eq!(rounds, PHASE_ROUNDS);
+    (pep, next, at, rounds)
+}
+
+fn adaptive_trial(below: u32) -> (Watermark, u32, u64) {
+    let (pep, next, at, _) = adaptive_trial_with(|_| below);
     (pep, next, at)
 }
 
@@ -605,6 +627,7 @@ fn adaptive_keeps_overflowing_when_it_carries_more() {
     // 5 packets a round overflowing against 3 without: overflow pays, so
     // W returns to N and later overflows cost nothing.
     let (mut pep, mut next, mut at) = adaptive_trial(3);
+    assert_eq!(pep.trial, Trial::Decided { tolerate: true });
     assert_eq!(pep.watermark(), 4);
     for _ in 0..5 {
         at += 100;
@@ -620,6 +643,7 @@ fn adaptive_avoids_overflow_when_it_carries_no_more() {
     // cuts W by a quarter, and W grows back one per W acknowledged, slower
     // once it reaches the W that overflowed.
     let (mut pep, mut next, mut at) = adaptive_trial(5);
+    assert_eq!(pep.trial, Trial::Decided { tolerate: false });
     let cut = pep.stats().w_backoffs;
     assert!(
         pep.watermark() < 4 && cut >= 2,
@@ -649,4 +673,35 @@ fn adaptive_avoids_overflow_when_it_carries_no_more() {
     }
     assert_eq!(fixed.watermark(), 4);
     assert_eq!(fixed.stats().w_backoffs, 0);
+}
+
+#[test]
+fn adaptive_trial_compares_mean_delivery_not_the_best_round() {
+    // Below the overflow point, rounds alternate 6 and 2 packets: its best
+    // round beats the 5 packets a round of overflow, but its mean (4) does
+    // not. A burst must not pass for a better phase: overflow is kept.
+    let (pep, ..) = adaptive_trial_with(|k| if k % 2 == 0 { 6 } else { 2 });
+    assert_eq!(pep.trial, Trial::Decided { tolerate: true });
+    // And the mirror: a mean of 5.5 a round below (rounds of 6 and 5)
+    // against 5 overflowing: overflow does not pay.
+    let (pep, ..) = adaptive_trial_with(|k| if k % 2 == 0 { 6 } else { 5 });
+    assert_eq!(pep.trial, Trial::Decided { tolerate: false });
+    // Within 2% of each other counts as no gain from overflow: 5 against 5.
+    let (pep, ..) = adaptive_trial_with(|_| 5);
+    assert_eq!(pep.trial, Trial::Decided { tolerate: false });
+}
+
+#[test]
+fn delivered_compares_mean_rates_exactly() {
+    let mut a = Delivered::default();
+    a.add(1020, Duration::from_millis(1000));
+    let mut b = Delivered::default();
+    b.add(500, Duration::from_millis(250));
+    b.add(500, Duration::from_millis(750));
+    // 1020 B/s against 1000 B/s: a beats b, but not by more than 2%.
+    assert!(a.beats(&b, 1, 1));
+    assert!(!a.beats(&b, 51, 50));
+    assert!(!b.beats(&a, 1, 1));
+    a.add(1, Duration::from_millis(0));
+    assert!(a.beats(&b, 51, 50));
 }

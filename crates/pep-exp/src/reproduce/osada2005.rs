@@ -85,9 +85,22 @@ fn is_adaptive(r: &Results, p: usize) -> bool {
         .is_some_and(|k| r.param_text(p, k) == "true")
 }
 
+/// Beyond the paper: the adaptive watermark within 5% of the best fixed W
+/// on every (d_S, d_D, N) (the goal; met in full runs).
+fn adaptive_everywhere(r: &Results) -> Result<(bool, String), String> {
+    adaptive_vs_best(r, 1.0, 0.0)
+}
+
+/// Short runs (20 s) leave the adaptive watermark less time to settle:
+/// within 5% on at least 97% of the combinations, mean ratio >= 1.
+fn adaptive_short(r: &Results) -> Result<(bool, String), String> {
+    adaptive_vs_best(r, 0.97, 1.0)
+}
+
 /// Beyond the paper: the adaptive watermark's max throughput against the
-/// best fixed W's, per (d_S, d_D, N).
-fn adaptive_vs_best(r: &Results) -> Result<(bool, String), String> {
+/// best fixed W's, per (d_S, d_D, N): passes when at least `min_share` of
+/// them are within 5% and the mean ratio is at least `min_mean`.
+fn adaptive_vs_best(r: &Results, min_share: f64, min_mean: f64) -> Result<(bool, String), String> {
     let m = r.measure_index(MAX).ok_or("no max throughput measure")?;
     let best: BTreeMap<String, f64> = curves(r)?
         .into_iter()
@@ -117,7 +130,7 @@ fn adaptive_vs_best(r: &Results) -> Result<(bool, String), String> {
     let share = within as f64 / ratios.len() as f64;
     let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
     Ok((
-        share >= 0.97 && mean >= 0.99,
+        share >= min_share && mean >= min_mean,
         format!(
             "within 5% of the best fixed W on {within} of {} combinations; mean ratio \
              {mean:.3}; worst {:.3} at {}",
@@ -416,15 +429,26 @@ fn claims() -> Vec<Claim> {
              d_D <= 50 ms; N = 30 above N = 100",
             trend,
         ),
+        Claim {
+            needs_full: true,
+            ..pred(
+                "A1",
+                "Beyond the paper: an adaptive watermark (a trial comparing mean \
+                 delivery overflowing and below overflow, then AIMD on overflow, from \
+                 W = N) needs no per-path tuning and is within 5% of the best fixed W \
+                 on every Table 1 combination.",
+                "table1",
+                "adaptive max throughput / best fixed W's: >= 0.95 on every (d_S, d_D, N)",
+                adaptive_everywhere,
+            )
+        },
         pred(
-            "A1",
-            "Beyond the paper: an adaptive watermark (a trial of overflow against \
-             avoiding it, then AIMD on overflow, from W = N) needs no tuning. Goal: \
-             within 5% of the best fixed W on every Table 1 combination; checked: on \
-             at least 97% of them, mean ratio >= 0.99.",
+            "A1s",
+            "Beyond the paper: in 20 s runs the adaptive watermark is within 5% of the \
+             best fixed W on at least 97% of Table 1's combinations, mean ratio >= 1.",
             "table1",
             "adaptive max throughput / best fixed W's, per (d_S, d_D, N)",
-            adaptive_vs_best,
+            adaptive_short,
         ),
         Claim {
             id: "B1",

@@ -11,8 +11,9 @@
 //!                        # (default: the destination's own)
 //! min_rto = "200ms"      # floor of the PEP-to-destination RTO
 //! dupthresh = 3          # duplicate ACKs that trigger a local repair
-//! adaptive = false       # true: W is learnt (starts at `watermark`,
-//!                        # AIMD on buffer overflow); use W = N
+//! adaptive = false       # true: W is learnt (starts at `watermark`, a
+//!                        # trial of overflow, then AIMD on buffer
+//!                        # overflow); use W = N
 //! ```
 //!
 //! The agent decides direction by address: a segment from the flow's
