@@ -89,28 +89,12 @@ pub struct LinkDir<T> {
     pub loss: LossModel,
     pub stats: LinkStats,
     /// When the packet being serialized finishes. That packet is already
-    /// the last one in the delay line, with its arrival time: a packet is
-    /// written once per hop, not copied from the transmitter into the delay
-    /// line.
+    /// the last one in `pipe`, with its arrival time: a packet is written
+    /// once per hop, not copied from the transmitter into the delay line.
     tx: Option<Instant>,
-    /// Its wire length.
-    tx_len: u32,
-    /// Arrival times (non-decreasing) of the packets propagating, and last
-    /// the one being serialized, if any.
-    arrivals: VecDeque<Instant>,
-    /// Those packets, in the same order, unless the queue is a FIFO
-    /// ([`Self::fifo`]).
-    pipe: VecDeque<T>,
-    /// The queue is a DropTail FIFO: the packets serialized stay in its ring,
-    /// ahead of the waiting ones, until they arrive. A packet is then
-    /// written once (when queued) and read once (when it arrives) per hop;
-    /// its first load when its transmission starts was the profile's
-    /// hottest instruction (a packet written long ago, two cache lines).
-    /// Known when the link is built; a half-duplex medium turns it off.
-    fifo: bool,
-    /// Wire lengths of the packets waiting in a FIFO queue, so a
-    /// transmission starts without reading the packet.
-    waiting_lens: VecDeque<u32>,
+    /// Packets propagating, with their arrival times (non-decreasing), and
+    /// last the one being serialized, if any.
+    pipe: VecDeque<(Instant, T)>,
     /// Serialized packets kept for a trace; `None` (the default) costs one
     /// branch per packet.
     tap: Option<Vec<Tapped>>,
@@ -124,8 +108,7 @@ pub struct LinkDir<T> {
 }
 
 impl<T: LinkItem> LinkDir<T> {
-    pub fn new(rate: Rate, delay: Duration, mut queue: Queue<T>, loss: LossModel) -> Self {
-        let fifo = queue.fifo().is_some();
+    pub fn new(rate: Rate, delay: Duration, queue: Queue<T>, loss: LossModel) -> Self {
         LinkDir {
             rate,
             delay,
@@ -133,11 +116,7 @@ impl<T: LinkItem> LinkDir<T> {
             loss,
             stats: LinkStats::default(),
             tx: None,
-            tx_len: 0,
-            arrivals: VecDeque::new(),
             pipe: VecDeque::new(),
-            fifo,
-            waiting_lens: VecDeque::new(),
             tap: None,
             shared: false,
             tx_memo: (Rate(0), 0, Duration::MAX),
@@ -173,11 +152,7 @@ impl<T: LinkItem> LinkDir<T> {
     pub fn enqueue(&mut self, now: Instant, item: T) -> Result<(), (T, DropReason)> {
         debug_assert!(!self.shared, "a half-duplex direction is fed by its medium");
         self.advance(now);
-        let len = item.wire_len();
         self.queue.enqueue(now, item)?;
-        if self.fifo {
-            self.waiting_lens.push_back(len);
-        }
         if self.tx.is_none() {
             self.start_next(now);
         }
@@ -187,26 +162,12 @@ impl<T: LinkItem> LinkDir<T> {
     #[inline(always)]
     fn start_next(&mut self, at: Instant) {
         debug_assert!(self.tx.is_none());
-        let len = if self.fifo {
-            let Some(len) = self.waiting_lens.pop_front() else {
-                return;
-            };
-            self.queue.fifo().expect("a FIFO link").mark_sent(len);
-            self.queue.stats.dequeued += 1;
-            len
-        } else {
-            let Some(item) = self.queue.dequeue(at) else {
-                return;
-            };
-            let len = item.wire_len();
-            self.pipe.push_back(item);
-            len
-        };
-        let d = self.tx_time(len);
-        self.stats.busy_ns += d.as_nanos();
-        self.tx = Some(at + d);
-        self.tx_len = len;
-        self.arrivals.push_back(at + d + self.delay);
+        if let Some(item) = self.queue.dequeue(at) {
+            let d = self.tx_time(item.wire_len());
+            self.stats.busy_ns += d.as_nanos();
+            self.tx = Some(at + d);
+            self.pipe.push_back((at + d + self.delay, item));
+        }
     }
 
     /// `rate.tx_time(len)`, remembered for the last length.
@@ -228,17 +189,19 @@ impl<T: LinkItem> LinkDir<T> {
         if let Some(done) = &mut self.tx {
             *done += gap;
             let arrival = *done + self.delay;
-            *self.arrivals.back_mut().expect("in transmission") = arrival;
+            self.pipe.back_mut().expect("in transmission").0 = arrival;
         }
     }
 
     /// The next arrival at the far end, if a packet is propagating.
     pub(crate) fn next_arrival(&self) -> Option<Instant> {
-        if self.in_flight() > 0 {
-            self.arrivals.front().copied()
-        } else {
-            None
-        }
+        self.propagating().next().map(|(t, _)| *t)
+    }
+
+    /// The delay line without the packet in transmission.
+    fn propagating(&self) -> std::collections::vec_deque::Iter<'_, (Instant, T)> {
+        let n = self.pipe.len() - self.tx.is_some() as usize;
+        self.pipe.range(..n)
     }
 
     /// When the current transmission ends, if one is under way.
@@ -247,10 +210,7 @@ impl<T: LinkItem> LinkDir<T> {
     }
 
     pub(crate) fn set_shared(&mut self) {
-        debug_assert!(self.arrivals.is_empty() && self.queue.is_empty());
         self.shared = true;
-        // The medium dequeues from the queue itself.
-        self.fifo = false;
     }
 
     /// Completes the current transmission: counters, loss, delay line.
@@ -259,17 +219,9 @@ impl<T: LinkItem> LinkDir<T> {
         let Some(done) = self.tx.take() else {
             return;
         };
+        let (_, item) = self.pipe.back().expect("in transmission");
         self.stats.tx_packets += 1;
-        self.stats.tx_bytes += self.tx_len as u64;
-        if matches!(self.loss, LossModel::None) && self.tap.is_none() {
-            // Nothing reads the packet.
-            return;
-        }
-        let item = if self.fifo {
-            self.queue.fifo().expect("a FIFO link").last_sent()
-        } else {
-            self.pipe.back().expect("in transmission")
-        };
+        self.stats.tx_bytes += item.wire_len() as u64;
         let lost = self.loss.lose(done, item.segment());
         if let Some(tap) = &mut self.tap {
             tap.push(Tapped {
@@ -280,12 +232,7 @@ impl<T: LinkItem> LinkDir<T> {
         }
         if lost {
             self.stats.lost_packets += 1;
-            self.arrivals.pop_back();
-            if self.fifo {
-                self.queue.fifo().expect("a FIFO link").remove_last_sent();
-            } else {
-                self.pipe.pop_back();
-            }
+            self.pipe.pop_back();
         }
     }
 
@@ -302,7 +249,7 @@ impl<T: LinkItem> LinkDir<T> {
         // The packet in transmission, last in the delay line, already
         // carries its arrival time: the end of its transmission plus the
         // delay.
-        self.arrivals.front().copied()
+        self.pipe.front().map(|(t, _)| *t)
     }
 
     /// Catches up to `now` and readies the arrivals due by then. (A
@@ -331,18 +278,13 @@ impl<T: LinkItem> LinkDir<T> {
     /// The next packet that has reached the far end by `now`.
     #[inline]
     pub fn poll_deliver(&mut self, now: Instant) -> Option<T> {
-        match self.arrivals.front() {
+        match self.pipe.front() {
             // Never the packet in transmission (it arrives after it ends,
             // and the driver catches up to `now` first, but a zero delay
             // makes the two instants equal).
-            Some(t) if *t <= now && (self.tx.is_none() || self.arrivals.len() > 1) => {
+            Some((t, _)) if *t <= now && (self.tx.is_none() || self.pipe.len() > 1) => {
                 self.stats.delivered_packets += 1;
-                self.arrivals.pop_front();
-                if self.fifo {
-                    self.queue.fifo().expect("a FIFO link").pop_sent()
-                } else {
-                    self.pipe.pop_front()
-                }
+                self.pipe.pop_front().map(|(_, it)| it)
             }
             _ => None,
         }
@@ -355,7 +297,7 @@ impl<T: LinkItem> LinkDir<T> {
 
     /// Packets serialized but not yet delivered.
     pub fn in_flight(&self) -> usize {
-        self.arrivals.len() - self.tx.is_some() as usize
+        self.pipe.len() - self.tx.is_some() as usize
     }
 }
 
@@ -471,73 +413,6 @@ mod tests {
             None,
             "pkt 1 is on the wire"
         );
-    }
-
-    /// Drives `link` with `offers` ((time in us, wire bytes) in time order),
-    /// returning every delivery (us, flow), the counters and the tap.
-    fn replay(
-        mut link: LinkDir<Segment>,
-        offers: &[(u64, u32)],
-    ) -> (Vec<(u64, u32)>, LinkStats, QueueState, Vec<Tapped>) {
-        link.enable_tap();
-        let mut out = vec![];
-        let mut deliver = |l: &mut LinkDir<Segment>, until: Instant| {
-            while let Some(t) = l.poll_timeout().filter(|t| *t <= until) {
-                l.handle_timeout(t);
-                while let Some(p) = l.poll_deliver(t) {
-                    out.push((t.as_nanos() / 1000, p.flow.0));
-                }
-            }
-        };
-        for (i, &(at, wire)) in offers.iter().enumerate() {
-            let now = Instant(at * 1000);
-            deliver(&mut link, now);
-            let mut seg = pkt(i as u32);
-            seg.len = wire - 40;
-            let _ = link.enqueue(now, seg);
-        }
-        deliver(&mut link, Instant(u64::MAX));
-        let mut tap = vec![];
-        link.drain_tap(&mut tap);
-        let q = (
-            link.queue.stats,
-            link.queue.len_packets(),
-            link.queue.len_bytes(),
-        );
-        (out, link.stats, q, tap)
-    }
-    type QueueState = (crate::queue::QueueStats, usize, u64);
-
-    proptest::proptest! {
-        /// A DropTail link keeps the packets it serialized in its queue's
-        /// ring; the same FIFO as a one-band classful queue takes the
-        /// general path (dequeued into a separate delay line). Same
-        /// deliveries, times, losses and counters.
-        #[test]
-        fn fifo_ring_matches_the_general_delay_line(
-            gaps in proptest::collection::vec((0u64..3000, 40u32..1500), 1..200),
-            limit in 1u32..20,
-            p_loss in 0.0f64..0.3,
-        ) {
-            let mut t = 0;
-            let offers: Vec<(u64, u32)> = gaps.iter().map(|&(g, w)| { t += g; (t, w) }).collect();
-            let loss = || LossModel::Bernoulli { p: p_loss, rng: Box::new(crate::rng::Stream::derive(7, "loss")) };
-            let fifo = LinkDir::new(Rate::mbps(8), Duration::from_millis(2), Queue::drop_tail(QueueLimit::Packets(limit)), loss());
-            assert!(fifo.fifo);
-            let band = crate::queue::Classful::new(
-                crate::queue::Classifier::Flow { bands: vec![], default: 0 },
-                crate::queue::Scheduler::Strict,
-                &[QueueLimit::Packets(limit)],
-            );
-            let general = LinkDir::new(Rate::mbps(8), Duration::from_millis(2), Queue::classful(band), loss());
-            assert!(!general.fifo);
-            let (a, b) = (replay(fifo, &offers), replay(general, &offers));
-            proptest::prop_assert_eq!(&a.0, &b.0);
-            proptest::prop_assert_eq!(a.1, b.1);
-            proptest::prop_assert_eq!((a.2 .0.enqueued, a.2 .0.dequeued, a.2 .0.dropped), (b.2 .0.enqueued, b.2 .0.dequeued, b.2 .0.dropped));
-            proptest::prop_assert_eq!((a.2 .1, a.2 .2), (0, 0));
-            proptest::prop_assert_eq!(&a.3, &b.3);
-        }
     }
 
     #[test]

@@ -91,11 +91,6 @@ pub struct DropTail<T> {
     buf: VecDeque<T>,
     bytes: u64,
     limit: QueueLimit,
-    /// Items at the front of `buf` that have left the queue but stay in its
-    /// ring: a [`crate::link::LinkDir`] fed by this queue keeps them there
-    /// while they are serialized and propagate, so a packet is written once
-    /// and read once per hop. Zero for a queue used any other way.
-    sent: usize,
 }
 
 impl<T: Queued> DropTail<T> {
@@ -108,13 +103,12 @@ impl<T: Queued> DropTail<T> {
             buf: VecDeque::with_capacity(cap),
             bytes: 0,
             limit,
-            sent: 0,
         }
     }
     #[inline]
     fn has_room(&self, len: u32) -> bool {
         match self.limit {
-            QueueLimit::Packets(n) => (self.len_packets() as u64) < n as u64,
+            QueueLimit::Packets(n) => (self.buf.len() as u64) < n as u64,
             QueueLimit::Bytes(b) => self.bytes + len as u64 <= b,
         }
     }
@@ -132,7 +126,6 @@ impl<T: Queued> DropTail<T> {
     }
     #[inline(always)]
     fn pop(&mut self) -> Option<T> {
-        debug_assert_eq!(self.sent, 0, "a link keeps its sent packets here");
         let it = self.buf.pop_front()?;
         self.bytes -= it.wire_len() as u64;
         Some(it)
@@ -141,38 +134,10 @@ impl<T: Queued> DropTail<T> {
         self.buf.front().map(Queued::wire_len)
     }
     pub fn len_packets(&self) -> usize {
-        self.buf.len() - self.sent
+        self.buf.len()
     }
     pub fn len_bytes(&self) -> u64 {
         self.bytes
-    }
-
-    /// The first waiting item, of `len` wire bytes (its caller's record:
-    /// the item itself is not read), leaves the queue but stays in the ring.
-    #[inline(always)]
-    pub(crate) fn mark_sent(&mut self, len: u32) {
-        debug_assert!(self.sent < self.buf.len());
-        self.sent += 1;
-        self.bytes -= len as u64;
-    }
-    /// Takes the oldest item sent.
-    #[inline(always)]
-    pub(crate) fn pop_sent(&mut self) -> Option<T> {
-        if self.sent == 0 {
-            return None;
-        }
-        self.sent -= 1;
-        self.buf.pop_front()
-    }
-    /// The item sent last.
-    pub(crate) fn last_sent(&self) -> &T {
-        &self.buf[self.sent - 1]
-    }
-    /// Removes the item sent last (lost on the link), from between the
-    /// items sent before it and the waiting ones.
-    pub(crate) fn remove_last_sent(&mut self) {
-        self.sent -= 1;
-        self.buf.remove(self.sent);
     }
 }
 
@@ -316,15 +281,6 @@ impl<T: LinkItem> Queue<T> {
         }?;
         self.stats.dequeued += 1;
         Some(item)
-    }
-
-    /// The discipline as a plain FIFO, if it is one.
-    #[inline(always)]
-    pub(crate) fn fifo(&mut self) -> Option<&mut DropTail<T>> {
-        match &mut self.disc {
-            Qdisc::DropTail(q) => Some(q),
-            _ => None,
-        }
     }
 
     #[inline(always)]
