@@ -255,41 +255,7 @@ impl Scoreboard {
     /// IsLost() is false ("still assumed to be in the network") and one more
     /// if it was retransmitted (below HighRxt); plus rescue retransmissions
     /// sent since the last SetPipe().
-    ///
-    /// One pass from the top hole down, counting the SACKed ranges and bytes
-    /// above each hole as it goes (the same sums as [`Scoreboard::holes`],
-    /// which needs a first pass for the total): during SACK recovery this
-    /// runs on every poll.
     pub fn pipe(&self, una: Seq, max: Seq, dupthresh: u32, smss: u32) -> u64 {
-        let mut pipe = self.rescue_in_pipe;
-        let (mut blocks, mut bytes) = (0u32, 0u64);
-        // The hole below range i (the top hole for i == len) is
-        // [end of range i - 1 (or una), start of range i (or max)).
-        let mut end = max;
-        for i in (0..=self.len).rev() {
-            let start = if i == 0 { una } else { self.ranges[i - 1].1 };
-            if end.gt(start) {
-                let lost_end = match self.rack_lost {
-                    _ if lost_by(blocks, bytes, dupthresh, smss) => end,
-                    Some(r) if start.lt(r) => r.min(end),
-                    _ => start,
-                };
-                pipe += end.bytes_since(lost_end) as u64;
-                pipe += end.min(self.high_rxt).bytes_since(start) as u64;
-            }
-            if i > 0 {
-                let (l, r) = self.ranges[i - 1];
-                blocks += 1;
-                bytes += r.bytes_since(l) as u64;
-                end = l;
-            }
-        }
-        pipe
-    }
-
-    /// SetPipe() over [`Scoreboard::holes`]: the reference for `pipe`.
-    #[cfg(test)]
-    pub(super) fn pipe_by_holes(&self, una: Seq, max: Seq, dupthresh: u32, smss: u32) -> u64 {
         let mut pipe = self.rescue_in_pipe;
         for h in self.holes(una, max, dupthresh, smss) {
             pipe += h.end.bytes_since(h.lost_end) as u64;

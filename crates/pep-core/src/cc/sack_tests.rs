@@ -345,33 +345,3 @@ fn non_sack_recovery_ignores_sack_blocks() {
     assert!(c.is_duplicate(true, false));
     assert_eq!(c.next_unsacked(s(1)), (s(1), None));
 }
-
-proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig { cases: 512, ..Default::default() })]
-
-    /// The one-pass SetPipe() equals the per-hole sums on random
-    /// scoreboards (blocks, HighRxt, RACK's lost prefix, rescue bytes,
-    /// sequence wrap, DupThresh).
-    #[test]
-    fn one_pass_pipe_equals_the_hole_sums(
-        base in proptest::prelude::any::<u32>(),
-        max in 1u32..60_000,
-        raw in proptest::collection::vec((0u32..60_000, 1u32..5000), 0..40),
-        high_rxt in 0u32..60_000,
-        rack in proptest::option::of(0u32..60_000),
-        rescue in 0u64..3000,
-        dupthresh in 1u32..5,
-    ) {
-        let at = |o: u32| Seq(base.wrapping_add(o));
-        let mut sb = Scoreboard::new();
-        let b: Vec<(Seq, Seq)> = raw.iter().map(|&(l, n)| (at(l), at(l + n))).collect();
-        sb.update(at(0), at(max), &b);
-        sb.high_rxt = at(high_rxt.min(max));
-        sb.rack_lost = rack.map(at);
-        sb.rescue_in_pipe = rescue;
-        proptest::prop_assert_eq!(
-            sb.pipe(at(0), at(max), dupthresh, MSS),
-            sb.pipe_by_holes(at(0), at(max), dupthresh, MSS)
-        );
-    }
-}
