@@ -531,17 +531,35 @@ impl Congestion {
     /// data is available and the receiver's window allows it. `None`: send
     /// nothing now.
     pub fn next_seg(&self, una: Seq, max: Seq, new_data: bool) -> Option<NextSeg> {
+        if !self.sack_room(una, max) {
+            return None;
+        }
+        self.next_seg_with_room(una, max, new_data)
+    }
+
+    /// RFC 6675 (C)'s condition: in SACK recovery and `cwnd - pipe >= 1
+    /// SMSS`. False means nothing is sent until an input changes cwnd, the
+    /// scoreboard or `[una, max)`, whatever data the application adds.
+    #[inline]
+    pub fn sack_room(&self, una: Seq, max: Seq) -> bool {
+        let s = &self.state;
+        let RecoveryState::Sack(b) = &self.recovery else {
+            return false;
+        };
+        if !s.in_recovery {
+            return false;
+        }
+        let pipe = b.pipe(una, max, s.dupack_threshold, s.smss);
+        s.cwnd.saturating_sub(pipe) >= s.smss as u64
+    }
+
+    /// [`Congestion::next_seg`] once [`Congestion::sack_room`] holds.
+    #[inline]
+    pub fn next_seg_with_room(&self, una: Seq, max: Seq, new_data: bool) -> Option<NextSeg> {
         let s = &self.state;
         let RecoveryState::Sack(b) = &self.recovery else {
             return None;
         };
-        if !s.in_recovery {
-            return None;
-        }
-        let pipe = b.pipe(una, max, s.dupack_threshold, s.smss);
-        if s.cwnd.saturating_sub(pipe) < s.smss as u64 {
-            return None;
-        }
         b.next_seg(una, max, new_data, s.dupack_threshold, s.smss)
     }
 

@@ -150,6 +150,31 @@ enum Timer {
     Persist,
 }
 
+/// What the last `poll_data` that found nothing to send says about the
+/// next ones. The drivers poll once more after every drain; with a full
+/// window that poll used to rescan the scoreboard (and, in SACK recovery,
+/// recompute pipe) to find nothing again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Idle {
+    /// Poll for real.
+    No,
+    /// Nothing to send until an ACK, a timer or `close`: the window, pipe
+    /// or `max_burst` holds back data, which more data cannot change.
+    Held,
+    /// Nothing to send until any input, a `write` included (everything
+    /// written is sent, or NextSeg() found nothing).
+    Drained,
+}
+
+/// Why `next_in_window` or `next_sack_segment` sends nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    /// The window, pipe or `max_burst` (see [`Idle::Held`]).
+    Held,
+    /// No data to offer (see [`Idle::Drained`]).
+    Drained,
+}
+
 /// A TCP data sender (one direction of a connection).
 #[derive(Clone, Debug)]
 pub struct TcpSender {
@@ -219,6 +244,10 @@ pub struct TcpSender {
     /// Bidirectional flows (`TcpConfig::reverse`): the receiver of the
     /// peer's data at this host, whose ACKs ride on our data segments.
     reverse: Option<Box<super::TcpSink>>,
+    /// Whether `poll_data` may answer `None` at once. Every input clears
+    /// it (a `write` only [`Idle::Drained`]); only unpaced senders set it,
+    /// since a pacer's release depends on the time.
+    idle: Idle,
 }
 
 /// RFC 7661 bookkeeping: pipeACK, the bytes acknowledged per RTT.
@@ -318,6 +347,7 @@ impl TcpSender {
             reverse: cfg
                 .reverse
                 .map(|rx| Box::new(super::TcpSink::new(flow, &rx))),
+            idle: Idle::No,
         }
     }
 
@@ -325,6 +355,7 @@ impl TcpSender {
 
     /// A segment from the receiver arrived.
     pub fn handle_segment(&mut self, now: Instant, seg: &Segment) {
+        self.idle = Idle::No;
         if seg.flow != self.flow {
             return;
         }
@@ -362,6 +393,7 @@ impl TcpSender {
 
     /// The deadline from `poll_timeout` may have passed.
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.idle = Idle::No;
         if let Some(rx) = self.reverse.as_deref_mut() {
             rx.handle_timeout(now);
         }
@@ -419,7 +451,30 @@ impl TcpSender {
         Some((ack, TxKind::Ack))
     }
 
+    #[inline]
     fn poll_data(&mut self, now: Instant) -> Option<(Segment, TxKind)> {
+        if self.idle != Idle::No {
+            #[cfg(test)]
+            self.check_idle(now);
+            self.ts_clock = ts_clock(now);
+            return None;
+        }
+        self.poll_data_full(now)
+    }
+
+    /// Test builds: the cached `None` is what a full poll answers, with
+    /// the same timer.
+    #[cfg(test)]
+    fn check_idle(&self, now: Instant) {
+        let mut full = self.clone();
+        full.idle = Idle::No;
+        let out = full.poll_data_full(now);
+        assert!(out.is_none(), "idle sender would send {out:?}");
+        assert_eq!(full.timer, self.timer);
+        assert_eq!(full.poll_timeout(), self.poll_timeout());
+    }
+
+    fn poll_data_full(&mut self, now: Instant) -> Option<(Segment, TxKind)> {
         if self.closed {
             return None;
         }
@@ -452,17 +507,29 @@ impl TcpSender {
             self.on_sent(now, &seg, kind);
             return Some((seg, kind));
         }
-        if self.cc.in_sack_recovery() {
-            let (seg, kind) = self.next_sack_segment()?;
-            self.on_sent(now, &seg, kind);
-            return Some((seg, kind));
+        let next = if self.cc.in_sack_recovery() {
+            self.next_sack_segment()
+        } else {
+            self.next_in_window(self.send_window())
+        };
+        match next {
+            Ok((seg, kind)) => {
+                self.on_sent(now, &seg, kind);
+                Some((seg, kind))
+            }
+            Err(stop) => {
+                if !self.cc.in_sack_recovery() {
+                    self.maybe_arm_persist(now);
+                }
+                if self.pacer.is_none() {
+                    self.idle = match stop {
+                        Stop::Held => Idle::Held,
+                        Stop::Drained => Idle::Drained,
+                    };
+                }
+                None
+            }
         }
-        if let Some((seg, kind)) = self.next_in_window(self.send_window()) {
-            self.on_sent(now, &seg, kind);
-            return Some((seg, kind));
-        }
-        self.maybe_arm_persist(now);
-        None
     }
 
     /// When `handle_timeout` is next wanted.
@@ -541,11 +608,15 @@ impl TcpSender {
         if let AppSource::Open(n) = &mut self.app {
             *n += bytes;
         }
+        if self.idle == Idle::Drained {
+            self.idle = Idle::No;
+        }
     }
     /// The application closes an [`AppSource::Open`] stream: what it wrote
     /// is all there will be, and a FIN follows it (a relay forwarding the
     /// end of its incoming stream).
     pub fn close(&mut self) {
+        self.idle = Idle::No;
         if let AppSource::Open(n) = self.app {
             self.app = AppSource::Finite(n);
         }
@@ -781,20 +852,26 @@ impl TcpSender {
 
     /// During SACK recovery: the segment NextSeg() chooses, if
     /// `cwnd - pipe` allows one (RFC 6675 C.1).
-    fn next_sack_segment(&self) -> Option<(Segment, TxKind)> {
+    fn next_sack_segment(&self) -> Result<(Segment, TxKind), Stop> {
+        if !self.cc.sack_room(self.snd_una, self.snd_max) {
+            return Err(Stop::Held);
+        }
         // New data is offered to NextSeg() if the receiver's window (alone:
         // pipe stands in for cwnd) and max_burst allow a segment.
-        let new = self.next_in_window((self.rwnd as u64).min(self.sndbuf));
+        let new = self
+            .next_in_window((self.rwnd as u64).min(self.sndbuf))
+            .ok();
         let next = self
             .cc
-            .next_seg(self.snd_una, self.snd_max, new.is_some())?;
+            .next_seg_with_room(self.snd_una, self.snd_max, new.is_some())
+            .ok_or(Stop::Drained)?;
         match next {
-            NextSeg::NewData => new,
-            NextSeg::Retransmit { seq, end } => Some((
+            NextSeg::NewData => new.ok_or(Stop::Drained),
+            NextSeg::Retransmit { seq, end } => Ok((
                 self.segment_at(seq, end.bytes_since(seq) as u64),
                 TxKind::SackRetransmit,
             )),
-            NextSeg::Rescue { seq, end } => Some((
+            NextSeg::Rescue { seq, end } => Ok((
                 self.segment_at(seq, end.bytes_since(seq) as u64),
                 TxKind::RescueRetransmit,
             )),
@@ -803,19 +880,20 @@ impl TcpSender {
 
     /// The next segment at SND.NXT (past any SACKed data) that a window of
     /// `wnd` bytes allows.
-    fn next_in_window(&self, wnd: u64) -> Option<(Segment, TxKind)> {
+    fn next_in_window(&self, wnd: u64) -> Result<(Segment, TxKind), Stop> {
         if self.burst_left == Some(0) {
-            return None;
+            return Err(Stop::Held);
         }
         let (seq, sacked) = self.cc.next_unsacked(self.snd_nxt);
         let total = self.data_len();
         let off = self.off(seq);
         if off > total {
-            return None; // the FIN has been sent
+            return Err(Stop::Drained); // the FIN has been sent
         }
         let fin = off == total;
         if fin && matches!(self.app, AppSource::Open(_)) {
-            return None; // everything written is sent; the stream stays open
+            // Everything written is sent; the stream stays open.
+            return Err(Stop::Drained);
         }
         let flight = seq.bytes_since(self.snd_una) as u64;
         let mut full = if fin {
@@ -834,7 +912,9 @@ impl TcpSender {
             // receiver window allows rather than wait for a full segment.
             wnd
         } else {
-            return None;
+            // More data only makes `full` larger (a `fin` here is a
+            // finite source's, which `write` does not change).
+            return Err(Stop::Held);
         };
         let seg = self.segment_at(seq, limit);
         let kind = if seq.lt(self.snd_max) {
@@ -844,7 +924,7 @@ impl TcpSender {
         } else {
             TxKind::New
         };
-        Some((seg, kind))
+        Ok((seg, kind))
     }
 
     /// Bookkeeping for a segment handed to the driver.
@@ -910,9 +990,9 @@ impl TcpSender {
     fn wants_to_send(&self) -> bool {
         self.pending.is_some()
             || if self.cc.in_sack_recovery() {
-                self.next_sack_segment().is_some()
+                self.next_sack_segment().is_ok()
             } else {
-                self.next_in_window(self.send_window()).is_some()
+                self.next_in_window(self.send_window()).is_ok()
             }
     }
 

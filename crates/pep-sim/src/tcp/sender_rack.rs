@@ -157,7 +157,9 @@ impl TcpSender {
     /// receiver's window allows one, else the last data segment sent (the
     /// FIN, a segment of its own here, only if no data is outstanding).
     pub(super) fn send_probe(&mut self, now: Instant) -> (Segment, TxKind) {
-        let new = self.next_in_window((self.rwnd as u64).min(self.sndbuf));
+        let new = self
+            .next_in_window((self.rwnd as u64).min(self.sndbuf))
+            .ok();
         let (seg, kind) = match new {
             Some((seg, TxKind::New)) => (seg, TxKind::New),
             _ => {
