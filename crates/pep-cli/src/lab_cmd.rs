@@ -156,7 +156,8 @@ pub struct TrafficArgs {
     /// Receiver SO_RCVBUF, e.g. "64KiB" (the kernel doubles it).
     #[arg(long)]
     rcvbuf: Option<String>,
-    /// Receiver TCP_WINDOW_CLAMP, e.g. "256KiB".
+    /// The receive window the sender sees, e.g. "256KiB" (TCP_WINDOW_CLAMP,
+    /// held on a locked receive buffer).
     #[arg(long)]
     window_clamp: Option<String>,
     /// Sender TCP_MAXSEG, e.g. "1000B".
