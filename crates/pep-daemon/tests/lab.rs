@@ -404,85 +404,116 @@ fn split_gains_4x_when_loss_is_near_the_pep() {
 }
 
 /// GEO: server - 1 Gbit/s 5 ms - proxy - 20 Mbit/s 300 ms, 0.5 % loss -
-/// client, 20 s per run. End-to-end cubic and bbr, then the proxy with bbr
-/// and with cubic on the long leg (cubic on the short one). The proxy with
-/// bbr must reach 3x end-to-end cubic and 85 % of end-to-end bbr: both run
-/// BBR over the same 600 ms leg, so they should be about equal, but two
-/// 20 s runs under random loss differ by several percent (measured: 96 %
-/// and 89 % of end-to-end bbr).
+/// client. End-to-end cubic and bbr, then the proxy with bbr and with
+/// cubic on the long leg (cubic on the short one). The proxy with bbr must
+/// reach 3x end-to-end cubic and 90 % of end-to-end bbr, as the issue
+/// asks: both run BBR over the same 600 ms leg, so they should be about
+/// equal.
+///
+/// Each case runs on its own copy of the path, all at once, for 60 s, the
+/// BBR cases twice. A receiver's goodput over one second swings between 0
+/// and 29 Mbit/s here (every loss holds back in-order delivery for a round
+/// trip), so 20 s runs one after another put split BBR at 81 % to 106 % of
+/// end-to-end BBR, 40 s runs at 96 % to 104 %; this test measured 95 % to
+/// 101 % (docs/daemon.md).
 #[test]
 fn geo_path_split_and_congestion_control() {
     let Some(_g) = root_test("geo") else {
         return;
     };
+    const RUN: u64 = 60;
     let geo = DirParams::new(Rate::mbps(20), Duration::from_millis(300), 1200)
         .with_loss(pep_lab::LossParams::Bernoulli { p: 0.005 });
     let short = DirParams::new(Rate::mbps(1000), Duration::from_millis(5), 2000);
-    let lab = three_nodes("dmn-geo", geo, short);
-    let n = nodes(&lab);
-    // Goodput = bytes delivered to the client in the first 20 s / 20 s.
-    // Through the proxy the sender finishes early (1 Gbit/s leg) and the
-    // proxy's buffers drain over the satellite leg afterwards; with cubic
-    // the tail is long, so the proxy's buffer is 2 MiB (above the 1.5 MB
-    // BDP) and the fast leg's receive buffer 1 MiB, and only the first
-    // 20 s of delivery (checked byte for byte) are counted.
-    let run = |name: &str, cc: &str| {
+    // (name, the proxy's long-leg cc or end to end, the server's cc); the
+    // BBR cases twice, on paths of their own, so the comparison rests on
+    // two minutes of each.
+    let cases = [
+        ("e2e-cubic", None, "cubic"),
+        ("pep-cubic", Some("cubic"), "cubic"),
+        ("e2e-bbr", None, "bbr"),
+        ("pep-bbr", Some("bbr"), "cubic"),
+        ("e2e-bbr-2", None, "bbr"),
+        ("pep-bbr-2", Some("bbr"), "cubic"),
+    ];
+    let labs: Vec<_> = (0..cases.len())
+        .map(|i| three_nodes(&format!("dmn-geo{i}"), geo, short))
+        .collect();
+    let mut daemons = vec![];
+    let mut specs = vec![];
+    for (lab, (name, long_cc, cc)) in labs.iter().zip(cases) {
+        let n = nodes(lab);
+        if let Some(long_cc) = long_cc {
+            // Through the proxy the sender finishes early (1 Gbit/s leg)
+            // and the proxy's buffers drain over the satellite leg
+            // afterwards; with cubic the tail is long, so the proxy's
+            // buffer is 2 MiB (above the 1.5 MB BDP) and the fast leg's
+            // receive buffer 1 MiB. The server node opens the connection,
+            // so the proxy's server leg is the satellite leg.
+            let cfg = config(
+                &proxy_if(1),
+                &format!("{}/32", n.server.addr),
+                &format!(
+                    "buffer = \"2MiB\"\n[server_leg]\ncc = \"{long_cc}\"\n[client_leg]\ncc = \"cubic\"\nrcvbuf = \"1MiB\""
+                ),
+            );
+            daemons.push(start_proxy(&n.proxy, &cfg).expect("daemon"));
+        }
         let mut f = FlowSpec::new(
             name,
             n.server.clone(),
             n.client.clone(),
-            Amount::For(Duration::from_secs(20)),
+            Amount::For(Duration::from_secs(RUN)),
         );
         f.cc = cc.into();
-        let opts = TrafficOptions {
-            deadline: Duration::from_secs(100),
-            ..TrafficOptions::default()
-        };
-        let r = traffic::run(&[f], &opts).unwrap();
-        let f = &r.flows[0];
-        assert!(
-            f.error.is_none() && f.byte_exact(),
-            "{}: {:?}",
-            f.name,
-            f.error
-        );
-        let bins = (20_000 / r.interval.as_millis_f64() as usize).min(f.goodput.len());
-        f.goodput[..bins].iter().sum::<u64>() as f64 * 8e-6 / 20.0
-    };
-    let e2e_cubic = run("e2e-cubic", "cubic");
-    let e2e_bbr = run("e2e-bbr", "bbr");
-    let mut pep = Vec::new();
-    for long_cc in ["bbr", "cubic"] {
-        let cfg = config(
-            &proxy_if(1),
-            &format!("{}/32", n.server.addr),
-            // The server node opens the connection, so the proxy's server
-            // leg is the one toward the client node: the satellite leg.
-            &format!(
-                "buffer = \"2MiB\"\n[server_leg]\ncc = \"{long_cc}\"\n[client_leg]\ncc = \"cubic\"\nrcvbuf = \"1MiB\""
-            ),
-        );
-        let daemon = start_proxy(&n.proxy, &cfg).expect("daemon");
-        pep.push(run(&format!("pep-{long_cc}"), "cubic"));
-        assert_eq!(daemon.metrics().accepted.load(Relaxed), 1);
-        daemon.shutdown().unwrap();
+        specs.push(f);
     }
+    let opts = TrafficOptions {
+        deadline: Duration::from_secs(RUN + 80),
+        ..TrafficOptions::default()
+    };
+    let r = traffic::run(&specs, &opts).unwrap();
+    // Goodput = bytes delivered to the client in the first RUN seconds
+    // (checked byte for byte) / RUN.
+    let bins = RUN as usize * 1000 / r.interval.as_millis_f64() as usize;
+    let g: Vec<f64> = r
+        .flows
+        .iter()
+        .map(|f| {
+            assert!(
+                f.error.is_none() && f.byte_exact(),
+                "{}: {:?}",
+                f.name,
+                f.error
+            );
+            let bins = bins.min(f.goodput.len());
+            f.goodput[..bins].iter().sum::<u64>() as f64 * 8e-6 / RUN as f64
+        })
+        .collect();
+    for d in daemons {
+        assert_eq!(d.metrics().accepted.load(Relaxed), 1);
+        d.shutdown().unwrap();
+    }
+    let (e2e_cubic, pep_cubic) = (g[0], g[1]);
+    let (e2e_bbr, pep_bbr) = ((g[2] + g[4]) / 2.0, (g[3] + g[5]) / 2.0);
     println!(
-        "GEO goodput (Mbit/s, 20 s): e2e cubic {e2e_cubic:.3}, e2e bbr {e2e_bbr:.3}, \
-         proxy bbr-long {:.3}, proxy cubic-long {:.3}",
-        pep[0], pep[1]
+        "GEO goodput (Mbit/s, {RUN} s): e2e cubic {e2e_cubic:.3}, e2e bbr {e2e_bbr:.3} \
+         ({:.3}, {:.3}), proxy bbr-long {pep_bbr:.3} ({:.3}, {:.3}; {:.0} % of e2e bbr), \
+         proxy cubic-long {pep_cubic:.3}",
+        g[2],
+        g[4],
+        g[3],
+        g[5],
+        100.0 * pep_bbr / e2e_bbr
     );
     assert!(
-        pep[0] >= 3.0 * e2e_cubic,
-        "{:.3} vs cubic {e2e_cubic:.3}",
-        pep[0]
+        pep_bbr >= 3.0 * e2e_cubic,
+        "{pep_bbr:.3} vs cubic {e2e_cubic:.3}"
     );
-    assert!(
-        pep[0] >= 0.85 * e2e_bbr,
-        "{:.3} vs bbr {e2e_bbr:.3}",
-        pep[0]
-    );
-    lab.down().unwrap();
+    assert!(pep_bbr >= 0.9 * e2e_bbr, "{pep_bbr:.3} vs bbr {e2e_bbr:.3}");
+    for lab in labs {
+        lab.down().unwrap();
+    }
 }
 
 /// The splice relay keeps the idle timeout (both legs reset once nothing
