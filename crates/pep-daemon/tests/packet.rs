@@ -16,17 +16,11 @@ use proptest::prelude::*;
 
 fn near(max_flows: usize) -> PacketSettings {
     PacketSettings {
-        a: "a".into(),
-        b: "b".into(),
         rate: Some(Rate::kbps(64)),
-        queue: 50,
         sad: true,
         ack_thin: Some(2),
-        max_hold: Duration::from_millis(20),
-        ack_regen: None,
         max_flows,
-        realtime: false,
-        watermark: None,
+        ..PacketSettings::new("a", "b")
     }
 }
 

@@ -49,13 +49,8 @@ fn fast() -> DirParams {
 /// The daemon's settings on one bump (interfaces filled in by `Chain`).
 fn packet(rate: Option<Rate>, sad: bool, regen: Option<u32>) -> PacketSettings {
     PacketSettings {
-        a: String::new(),
-        b: String::new(),
         rate,
-        queue: 50,
         sad,
-        ack_thin: None,
-        max_hold: Duration::from_millis(20),
         ack_regen: regen.map(|factor| AckRegenConfig {
             factor,
             mss: 1448,
@@ -65,7 +60,7 @@ fn packet(rate: Option<Rate>, sad: bool, regen: Option<u32>) -> PacketSettings {
         }),
         max_flows: 1024,
         realtime: true,
-        watermark: None,
+        ..PacketSettings::new("", "")
     }
 }
 

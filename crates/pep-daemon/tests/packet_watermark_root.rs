@@ -74,20 +74,13 @@ fn add_path(t: &mut LabTopology, p: &Path) {
 
 fn settings(w: usize) -> PacketSettings {
     PacketSettings {
-        a: String::new(),
-        b: String::new(),
-        rate: None,
-        queue: 50,
-        sad: false,
-        ack_thin: None,
-        max_hold: Duration::from_millis(20),
-        ack_regen: None,
         max_flows: 1024,
         realtime: true,
         watermark: Some(WatermarkSettings {
             core: WatermarkConfig::new(50, w),
             flows: 16,
         }),
+        ..PacketSettings::new("", "")
     }
 }
 

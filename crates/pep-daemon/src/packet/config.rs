@@ -71,6 +71,26 @@ pub struct PacketSettings {
 }
 
 impl PacketSettings {
+    /// Frames from `a` to `b` with the `[packet]` section's defaults: no
+    /// egress queue (50 packets once a rate is set), no mechanism on,
+    /// ACKs held at most 20 ms, tables of 65,536 flows, no `SCHED_FIFO`.
+    /// Set the rest with struct update syntax.
+    pub fn new(a: impl Into<String>, b: impl Into<String>) -> Self {
+        PacketSettings {
+            a: a.into(),
+            b: b.into(),
+            rate: None,
+            queue: 50,
+            sad: false,
+            ack_thin: None,
+            max_hold: Duration::from_millis(20),
+            ack_regen: None,
+            max_flows: 65_536,
+            realtime: false,
+            watermark: None,
+        }
+    }
+
     /// One line for `pep proxy check`.
     pub fn summary(&self) -> String {
         let mut v = vec![format!("{} -> {}", self.a, self.b)];
@@ -142,14 +162,18 @@ fn int(field: &str, v: Option<i64>, default: i64, lo: i64, hi: i64) -> FieldResu
     Ok(v)
 }
 
-fn dur(field: &str, v: &Option<String>, default: &str) -> FieldResult<Duration> {
-    let d = parse_duration(v.as_deref().unwrap_or(default)).map_err(|e| (field.into(), e))?;
+fn dur(field: &str, v: &Option<String>, default: Duration) -> FieldResult<Duration> {
+    let Some(v) = v else {
+        return Ok(default);
+    };
+    let d = parse_duration(v).map_err(|e| (field.into(), e))?;
     Ok(Duration(d.as_nanos().min(u64::MAX as u128) as u64))
 }
 
 pub(crate) fn validate(r: &RawPacket) -> FieldResult<PacketSettings> {
     let a = ifname("packet.a", &r.a)?;
     let b = ifname("packet.b", &r.b)?;
+    let d = PacketSettings::new("", "");
     if a == b {
         return Err(("packet.b".into(), "must differ from packet.a".into()));
     }
@@ -174,7 +198,13 @@ pub(crate) fn validate(r: &RawPacket) -> FieldResult<PacketSettings> {
     }
     let thin = int("packet.ack_thin", r.ack_thin, 0, 0, 1_000)? as u32;
     let regen = int("packet.ack_regen", r.ack_regen, 0, 0, 64)? as u32;
-    let max_flows = int("packet.max_flows", r.max_flows, 65_536, 1, 1 << 22)? as usize;
+    let max_flows = int(
+        "packet.max_flows",
+        r.max_flows,
+        d.max_flows as i64,
+        1,
+        1 << 22,
+    )? as usize;
     if regen > 0 && (sad || thin > 1) {
         return Err((
             "packet.ack_regen".into(),
@@ -184,8 +214,12 @@ pub(crate) fn validate(r: &RawPacket) -> FieldResult<PacketSettings> {
         ));
     }
     let mss = int("packet.mss", r.mss, 1448, 88, 65_495)? as u32;
-    let max_spacing = dur("packet.max_spacing", &r.max_spacing, "100ms")?;
-    let max_hold = dur("packet.max_hold", &r.max_hold, "20ms")?;
+    let max_spacing = dur(
+        "packet.max_spacing",
+        &r.max_spacing,
+        Duration::from_millis(100),
+    )?;
+    let max_hold = dur("packet.max_hold", &r.max_hold, d.max_hold)?;
     if thin > 1 && max_hold == Duration::ZERO {
         return Err((
             "packet.max_hold".into(),
@@ -211,7 +245,7 @@ pub(crate) fn validate(r: &RawPacket) -> FieldResult<PacketSettings> {
         a,
         b,
         rate,
-        queue: int("packet.queue", r.queue, 50, 1, 1 << 20)? as u32,
+        queue: int("packet.queue", r.queue, d.queue as i64, 1, 1 << 20)? as u32,
         sad,
         ack_thin: (thin > 1).then_some(thin),
         max_hold,
@@ -223,7 +257,7 @@ pub(crate) fn validate(r: &RawPacket) -> FieldResult<PacketSettings> {
             max_flows,
         }),
         max_flows,
-        realtime: r.realtime.unwrap_or(false),
+        realtime: r.realtime.unwrap_or(d.realtime),
         watermark,
     })
 }
@@ -245,7 +279,11 @@ fn watermark(r: &RawWatermark) -> FieldResult<WatermarkSettings> {
     let w = int("packet.watermark.watermark", Some(w), 0, 0, n as i64)? as usize;
     let mut core = pep_core::watermark::WatermarkConfig::new(n, w);
     if r.min_rto.is_some() {
-        let d = dur("packet.watermark.min_rto", &r.min_rto, "200ms")?;
+        let d = dur(
+            "packet.watermark.min_rto",
+            &r.min_rto,
+            Duration::from_millis(200),
+        )?;
         if d == Duration::ZERO {
             return Err((
                 "packet.watermark.min_rto".into(),

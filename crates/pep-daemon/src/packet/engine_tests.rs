@@ -9,17 +9,8 @@ use std::net::Ipv4Addr;
 
 fn settings() -> PacketSettings {
     PacketSettings {
-        a: "a".into(),
-        b: "b".into(),
-        rate: None,
-        queue: 50,
-        sad: false,
-        ack_thin: None,
-        max_hold: Duration::from_millis(20),
-        ack_regen: None,
         max_flows: 1024,
-        realtime: false,
-        watermark: None,
+        ..PacketSettings::new("a", "b")
     }
 }
 

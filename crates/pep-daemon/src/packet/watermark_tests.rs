@@ -3,7 +3,7 @@
 use std::net::Ipv4Addr;
 
 use pep_core::watermark::WatermarkConfig;
-use pep_core::{Duration, Instant};
+use pep_core::Instant;
 use pep_wire::{
     emit_packet_vec, ethernet_frame, flags, parse_ip_packet, EthernetRepr, IpRepr, Ipv4Repr,
     Parsed, SackBlocks, TcpOptions, TcpRepr,
@@ -24,20 +24,12 @@ const MSS: u32 = 1000;
 
 fn engine(buffer: usize, w: usize, flows: usize) -> Engine {
     Engine::new(&PacketSettings {
-        a: "a".into(),
-        b: "b".into(),
-        rate: None,
-        queue: 50,
-        sad: false,
-        ack_thin: None,
-        max_hold: Duration::from_millis(20),
-        ack_regen: None,
         max_flows: 1024,
-        realtime: false,
         watermark: Some(WatermarkSettings {
             core: WatermarkConfig::new(buffer, w),
             flows,
         }),
+        ..PacketSettings::new("a", "b")
     })
 }
 
