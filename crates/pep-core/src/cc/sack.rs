@@ -16,6 +16,8 @@
 //! 1), `max` is SND.MAX (HighData + 1), and [`Scoreboard::high_rxt`] is one
 //! past the highest octet retransmitted in this recovery.
 
+use std::cell::Cell;
+
 use crate::seq::Seq;
 
 /// Most SACKed ranges the scoreboard keeps. The simulator's sink keeps at
@@ -55,6 +57,25 @@ pub struct Scoreboard {
     /// RACK (RFC 8985): unSACKed octets below this are lost whatever
     /// IsLost() says; `None` without RACK.
     pub(super) rack_lost: Option<Seq>,
+    /// SetPipe()'s last answer and its inputs. A sender in SACK recovery
+    /// asks for pipe on every poll; between two ACKs only its own sends
+    /// change it, by amounts known without walking the holes again
+    /// ([`Scoreboard::memo_retransmit`], [`Scoreboard::memo_new_data`]).
+    /// `update` and `clear` drop it; the other inputs are in the key.
+    pipe_memo: Cell<Option<PipeMemo>>,
+}
+
+/// A SetPipe() result and everything it depends on besides the ranges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PipeMemo {
+    una: Seq,
+    max: Seq,
+    high_rxt: Seq,
+    rescue_in_pipe: u64,
+    rack_lost: Option<Seq>,
+    dupthresh: u32,
+    smss: u32,
+    pipe: u64,
 }
 
 impl Default for Scoreboard {
@@ -86,6 +107,7 @@ impl Scoreboard {
             rescue_rxt: None,
             rescue_in_pipe: 0,
             rack_lost: None,
+            pipe_memo: Cell::new(None),
         }
     }
 
@@ -105,6 +127,7 @@ impl Scoreboard {
     /// Forgets every SACKed range.
     pub fn clear(&mut self) {
         self.len = 0;
+        self.pipe_memo.set(None);
     }
 
     /// RFC 6675 Update(): drops what the cumulative ACK `una` covers and
@@ -112,6 +135,7 @@ impl Scoreboard {
     /// octet was SACKed for the first time, which makes the ACK a
     /// "duplicate acknowledgment" in RFC 6675's sense.
     pub fn update(&mut self, una: Seq, max: Seq, blocks: &[(Seq, Seq)]) -> bool {
+        self.pipe_memo.set(None);
         self.prune(una);
         let mut fresh = false;
         for &(l, r) in blocks {
@@ -256,12 +280,95 @@ impl Scoreboard {
     /// if it was retransmitted (below HighRxt); plus rescue retransmissions
     /// sent since the last SetPipe().
     pub fn pipe(&self, una: Seq, max: Seq, dupthresh: u32, smss: u32) -> u64 {
+        let key = PipeMemo {
+            una,
+            max,
+            high_rxt: self.high_rxt,
+            rescue_in_pipe: self.rescue_in_pipe,
+            rack_lost: self.rack_lost,
+            dupthresh,
+            smss,
+            pipe: 0,
+        };
+        if let Some(m) = self.pipe_memo.get() {
+            if (PipeMemo { pipe: 0, ..m }) == key {
+                debug_assert_eq!(
+                    m.pipe,
+                    self.pipe_full(una, max, dupthresh, smss),
+                    "pipe memo {m:?}"
+                );
+                return m.pipe;
+            }
+        }
+        let pipe = self.pipe_full(una, max, dupthresh, smss);
+        self.pipe_memo.set(Some(PipeMemo { pipe, ..key }));
+        pipe
+    }
+
+    /// SetPipe() walking the holes.
+    pub(super) fn pipe_full(&self, una: Seq, max: Seq, dupthresh: u32, smss: u32) -> u64 {
         let mut pipe = self.rescue_in_pipe;
         for h in self.holes(una, max, dupthresh, smss) {
             pipe += h.end.bytes_since(h.lost_end) as u64;
             pipe += h.end.min(self.high_rxt).bytes_since(h.start) as u64;
         }
         pipe
+    }
+
+    /// The memo's pipe if it is still valid for `[una, max)` (tests).
+    #[cfg(test)]
+    pub(super) fn memo_pipe(&self, una: Seq, max: Seq) -> Option<u64> {
+        self.pipe_memo
+            .get()
+            .filter(|m| m.una == una && m.max == max && m.high_rxt == self.high_rxt)
+            .map(|m| m.pipe)
+    }
+
+    /// HighRxt moved from `old` to `self.high_rxt` with a retransmission
+    /// of `[seq, end)`. When that is the next piece of a hole right at the
+    /// old HighRxt (the usual case), pipe grows by its length: each of its
+    /// octets is unSACKed and now below HighRxt. Otherwise the memo's key
+    /// no longer matches and the next `pipe` walks the holes.
+    pub(super) fn memo_retransmit(&self, old: Seq, seq: Seq, end: Seq) {
+        let Some(mut m) = self.pipe_memo.get() else {
+            return;
+        };
+        let unsacked = match self.next_unsacked(seq) {
+            (s, Some(l)) => s == seq && end.le(l),
+            (s, None) => s == seq,
+        };
+        if m.high_rxt == old
+            && seq == old
+            && self.high_rxt == end
+            && seq.ge(m.una)
+            && end.le(m.max)
+            && unsacked
+        {
+            m.high_rxt = end;
+            m.pipe += end.bytes_since(seq) as u64;
+            self.pipe_memo.set(Some(m));
+        }
+    }
+
+    /// New data `[seq, end)` was sent at SND.MAX (`seq`). It widens the
+    /// hole above the highest SACKed range, which no SACKed octet lies
+    /// above, so it is not lost by IsLost() (with `dupthresh >= 1`), nor by
+    /// RACK if RACK's mark is at or below `seq`, and not retransmitted if
+    /// HighRxt is at or below `seq`: pipe grows by its length.
+    pub(super) fn memo_new_data(&self, seq: Seq, end: Seq) {
+        let Some(mut m) = self.pipe_memo.get() else {
+            return;
+        };
+        if m.max == seq
+            && end.gt(seq)
+            && !lost_by(0, 0, m.dupthresh, m.smss)
+            && m.high_rxt.le(seq)
+            && m.rack_lost.is_none_or(|r| r.le(seq))
+        {
+            m.max = end;
+            m.pipe += end.bytes_since(seq) as u64;
+            self.pipe_memo.set(Some(m));
+        }
     }
 
     /// RFC 6675 NextSeg(), given whether a segment of new data may be sent
