@@ -3,13 +3,13 @@
 //! machine.
 //!
 //! Each heap entry is a `u64` key, the time relative to a base in the high
-//! 40 bits and the insertion sequence in the low 24, beside the packed
+//! 36 bits and the insertion sequence in the low 28, beside the packed
 //! event. Ordering is one 64-bit compare (sequences are unique, so the
 //! event never decides), and a 4-ary heap keeps a node's children close at
-//! half the depth of a binary heap. When the sequences run out (every 16 M
+//! half the depth of a binary heap. When the sequences run out (every 268 M
 //! schedules) the pending entries are renumbered in their order and the
-//! base moves up to the earliest of them. Events more than 2^40 ns
-//! (1,099 s) past the base wait in a second, plain heap until a rebase
+//! base moves up to the earliest of them. Events more than 2^36 ns
+//! (68.7 s) past the base wait in a second, plain heap until a rebase
 //! brings them within reach. The pop order is exactly that of a
 //! `BinaryHeap` keyed by (time, sequence); the tests below check the two
 //! against each other on random schedules.
@@ -28,11 +28,14 @@ const EVENT_BITS: u32 = 28;
 /// `MAX_FLOWS` flows.
 pub const MAX_INDEX: u32 = 1 << (EVENT_BITS - 4);
 /// Low bits of a key that hold the insertion sequence.
-const SEQ_BITS: u32 = 24;
-/// Sequence numbers a key has room for (16 M). When they run out, the
+const SEQ_BITS: u32 = 28;
+/// Sequence numbers a key has room for (268 M, more than the events the
+/// largest valid scenario can have pending). When they run out, the
 /// pending entries are renumbered in their order.
 const SEQ_LIMIT: u64 = 1 << SEQ_BITS;
-/// How far past the base a key's time reaches (2^40 ns, about 1,099 s).
+/// How far past the base a key's time reaches (2^36 ns, about 68.7 s).
+/// Later events (flow starts, long timers) wait in `far`; the base moves
+/// up to the last pop whenever an event would otherwise miss the reach.
 const HORIZON: u64 = 1 << (64 - SEQ_BITS);
 /// Children per heap node.
 const ARITY: usize = 4;
@@ -526,7 +529,7 @@ mod tests {
     fn op() -> impl Strategy<Value = Op> {
         // Small time steps so many events share an instant (the tie-break
         // is what could go wrong), and now and then a far one, past the
-        // real horizon (2^40 ns) too.
+        // real horizon (2^36 ns) too.
         let dt = prop_oneof![
             8 => 0u64..4,
             2 => 0u64..64,
