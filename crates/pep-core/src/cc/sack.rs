@@ -237,10 +237,29 @@ impl Scoreboard {
         dupthresh: u32,
         smss: u32,
     ) -> impl Iterator<Item = Hole> + '_ {
-        let mut blocks = self.len as u32;
-        let mut bytes = self.sacked_bytes();
-        let mut at = una;
-        let mut i = 0;
+        self.holes_from(una, max, dupthresh, smss, 0)
+    }
+
+    /// [`Self::holes`] without those below range `first`, i.e. without
+    /// the holes that end at or below `ranges[first - 1].0`.
+    fn holes_from(
+        &self,
+        una: Seq,
+        max: Seq,
+        dupthresh: u32,
+        smss: u32,
+        first: usize,
+    ) -> impl Iterator<Item = Hole> + '_ {
+        let mut blocks = (self.len - first) as u32;
+        let mut bytes: u64 = self.ranges()[first..]
+            .iter()
+            .map(|r| r.1.bytes_since(r.0) as u64)
+            .sum();
+        let mut at = match first {
+            0 => una,
+            _ => self.ranges[first - 1].1,
+        };
+        let mut i = first;
         std::iter::from_fn(move || loop {
             if i > self.len {
                 return None;
@@ -382,10 +401,16 @@ impl Scoreboard {
         dupthresh: u32,
         smss: u32,
     ) -> Option<NextSeg> {
+        // Rules (1) and (3) look above HighRxt only: the holes that end at
+        // or below it (those before the first range starting above it) have
+        // nothing left to retransmit. If one of them is not lost, no hole
+        // above is either (IsLost is monotone, and RACK's mark is below its
+        // start), so rule (1)'s walk stops at the first hole either way.
+        let first = self.ranges().partition_point(|r| r.0.le(self.high_rxt));
         // Rule (1): the smallest unSACKed S2 above HighRxt, below the highest
         // SACKed octet, with IsLost(S2). IsLost is monotone: the first hole
         // that is not lost ends the search.
-        for h in self.holes(una, max, dupthresh, smss) {
+        for h in self.holes_from(una, max, dupthresh, smss, first) {
             if h.top || !h.lost {
                 break;
             }
@@ -402,7 +427,7 @@ impl Scoreboard {
             return Some(NextSeg::NewData);
         }
         // Rule (3): as (1) without IsLost.
-        for h in self.holes(una, max, dupthresh, smss) {
+        for h in self.holes_from(una, max, dupthresh, smss, first) {
             if h.top {
                 break;
             }
@@ -414,6 +439,52 @@ impl Scoreboard {
         // undefined), then one segment of upto SMSS octets that MUST include
         // the highest outstanding unSACKed sequence number SHOULD be
         // returned".
+        let rescue_allowed = match self.rescue_rxt {
+            None => true,
+            Some(r) => una.gt(r),
+        };
+        if rescue_allowed {
+            let h = self.holes(una, max, dupthresh, smss).last()?;
+            let seq = h.start.max(h.end - smss);
+            return Some(NextSeg::Rescue { seq, end: h.end });
+        }
+        None
+    }
+
+    /// [`Self::next_seg`] walking every hole from SND.UNA, as RFC 6675
+    /// words it (tests compare the two).
+    #[cfg(test)]
+    pub(super) fn next_seg_walking_all(
+        &self,
+        una: Seq,
+        max: Seq,
+        new_data: bool,
+        dupthresh: u32,
+        smss: u32,
+    ) -> Option<NextSeg> {
+        for h in self.holes(una, max, dupthresh, smss) {
+            if h.top || !h.lost {
+                break;
+            }
+            let lost = Hole {
+                end: h.lost_end,
+                ..h
+            };
+            if let Some(seg) = self.above_high_rxt(lost, smss) {
+                return Some(seg);
+            }
+        }
+        if new_data {
+            return Some(NextSeg::NewData);
+        }
+        for h in self.holes(una, max, dupthresh, smss) {
+            if h.top {
+                break;
+            }
+            if let Some(seg) = self.above_high_rxt(h, smss) {
+                return Some(seg);
+            }
+        }
         let rescue_allowed = match self.rescue_rxt {
             None => true,
             Some(r) => una.gt(r),

@@ -455,3 +455,39 @@ mod pipe_memo {
         }
     }
 }
+
+mod next_seg_from_high_rxt {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        /// NextSeg() starting its walks at HighRxt answers what the walks
+        /// from SND.UNA answer, with and without RACK's mark, across the
+        /// sequence-number wrap.
+        #[test]
+        fn skipping_the_holes_below_high_rxt_changes_nothing(
+            base in prop_oneof![Just(0u32), Just(u32::MAX - 20_000), any::<u32>()],
+            b in proptest::collection::vec((0u32..40_000, 1u32..3000), 0..12),
+            high_rxt in 0u32..40_000,
+            rescue in proptest::option::of(0u32..40_000),
+            rack in proptest::option::of(0u32..40_000),
+            dupthresh in 1u32..5,
+            new_data: bool,
+        ) {
+            let una = Seq(base);
+            let max = una + 40_000;
+            let mut sb = Scoreboard::new();
+            let b: Vec<(Seq, Seq)> = b.iter().map(|&(o, l)| (una + o, una + o + l)).collect();
+            sb.update(una, max, &b);
+            sb.high_rxt = una + high_rxt;
+            sb.rescue_rxt = rescue.map(|r| una + r);
+            sb.rack_lost = rack.map(|r| una + r);
+            prop_assert_eq!(
+                sb.next_seg(una, max, new_data, dupthresh, MSS),
+                sb.next_seg_walking_all(una, max, new_data, dupthresh, MSS)
+            );
+        }
+    }
+}
