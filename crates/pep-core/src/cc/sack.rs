@@ -324,8 +324,59 @@ impl Scoreboard {
         pipe
     }
 
-    /// SetPipe() walking the holes.
+    /// SetPipe() from the scoreboard. The holes that IsLost() marks lost
+    /// by DupThresh are a prefix (each next hole has fewer ranges and bytes
+    /// above it); walking down from the top finds where it ends, after at
+    /// most DupThresh ranges. The holes above are summed one by one (RACK
+    /// may mark part of them lost). The lost prefix adds only its octets
+    /// below HighRxt: `[una, min(HighRxt, its end))` less the SACKed
+    /// ranges in it, a sum over the ranges below HighRxt.
     pub(super) fn pipe_full(&self, una: Seq, max: Seq, dupthresh: u32, smss: u32) -> u64 {
+        let r = self.ranges();
+        let n = r.len();
+        // Hole `i` lies below range `i` (hole `n` below SND.MAX) and has
+        // ranges `i..n` above it. `lost` holes: `0..lost`.
+        let (mut blocks, mut bytes) = (0u32, 0u64);
+        let mut i = n;
+        let lost = loop {
+            if lost_by(blocks, bytes, dupthresh, smss) {
+                break i + 1;
+            }
+            if i == 0 {
+                break 0;
+            }
+            i -= 1;
+            blocks += 1;
+            bytes += r[i].1.bytes_since(r[i].0) as u64;
+        };
+        let start = |i: usize| if i == 0 { una } else { r[i - 1].1 };
+        let end = |i: usize| if i < n { r[i].0 } else { max };
+        let mut pipe = self.rescue_in_pipe;
+        for i in lost..=n {
+            let (start, end) = (start(i), end(i));
+            let lost_end = match self.rack_lost {
+                Some(m) if start.lt(m) => m.min(end),
+                _ => start,
+            };
+            pipe += end.bytes_since(lost_end) as u64;
+            pipe += end.min(self.high_rxt).bytes_since(start) as u64;
+        }
+        if lost > 0 {
+            let cap = end(lost - 1).min(self.high_rxt);
+            pipe += cap.bytes_since(una) as u64;
+            for &(l, h) in &r[..lost - 1] {
+                if !l.lt(cap) {
+                    break;
+                }
+                pipe -= h.min(cap).bytes_since(l) as u64;
+            }
+        }
+        pipe
+    }
+
+    /// SetPipe() walking every hole, as RFC 6675 words it (tests compare).
+    #[cfg(test)]
+    pub(super) fn pipe_walking_all(&self, una: Seq, max: Seq, dupthresh: u32, smss: u32) -> u64 {
         let mut pipe = self.rescue_in_pipe;
         for h in self.holes(una, max, dupthresh, smss) {
             pipe += h.end.bytes_since(h.lost_end) as u64;

@@ -489,5 +489,32 @@ mod next_seg_from_high_rxt {
                 sb.next_seg_walking_all(una, max, new_data, dupthresh, MSS)
             );
         }
+
+        /// SetPipe() from the end of the lost prefix answers what the walk
+        /// over every hole answers (the same scoreboards, DupThresh 0 too).
+        #[test]
+        fn setpipe_from_the_lost_prefix_equals_the_walk(
+            base in prop_oneof![Just(0u32), Just(u32::MAX - 20_000), any::<u32>()],
+            b in proptest::collection::vec((0u32..40_000, 1u32..3000), 0..12),
+            high_rxt in 0u32..40_000,
+            rescue_bytes in prop_oneof![Just(0u64), 0u64..5000],
+            rack in proptest::option::of(0u32..40_000),
+            dupthresh in 0u32..5,
+            una_back in prop_oneof![Just(0u32), 0u32..2000],
+        ) {
+            let una = Seq(base);
+            let max = una + 40_000;
+            let mut sb = Scoreboard::new();
+            let b: Vec<(Seq, Seq)> = b.iter().map(|&(o, l)| (una + o, una + o + l)).collect();
+            sb.update(una, max, &b);
+            // HighRxt may lag below SND.UNA (an ACK passed it).
+            sb.high_rxt = una + high_rxt - una_back;
+            sb.rescue_in_pipe = rescue_bytes;
+            sb.rack_lost = rack.map(|r| una + r);
+            prop_assert_eq!(
+                sb.pipe_full(una, max, dupthresh, MSS),
+                sb.pipe_walking_all(una, max, dupthresh, MSS)
+            );
+        }
     }
 }
