@@ -59,7 +59,7 @@ pub struct Scoreboard {
     pub(super) rack_lost: Option<Seq>,
     /// SetPipe()'s last answer and its inputs. A sender in SACK recovery
     /// asks for pipe on every poll; between two ACKs only its own sends
-    /// change it, by amounts known without walking the holes again
+    /// change it, by amounts known without computing it again
     /// ([`Scoreboard::memo_retransmit`], [`Scoreboard::memo_new_data`]).
     /// `update` and `clear` drop it; the other inputs are in the key.
     pipe_memo: Cell<Option<PipeMemo>>,
@@ -398,7 +398,7 @@ impl Scoreboard {
     /// of `[seq, end)`. When that is the next piece of a hole right at the
     /// old HighRxt (the usual case), pipe grows by its length: each of its
     /// octets is unSACKed and now below HighRxt. Otherwise the memo's key
-    /// no longer matches and the next `pipe` walks the holes.
+    /// no longer matches and the next `pipe` computes it anew.
     pub(super) fn memo_retransmit(&self, old: Seq, seq: Seq, end: Seq) {
         let Some(mut m) = self.pipe_memo.get() else {
             return;

@@ -367,7 +367,7 @@ fn pipe_grows_with_the_senders_own_sends_without_a_new_setpipe() {
     assert_eq!(b.memo_pipe(s(0), s(21_000)), Some(12_000));
     assert_eq!(b.pipe_full(s(0), s(21_000), 3, MSS), 12_000);
     // A retransmission that skips ahead (HighRxt 1000, hole at 5000):
-    // the memo is not advanced, the next SetPipe() walks the holes.
+    // the memo is not advanced, the next SetPipe() computes it anew.
     c.on_retransmit(s(5000), s(6000), false);
     let b = c.scoreboard().unwrap();
     assert_eq!(b.memo_pipe(s(0), s(21_000)), None);
