@@ -2,32 +2,46 @@
 //! events at the same instant run in the order they were scheduled, on every
 //! machine.
 //!
-//! Each entry is one `u128`: the time in the high 64 bits, then the
-//! insertion sequence, then the packed event. Ordering is one integer
-//! compare (sequences are unique, so the event bits never decide), and a
-//! 4-ary heap of 16-byte entries keeps a node's children in one cache line
-//! at half the depth of a binary heap. The pop order is exactly that of a
+//! Each heap entry is a `u64` key, the time relative to a base in the high
+//! 36 bits and the insertion sequence in the low 28, beside the packed
+//! event. Ordering is one 64-bit compare (sequences are unique, so the
+//! event never decides), and a 4-ary heap keeps a node's children close at
+//! half the depth of a binary heap. When the sequences run out (every 268 M
+//! schedules) the pending entries are renumbered in their order and the
+//! base moves up to the earliest of them. Events more than 2^36 ns
+//! (68.7 s) past the base wait in a second, plain heap until a rebase
+//! brings them within reach. The pop order is exactly that of a
 //! `BinaryHeap` keyed by (time, sequence); the tests below check the two
 //! against each other on random schedules.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use pep_core::Instant;
 
-/// Low bits of an entry that hold the packed event: 4 for the kind, the
-/// rest for the component index.
+/// Low bits of a packed event: 4 for the kind, the rest for the component
+/// index.
 const EVENT_BITS: u32 = 28;
 /// Component indices (ports, flows, processors, agents) must be below
 /// this (16 M). Validation keeps them there: at most `MAX_NODES` (4096)
 /// nodes, so fewer than 2^24 ports between distinct pairs, and
 /// `MAX_FLOWS` flows.
 pub const MAX_INDEX: u32 = 1 << (EVENT_BITS - 4);
-/// Sequence numbers the middle bits have room for (2^36). When they run
-/// out, the pending entries are renumbered in their order.
-const SEQ_LIMIT: u64 = 1 << (64 - EVENT_BITS);
+/// Low bits of a key that hold the insertion sequence.
+const SEQ_BITS: u32 = 28;
+/// Sequence numbers a key has room for (268 M, more than the events the
+/// largest valid scenario can have pending). When they run out, the
+/// pending entries are renumbered in their order.
+const SEQ_LIMIT: u64 = 1 << SEQ_BITS;
+/// How far past the base a key's time reaches (2^36 ns, about 68.7 s).
+/// Later events (flow starts, long timers) wait in `far`; the base moves
+/// up to the last pop whenever an event would otherwise miss the reach.
+const HORIZON: u64 = 1 << (64 - SEQ_BITS);
 /// Children per heap node.
 const ARITY: usize = 4;
 
-/// What happens when an event fires. A closed set, packed into 28 bits so a
-/// heap entry is 16 bytes and ordering never looks at the payload.
+/// What happens when an event fires. A closed set, packed into 28 bits so
+/// ordering never looks at the payload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
     /// A link direction's transmitter finishes or a packet reaches its far end.
@@ -53,9 +67,9 @@ pub enum Event {
 }
 
 impl Event {
-    fn pack(self) -> u64 {
+    fn pack(self) -> u32 {
         let (k, i) = match self {
-            Event::Link(i) => (0u64, i),
+            Event::Link(i) => (0u32, i),
             Event::Sender(i) => (1, i),
             Event::Sink(i) => (2, i),
             Event::FlowStart(i) => (3, i),
@@ -68,10 +82,10 @@ impl Event {
         };
         // Scenario validation bounds every index (see MAX_INDEX).
         assert!(i < MAX_INDEX, "component index {i} out of the event range");
-        k << (EVENT_BITS - 4) | i as u64
+        k << (EVENT_BITS - 4) | i
     }
-    fn unpack(v: u64) -> Event {
-        let i = (v & (MAX_INDEX as u64 - 1)) as u32;
+    fn unpack(v: u32) -> Event {
+        let i = v & (MAX_INDEX - 1);
         match (v >> (EVENT_BITS - 4)) & 0xf {
             0 => Event::Link(i),
             1 => Event::Sender(i),
@@ -87,11 +101,19 @@ impl Event {
     }
 }
 
+/// A heap entry: the ordering key and the packed event beside it.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    /// `(time - base) << SEQ_BITS | sequence`.
+    key: u64,
+    ev: u32,
+}
+
 /// Pending events, earliest first; ties broken by scheduling order.
 #[derive(Debug)]
 pub struct EventQueue {
     /// A 4-ary min-heap: the children of `i` are `4i + 1 ..= 4i + 4`.
-    heap: Vec<u128>,
+    heap: Vec<Entry>,
     /// `heap[0]` was popped and not yet refilled. The next `schedule` puts
     /// its entry there and sifts it down: the handler of the event just
     /// popped usually schedules one (a link's next arrival), near the top
@@ -100,6 +122,21 @@ pub struct EventQueue {
     hole: bool,
     next_seq: u64,
     seq_limit: u64,
+    /// The time keys count from: at or before every pending event's time.
+    base: u64,
+    /// Keys reach `horizon` past `base`; later events wait in `far`.
+    horizon: u64,
+    /// Events at or past `base + horizon` by (time, order of arrival in
+    /// `far`), and that order's next number. Every entry in `heap` is
+    /// earlier than every entry here. An entry here was scheduled before
+    /// any entry of `heap` with the same time: the base only moves up, and
+    /// each move brings over every far entry that fits, so a later event
+    /// at the same time can only have been put in the heap directly.
+    far: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    far_seq: u64,
+    /// The time of the last pop: a rebase moves the base no later, so the
+    /// engine (which schedules nothing before it) never moves it back.
+    last_pop: u64,
 }
 
 impl Default for EventQueue {
@@ -110,46 +147,107 @@ impl Default for EventQueue {
 
 impl EventQueue {
     pub fn new() -> Self {
-        Self::with_seq_limit(SEQ_LIMIT)
+        Self::with_limits(SEQ_LIMIT, HORIZON)
     }
 
-    /// A queue that renumbers after `limit` sequence numbers (tests use a
-    /// small one to exercise renumbering).
+    /// A queue that renumbers after `seq_limit` sequence numbers and keeps
+    /// events `horizon` ns past its base apart (tests use small ones to
+    /// exercise both).
     #[doc(hidden)]
-    pub fn with_seq_limit(limit: u64) -> Self {
-        assert!((1..=SEQ_LIMIT).contains(&limit));
+    pub fn with_limits(seq_limit: u64, horizon: u64) -> Self {
+        assert!((1..=SEQ_LIMIT).contains(&seq_limit));
+        assert!((1..=HORIZON).contains(&horizon));
         EventQueue {
             heap: Vec::new(),
             hole: false,
             next_seq: 0,
-            seq_limit: limit,
+            seq_limit,
+            base: 0,
+            horizon,
+            far: BinaryHeap::new(),
+            far_seq: 0,
+            last_pop: 0,
         }
     }
 
     #[inline]
     pub fn schedule(&mut self, at: Instant, ev: Event) {
-        if self.next_seq == self.seq_limit {
-            self.renumber();
+        let t = at.as_nanos();
+        let ev = ev.pack();
+        // `t < base` wraps to a large offset and takes the slow path too.
+        let offset = t.wrapping_sub(self.base);
+        if self.next_seq == self.seq_limit || offset >= self.horizon {
+            self.schedule_slow(t, ev);
+            return;
         }
-        let key = (at.as_nanos() as u128) << 64 | (self.next_seq << EVENT_BITS | ev.pack()) as u128;
+        let e = Entry {
+            key: offset << SEQ_BITS | self.next_seq,
+            ev,
+        };
         self.next_seq += 1;
         if self.hole {
             self.hole = false;
-            self.sift_down_from_root(key);
+            self.sift_down_from_root(e);
             return;
         }
+        self.push(e);
+    }
+
+    /// Appends `e` to the heap and sifts it up.
+    #[inline]
+    fn push(&mut self, e: Entry) {
         let mut i = self.heap.len();
-        self.heap.push(key);
+        self.heap.push(e);
         while i > 0 {
             let parent = (i - 1) / ARITY;
             let p = self.heap[parent];
-            if p <= key {
+            if p.key <= e.key {
                 break;
             }
             self.heap[i] = p;
             i = parent;
         }
-        self.heap[i] = key;
+        self.heap[i] = e;
+    }
+
+    /// `schedule` when the sequences have run out or `t` is outside the
+    /// keys' reach from the base.
+    #[cold]
+    #[inline(never)]
+    fn schedule_slow(&mut self, t: u64, ev: u32) {
+        if self.hole {
+            self.fill_hole();
+        }
+        // The latest base every pending event (and `t`) is at or after, and
+        // no later than the last pop.
+        let heap_min = self.heap.first().map_or(u64::MAX, |e| self.abs(e.key));
+        let far_min = self.far.peek().map_or(u64::MAX, |Reverse(f)| f.0);
+        let lowest = t.min(heap_min).min(far_min).min(self.last_pop);
+        let outside = t.wrapping_sub(self.base) >= self.horizon;
+        if self.next_seq == self.seq_limit
+            || t < self.base
+            || (outside && t - lowest < self.horizon)
+        {
+            self.rebase(lowest);
+        }
+        if t - self.base < self.horizon {
+            let key = (t - self.base) << SEQ_BITS | self.next_seq;
+            self.next_seq += 1;
+            self.push(Entry { key, ev });
+        } else {
+            self.push_far(t, ev);
+        }
+    }
+
+    fn push_far(&mut self, t: u64, ev: u32) {
+        self.far.push(Reverse((t, self.far_seq, ev)));
+        self.far_seq += 1;
+    }
+
+    /// The absolute time of a key.
+    #[inline]
+    fn abs(&self, key: u64) -> u64 {
+        self.base + (key >> SEQ_BITS)
     }
 
     /// Removes and returns the earliest event if it is due by `limit`.
@@ -158,16 +256,29 @@ impl EventQueue {
         if self.hole {
             self.fill_hole();
         }
-        let &top = self.heap.first()?;
-        let t = (top >> 64) as u64;
+        let top = match self.heap.first() {
+            Some(&top) => top,
+            None => self.bring_far(limit)?,
+        };
+        let t = self.abs(top.key);
         if t > limit.as_nanos() {
             return None;
         }
         self.hole = true;
-        Some((
-            Instant(t),
-            Event::unpack(top as u64 & ((1 << EVENT_BITS) - 1)),
-        ))
+        self.last_pop = t;
+        Some((Instant(t), Event::unpack(top.ev)))
+    }
+
+    /// With the heap empty: moves the base to the earliest far event, if it
+    /// is due by `limit`, and returns the new top.
+    #[cold]
+    fn bring_far(&mut self, limit: Instant) -> Option<Entry> {
+        let &Reverse((t, _, _)) = self.far.peek()?;
+        if t > limit.as_nanos() {
+            return None;
+        }
+        self.rebase(t);
+        self.heap.first().copied()
     }
 
     /// Moves the last entry into the vacant root.
@@ -180,54 +291,101 @@ impl EventQueue {
         }
     }
 
-    /// Puts `key` in the (vacant) root's place and sifts it down.
+    /// Puts `e` in the (vacant) root's place and sifts it down.
     #[inline]
-    fn sift_down_from_root(&mut self, key: u128) {
+    fn sift_down_from_root(&mut self, e: Entry) {
         let h = &mut self.heap[..];
-        let n = h.len();
+        let key = e.key;
         let mut i = 0;
         loop {
             let first = ARITY * i + 1;
-            let (m, mv) = if let Some(c) = h.get(first..first + ARITY) {
+            let Some(children) = h.get(first..) else {
+                break;
+            };
+            let (m, child) = if let Some(c) = children.first_chunk::<ARITY>() {
                 // All four children: a tournament, which compiles to
                 // conditional moves rather than a loop.
-                let (m1, v1) = if c[1] < c[0] { (1, c[1]) } else { (0, c[0]) };
-                let (m2, v2) = if c[3] < c[2] { (3, c[3]) } else { (2, c[2]) };
-                let (m, v) = if v2 < v1 { (m2, v2) } else { (m1, v1) };
-                (first + m, v)
-            } else if first < n {
-                let mut m = first;
-                for j in first + 1..n {
-                    if h[j] < h[m] {
-                        m = j;
+                let (m1, k1) = if c[1].key < c[0].key {
+                    (1, c[1].key)
+                } else {
+                    (0, c[0].key)
+                };
+                let (m2, k2) = if c[3].key < c[2].key {
+                    (3, c[3].key)
+                } else {
+                    (2, c[2].key)
+                };
+                let m = if k2 < k1 { m2 } else { m1 };
+                // The mask lets the compiler drop the bounds check.
+                (first + m, c[m & (ARITY - 1)])
+            } else if let Some(&c0) = children.first() {
+                let mut m = 0;
+                let mut min = c0;
+                for (j, &c) in children.iter().enumerate().skip(1) {
+                    if c.key < min.key {
+                        (m, min) = (j, c);
                     }
                 }
-                (m, h[m])
+                (first + m, min)
             } else {
                 break;
             };
-            if mv >= key {
+            if child.key >= key {
                 break;
             }
-            h[i] = mv;
+            h[i] = child;
             i = m;
         }
-        h[i] = key;
+        h[i] = e;
     }
 
-    /// Gives the pending entries the sequence numbers `0..len` in their
-    /// current order, so later ones still sort after them.
+    /// Moves the base to `new_base` (at or before every pending event) and
+    /// gives the heap's entries the sequence numbers `0..len` in their
+    /// order, so later ones still sort after them. Far events that come
+    /// within reach join the heap ahead of its entries at the same time;
+    /// heap entries out of reach of a lower base join `far` behind its
+    /// entries at the same time (scheduling in the past: the engine never
+    /// does, but the order stays that of (time, sequence)).
     #[cold]
-    fn renumber(&mut self) {
+    fn rebase(&mut self, new_base: u64) {
         if self.hole {
             self.fill_hole();
         }
-        self.heap.sort_unstable();
-        let mask = (1u128 << EVENT_BITS) - 1;
-        for (seq, e) in self.heap.iter_mut().enumerate() {
-            *e = (*e >> 64) << 64 | (seq as u128) << EVENT_BITS | (*e & mask);
+        self.heap.sort_unstable_by_key(|e| e.key);
+        let near: Vec<(u64, u32)> = self.heap.iter().map(|e| (self.abs(e.key), e.ev)).collect();
+        let mut arriving = Vec::new();
+        while let Some(&Reverse((t, _, ev))) = self.far.peek() {
+            if t - new_base >= self.horizon {
+                break;
+            }
+            self.far.pop();
+            arriving.push((t, ev));
         }
-        // A sorted array is a valid heap.
+        self.heap.clear();
+        self.base = new_base;
+        let mut near = near.into_iter().peekable();
+        let mut arriving = arriving.into_iter().peekable();
+        loop {
+            let from_far = match (near.peek(), arriving.peek()) {
+                (None, None) => break,
+                (Some(_), None) => false,
+                (None, Some(_)) => true,
+                (Some(n), Some(a)) => a.0 <= n.0,
+            };
+            let (t, ev) = if from_far {
+                arriving.next()
+            } else {
+                near.next()
+            }
+            .expect("peeked");
+            if t - new_base < self.horizon {
+                // A sorted array is a valid heap.
+                let key = (t - new_base) << SEQ_BITS | self.heap.len() as u64;
+                self.heap.push(Entry { key, ev });
+            } else {
+                self.push_far(t, ev);
+            }
+        }
         self.next_seq = self.heap.len() as u64;
         assert!(
             self.next_seq < self.seq_limit,
@@ -238,15 +396,18 @@ impl EventQueue {
     pub fn peek_time(&self) -> Option<Instant> {
         // With the root vacant, the earliest entry is one of its children.
         let top = if self.hole {
-            self.heap.iter().skip(1).take(ARITY).min()
+            self.heap.iter().skip(1).take(ARITY).map(|e| e.key).min()
         } else {
-            self.heap.first()
+            self.heap.first().map(|e| e.key)
         };
-        top.map(|&k| Instant((k >> 64) as u64))
+        match top {
+            Some(k) => Some(Instant(self.abs(k))),
+            None => self.far.peek().map(|Reverse(f)| Instant(f.0)),
+        }
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len() - self.hole as usize
+        self.heap.len() - self.hole as usize + self.far.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -339,11 +500,13 @@ mod tests {
         EventQueue::new().schedule(Instant(1), Event::Sender(MAX_INDEX));
     }
 
-    /// One step of a random schedule: schedule at `now + dt` or pop what is
-    /// due by `now + dt`.
+    /// One step of a random schedule: schedule at `now + dt` (or, rarely,
+    /// `back` before now, which the engine never does) or pop what is due
+    /// by `now + dt`.
     #[derive(Clone, Debug)]
     enum Op {
         Schedule { dt: u64, ev: Event },
+        ScheduleBack { back: u64, ev: Event },
         PopUntil { dt: u64 },
     }
 
@@ -365,43 +528,54 @@ mod tests {
 
     fn op() -> impl Strategy<Value = Op> {
         // Small time steps so many events share an instant (the tie-break
-        // is what could go wrong), and now and then a far one.
-        let dt = prop_oneof![4 => 0u64..4, 1 => 0u64..1_000_000_000_000];
+        // is what could go wrong), and now and then a far one, past the
+        // real horizon (2^36 ns) too.
+        let dt = prop_oneof![
+            8 => 0u64..4,
+            2 => 0u64..64,
+            1 => 0u64..3_000_000_000_000,
+        ];
         prop_oneof![
-            3 => (dt.clone(), event()).prop_map(|(dt, ev)| Op::Schedule { dt, ev }),
-            2 => dt.prop_map(|dt| Op::PopUntil { dt }),
+            12 => (dt.clone(), event()).prop_map(|(dt, ev)| Op::Schedule { dt, ev }),
+            1 => (0u64..64, event()).prop_map(|(back, ev)| Op::ScheduleBack { back, ev }),
+            8 => dt.prop_map(|dt| Op::PopUntil { dt }),
         ]
     }
 
     use proptest::prelude::*;
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(300))]
+        #![proptest_config(ProptestConfig::with_cases(400))]
 
         /// The queue pops exactly what the engine's former queue, a
-        /// `BinaryHeap` ordered by (time, insertion sequence), popped,
-        /// and with a small sequence limit so renumbering happens throughout.
+        /// `BinaryHeap` ordered by (time, insertion sequence), popped;
+        /// with a small sequence limit so renumbering happens throughout,
+        /// and a small horizon so events go far and come back.
         #[test]
         fn pops_in_the_order_of_a_binary_heap_by_time_then_sequence(
-            ops in proptest::collection::vec(op(), 1..400),
+            ops in proptest::collection::vec(op(), 1..500),
             seq_limit in prop_oneof![Just(SEQ_LIMIT), 20u64..200],
+            horizon in prop_oneof![Just(HORIZON), 1u64..100],
         ) {
-            use std::cmp::Reverse;
-            use std::collections::BinaryHeap;
-            let mut q = EventQueue::with_seq_limit(seq_limit);
+            let mut q = EventQueue::with_limits(seq_limit, horizon);
             let mut reference = BinaryHeap::new();
             let mut seq = 0u64;
             let mut now = 0u64;
             for op in ops {
-                match op {
+                let at = match op {
+                    Op::Schedule { dt, ev } => Some((now + dt, ev)),
+                    Op::ScheduleBack { back, ev } => Some((now.saturating_sub(back), ev)),
+                    Op::PopUntil { .. } => None,
+                };
+                match (op, at) {
                     // Renumbering needs a free sequence number.
-                    Op::Schedule { .. } if q.len() as u64 + 1 >= seq_limit => {}
-                    Op::Schedule { dt, ev } => {
-                        q.schedule(Instant(now + dt), ev);
-                        reference.push(Reverse((now + dt, seq, ev.pack())));
+                    (_, Some(_)) if q.len() as u64 + 1 >= seq_limit => {}
+                    (_, Some((t, ev))) => {
+                        q.schedule(Instant(t), ev);
+                        reference.push(Reverse((t, seq, ev.pack())));
                         seq += 1;
                     }
-                    Op::PopUntil { dt } => {
+                    (Op::PopUntil { dt }, None) => {
                         // Time moves on as in the engine: to each popped event.
                         let limit = Instant(now + dt);
                         loop {
@@ -418,6 +592,7 @@ mod tests {
                             now = t.as_nanos();
                         }
                     }
+                    _ => unreachable!(),
                 }
                 prop_assert_eq!(q.len(), reference.len());
                 prop_assert_eq!(
@@ -429,8 +604,35 @@ mod tests {
     }
 
     #[test]
+    fn far_events_keep_their_order_among_near_ones_at_the_same_time() {
+        // Horizon 10: the events at 20 and 25 go far, then come within
+        // reach when the heap runs empty, after which one more at 25 goes
+        // near: it pops after the two that were far.
+        let mut q = EventQueue::with_limits(SEQ_LIMIT, 10);
+        q.schedule(Instant(25), Event::Sink(0));
+        q.schedule(Instant(20), Event::Sink(1));
+        q.schedule(Instant(25), Event::Sink(2));
+        q.schedule(Instant(5), Event::Sink(3));
+        assert_eq!(q.far.len(), 3);
+        assert_eq!(q.pop_until(Instant(5)), Some((Instant(5), Event::Sink(3))));
+        assert_eq!(
+            q.pop_until(Instant(20)),
+            Some((Instant(20), Event::Sink(1)))
+        );
+        q.schedule(Instant(25), Event::Sink(4));
+        q.schedule(Instant(3000), Event::Sink(5));
+        assert_eq!(q.len(), 4);
+        let got: Vec<_> = std::iter::from_fn(|| q.pop_until(Instant::MAX)).collect();
+        let want: Vec<_> = [(25, 0), (25, 2), (25, 4), (3000, 5)]
+            .into_iter()
+            .map(|(t, i)| (Instant(t), Event::Sink(i)))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
     fn renumbering_keeps_the_order() {
-        let mut q = EventQueue::with_seq_limit(5);
+        let mut q = EventQueue::with_limits(5, HORIZON);
         q.schedule(Instant(10), Event::Sink(0));
         q.schedule(Instant(10), Event::Sink(1));
         q.schedule(Instant(5), Event::Sink(2));

@@ -580,9 +580,22 @@ impl Congestion {
             b.rescue_rxt = Some(s.recover);
             b.rescue_in_pipe += end.bytes_since(seq) as u64;
         } else {
+            let old = b.high_rxt;
             b.high_rxt = b.high_rxt.max(end);
+            b.memo_retransmit(old, seq, end);
             // (4.3): the first retransmission sets RescueRxt as well.
             b.rescue_rxt.get_or_insert(end);
+        }
+    }
+
+    /// The transport sent new data `[seq, end)` at SND.MAX (`seq`): during
+    /// SACK recovery, pipe grows by its length without a new SetPipe().
+    #[inline]
+    pub fn on_new_data(&mut self, seq: Seq, end: Seq) {
+        if let RecoveryState::Sack(b) = &self.recovery {
+            if self.state.in_recovery {
+                b.memo_new_data(seq, end);
+            }
         }
     }
 

@@ -16,6 +16,8 @@
 //! 1), `max` is SND.MAX (HighData + 1), and [`Scoreboard::high_rxt`] is one
 //! past the highest octet retransmitted in this recovery.
 
+use std::cell::Cell;
+
 use crate::seq::Seq;
 
 /// Most SACKed ranges the scoreboard keeps. The simulator's sink keeps at
@@ -55,6 +57,25 @@ pub struct Scoreboard {
     /// RACK (RFC 8985): unSACKed octets below this are lost whatever
     /// IsLost() says; `None` without RACK.
     pub(super) rack_lost: Option<Seq>,
+    /// SetPipe()'s last answer and its inputs. A sender in SACK recovery
+    /// asks for pipe on every poll; between two ACKs only its own sends
+    /// change it, by amounts known without computing it again
+    /// ([`Scoreboard::memo_retransmit`], [`Scoreboard::memo_new_data`]).
+    /// `update` and `clear` drop it; the other inputs are in the key.
+    pipe_memo: Cell<Option<PipeMemo>>,
+}
+
+/// A SetPipe() result and everything it depends on besides the ranges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PipeMemo {
+    una: Seq,
+    max: Seq,
+    high_rxt: Seq,
+    rescue_in_pipe: u64,
+    rack_lost: Option<Seq>,
+    dupthresh: u32,
+    smss: u32,
+    pipe: u64,
 }
 
 impl Default for Scoreboard {
@@ -86,6 +107,7 @@ impl Scoreboard {
             rescue_rxt: None,
             rescue_in_pipe: 0,
             rack_lost: None,
+            pipe_memo: Cell::new(None),
         }
     }
 
@@ -105,6 +127,7 @@ impl Scoreboard {
     /// Forgets every SACKed range.
     pub fn clear(&mut self) {
         self.len = 0;
+        self.pipe_memo.set(None);
     }
 
     /// RFC 6675 Update(): drops what the cumulative ACK `una` covers and
@@ -112,6 +135,7 @@ impl Scoreboard {
     /// octet was SACKed for the first time, which makes the ACK a
     /// "duplicate acknowledgment" in RFC 6675's sense.
     pub fn update(&mut self, una: Seq, max: Seq, blocks: &[(Seq, Seq)]) -> bool {
+        self.pipe_memo.set(None);
         self.prune(una);
         let mut fresh = false;
         for &(l, r) in blocks {
@@ -213,10 +237,29 @@ impl Scoreboard {
         dupthresh: u32,
         smss: u32,
     ) -> impl Iterator<Item = Hole> + '_ {
-        let mut blocks = self.len as u32;
-        let mut bytes = self.sacked_bytes();
-        let mut at = una;
-        let mut i = 0;
+        self.holes_from(una, max, dupthresh, smss, 0)
+    }
+
+    /// [`Self::holes`] without those below range `first`, i.e. without
+    /// the holes that end at or below `ranges[first - 1].0`.
+    fn holes_from(
+        &self,
+        una: Seq,
+        max: Seq,
+        dupthresh: u32,
+        smss: u32,
+        first: usize,
+    ) -> impl Iterator<Item = Hole> + '_ {
+        let mut blocks = (self.len - first) as u32;
+        let mut bytes: u64 = self.ranges()[first..]
+            .iter()
+            .map(|r| r.1.bytes_since(r.0) as u64)
+            .sum();
+        let mut at = match first {
+            0 => una,
+            _ => self.ranges[first - 1].1,
+        };
+        let mut i = first;
         std::iter::from_fn(move || loop {
             if i > self.len {
                 return None;
@@ -256,12 +299,146 @@ impl Scoreboard {
     /// if it was retransmitted (below HighRxt); plus rescue retransmissions
     /// sent since the last SetPipe().
     pub fn pipe(&self, una: Seq, max: Seq, dupthresh: u32, smss: u32) -> u64 {
+        let key = PipeMemo {
+            una,
+            max,
+            high_rxt: self.high_rxt,
+            rescue_in_pipe: self.rescue_in_pipe,
+            rack_lost: self.rack_lost,
+            dupthresh,
+            smss,
+            pipe: 0,
+        };
+        if let Some(m) = self.pipe_memo.get() {
+            if (PipeMemo { pipe: 0, ..m }) == key {
+                debug_assert_eq!(
+                    m.pipe,
+                    self.pipe_full(una, max, dupthresh, smss),
+                    "pipe memo {m:?}"
+                );
+                return m.pipe;
+            }
+        }
+        let pipe = self.pipe_full(una, max, dupthresh, smss);
+        self.pipe_memo.set(Some(PipeMemo { pipe, ..key }));
+        pipe
+    }
+
+    /// SetPipe() from the scoreboard. The holes that IsLost() marks lost
+    /// by DupThresh are a prefix (each next hole has fewer ranges and bytes
+    /// above it); walking down from the top finds where it ends, after at
+    /// most DupThresh ranges. The holes above are summed one by one (RACK
+    /// may mark part of them lost). The lost prefix adds only its octets
+    /// below HighRxt: `[una, min(HighRxt, its end))` less the SACKed
+    /// ranges in it, a sum over the ranges below HighRxt.
+    pub(super) fn pipe_full(&self, una: Seq, max: Seq, dupthresh: u32, smss: u32) -> u64 {
+        let r = self.ranges();
+        let n = r.len();
+        // Hole `i` lies below range `i` (hole `n` below SND.MAX) and has
+        // ranges `i..n` above it. `lost` holes: `0..lost`.
+        let (mut blocks, mut bytes) = (0u32, 0u64);
+        let mut i = n;
+        let lost = loop {
+            if lost_by(blocks, bytes, dupthresh, smss) {
+                break i + 1;
+            }
+            if i == 0 {
+                break 0;
+            }
+            i -= 1;
+            blocks += 1;
+            bytes += r[i].1.bytes_since(r[i].0) as u64;
+        };
+        let start = |i: usize| if i == 0 { una } else { r[i - 1].1 };
+        let end = |i: usize| if i < n { r[i].0 } else { max };
+        let mut pipe = self.rescue_in_pipe;
+        for i in lost..=n {
+            let (start, end) = (start(i), end(i));
+            let lost_end = match self.rack_lost {
+                Some(m) if start.lt(m) => m.min(end),
+                _ => start,
+            };
+            pipe += end.bytes_since(lost_end) as u64;
+            pipe += end.min(self.high_rxt).bytes_since(start) as u64;
+        }
+        if lost > 0 {
+            let cap = end(lost - 1).min(self.high_rxt);
+            pipe += cap.bytes_since(una) as u64;
+            for &(l, h) in &r[..lost - 1] {
+                if !l.lt(cap) {
+                    break;
+                }
+                pipe -= h.min(cap).bytes_since(l) as u64;
+            }
+        }
+        pipe
+    }
+
+    /// SetPipe() walking every hole, as RFC 6675 words it (tests compare).
+    #[cfg(test)]
+    pub(super) fn pipe_walking_all(&self, una: Seq, max: Seq, dupthresh: u32, smss: u32) -> u64 {
         let mut pipe = self.rescue_in_pipe;
         for h in self.holes(una, max, dupthresh, smss) {
             pipe += h.end.bytes_since(h.lost_end) as u64;
             pipe += h.end.min(self.high_rxt).bytes_since(h.start) as u64;
         }
         pipe
+    }
+
+    /// The memo's pipe if it is still valid for `[una, max)` (tests).
+    #[cfg(test)]
+    pub(super) fn memo_pipe(&self, una: Seq, max: Seq) -> Option<u64> {
+        self.pipe_memo
+            .get()
+            .filter(|m| m.una == una && m.max == max && m.high_rxt == self.high_rxt)
+            .map(|m| m.pipe)
+    }
+
+    /// HighRxt moved from `old` to `self.high_rxt` with a retransmission
+    /// of `[seq, end)`. When that is the next piece of a hole right at the
+    /// old HighRxt (the usual case), pipe grows by its length: each of its
+    /// octets is unSACKed and now below HighRxt. Otherwise the memo's key
+    /// no longer matches and the next `pipe` computes it anew.
+    pub(super) fn memo_retransmit(&self, old: Seq, seq: Seq, end: Seq) {
+        let Some(mut m) = self.pipe_memo.get() else {
+            return;
+        };
+        let unsacked = match self.next_unsacked(seq) {
+            (s, Some(l)) => s == seq && end.le(l),
+            (s, None) => s == seq,
+        };
+        if m.high_rxt == old
+            && seq == old
+            && self.high_rxt == end
+            && seq.ge(m.una)
+            && end.le(m.max)
+            && unsacked
+        {
+            m.high_rxt = end;
+            m.pipe += end.bytes_since(seq) as u64;
+            self.pipe_memo.set(Some(m));
+        }
+    }
+
+    /// New data `[seq, end)` was sent at SND.MAX (`seq`). It widens the
+    /// hole above the highest SACKed range, which no SACKed octet lies
+    /// above, so it is not lost by IsLost() (with `dupthresh >= 1`), nor by
+    /// RACK if RACK's mark is at or below `seq`, and not retransmitted if
+    /// HighRxt is at or below `seq`: pipe grows by its length.
+    pub(super) fn memo_new_data(&self, seq: Seq, end: Seq) {
+        let Some(mut m) = self.pipe_memo.get() else {
+            return;
+        };
+        if m.max == seq
+            && end.gt(seq)
+            && !lost_by(0, 0, m.dupthresh, m.smss)
+            && m.high_rxt.le(seq)
+            && m.rack_lost.is_none_or(|r| r.le(seq))
+        {
+            m.max = end;
+            m.pipe += end.bytes_since(seq) as u64;
+            self.pipe_memo.set(Some(m));
+        }
     }
 
     /// RFC 6675 NextSeg(), given whether a segment of new data may be sent
@@ -275,10 +452,16 @@ impl Scoreboard {
         dupthresh: u32,
         smss: u32,
     ) -> Option<NextSeg> {
+        // Rules (1) and (3) look above HighRxt only: the holes that end at
+        // or below it (those before the first range starting above it) have
+        // nothing left to retransmit. If one of them is not lost, no hole
+        // above is either (IsLost is monotone, and RACK's mark is below its
+        // start), so rule (1)'s walk stops at the first hole either way.
+        let first = self.ranges().partition_point(|r| r.0.le(self.high_rxt));
         // Rule (1): the smallest unSACKed S2 above HighRxt, below the highest
         // SACKed octet, with IsLost(S2). IsLost is monotone: the first hole
         // that is not lost ends the search.
-        for h in self.holes(una, max, dupthresh, smss) {
+        for h in self.holes_from(una, max, dupthresh, smss, first) {
             if h.top || !h.lost {
                 break;
             }
@@ -295,7 +478,7 @@ impl Scoreboard {
             return Some(NextSeg::NewData);
         }
         // Rule (3): as (1) without IsLost.
-        for h in self.holes(una, max, dupthresh, smss) {
+        for h in self.holes_from(una, max, dupthresh, smss, first) {
             if h.top {
                 break;
             }
@@ -307,6 +490,52 @@ impl Scoreboard {
         // undefined), then one segment of upto SMSS octets that MUST include
         // the highest outstanding unSACKed sequence number SHOULD be
         // returned".
+        let rescue_allowed = match self.rescue_rxt {
+            None => true,
+            Some(r) => una.gt(r),
+        };
+        if rescue_allowed {
+            let h = self.holes(una, max, dupthresh, smss).last()?;
+            let seq = h.start.max(h.end - smss);
+            return Some(NextSeg::Rescue { seq, end: h.end });
+        }
+        None
+    }
+
+    /// [`Self::next_seg`] walking every hole from SND.UNA, as RFC 6675
+    /// words it (tests compare the two).
+    #[cfg(test)]
+    pub(super) fn next_seg_walking_all(
+        &self,
+        una: Seq,
+        max: Seq,
+        new_data: bool,
+        dupthresh: u32,
+        smss: u32,
+    ) -> Option<NextSeg> {
+        for h in self.holes(una, max, dupthresh, smss) {
+            if h.top || !h.lost {
+                break;
+            }
+            let lost = Hole {
+                end: h.lost_end,
+                ..h
+            };
+            if let Some(seg) = self.above_high_rxt(lost, smss) {
+                return Some(seg);
+            }
+        }
+        if new_data {
+            return Some(NextSeg::NewData);
+        }
+        for h in self.holes(una, max, dupthresh, smss) {
+            if h.top {
+                break;
+            }
+            if let Some(seg) = self.above_high_rxt(h, smss) {
+                return Some(seg);
+            }
+        }
         let rescue_allowed = match self.rescue_rxt {
             None => true,
             Some(r) => una.gt(r),

@@ -345,3 +345,176 @@ fn non_sack_recovery_ignores_sack_blocks() {
     assert!(c.is_duplicate(true, false));
     assert_eq!(c.next_unsacked(s(1)), (s(1), None));
 }
+
+#[test]
+fn pipe_grows_with_the_senders_own_sends_without_a_new_setpipe() {
+    let mut c = sack_cc();
+    c.state.cwnd = 30_000;
+    // 0 and 5 lost; 1-4 and 6-9 SACKed.
+    ack(&mut c, 0, &[(1000, 5000), (6000, 10_000)]);
+    assert!(c.in_sack_recovery());
+    let pipe = |c: &Congestion, max: u32| c.pipe(s(0), s(max)).unwrap();
+    // Not lost: [10000,20000).
+    assert_eq!(pipe(&c, 20_000), 10_000);
+    // The next piece of a hole at HighRxt: +1000, kept in the memo.
+    c.on_retransmit(s(0), s(1000), false);
+    let b = c.scoreboard().unwrap();
+    assert_eq!(b.memo_pipe(s(0), s(20_000)), Some(11_000));
+    assert_eq!(pipe(&c, 20_000), 11_000);
+    // New data at SND.MAX: +1000.
+    c.on_new_data(s(20_000), s(21_000));
+    let b = c.scoreboard().unwrap();
+    assert_eq!(b.memo_pipe(s(0), s(21_000)), Some(12_000));
+    assert_eq!(b.pipe_full(s(0), s(21_000), 3, MSS), 12_000);
+    // A retransmission that skips ahead (HighRxt 1000, hole at 5000):
+    // the memo is not advanced, the next SetPipe() computes it anew.
+    c.on_retransmit(s(5000), s(6000), false);
+    let b = c.scoreboard().unwrap();
+    assert_eq!(b.memo_pipe(s(0), s(21_000)), None);
+    // Not lost [10000,21000), retransmitted [0,1000) and [5000,6000).
+    assert_eq!(pipe(&c, 21_000), 13_000);
+    // An ACK's SACK blocks drop it.
+    ack(&mut c, 0, &[(1000, 5000), (6000, 11_000)]);
+    assert_eq!(c.scoreboard().unwrap().memo_pipe(s(0), s(21_000)), None);
+}
+
+mod pipe_memo {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        /// An ACK: SND.UNA advances by `acked` segments; SACK blocks at
+        /// these segment offsets above it (length in segments).
+        Ack { acked: u32, blocks: Vec<(u32, u32)> },
+        /// The transport polls once: NextSeg() if `cwnd - pipe` allows.
+        Poll,
+        /// cwnd in segments (PRR or growth would move it).
+        Cwnd(u32),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            2 => (0u32..3, proptest::collection::vec((0u32..40, 1u32..4), 0..4))
+                .prop_map(|(acked, blocks)| Op::Ack { acked, blocks }),
+            5 => Just(Op::Poll),
+            1 => (1u32..40).prop_map(Op::Cwnd),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Whatever the transport does, SetPipe() with the memo answers
+        /// what a walk over the holes answers.
+        #[test]
+        fn the_memo_equals_the_full_setpipe(ops in proptest::collection::vec(op(), 1..120)) {
+            let mut c = sack_cc();
+            let (mut una, mut max) = (0u32, 20_000u32);
+            for op in ops {
+                match op {
+                    Op::Ack { acked, blocks: b } => {
+                        una = (una + acked * MSS).min(max);
+                        let b: Vec<(u32, u32)> = b
+                            .iter()
+                            .map(|&(o, l)| (una + o * MSS, una + (o + l) * MSS))
+                            .collect();
+                        let fresh = c.on_sack(s(una), s(max), &blocks(&b));
+                        if acked > 0 {
+                            c.on_new_ack(T, s(una), acked * MSS);
+                        } else if c.is_duplicate(true, fresh) {
+                            c.on_dupack(T, s(una), s(max));
+                        }
+                    }
+                    Op::Poll => match c.next_seg(s(una), s(max), true) {
+                        Some(NextSeg::NewData) => {
+                            c.on_transmit(MSS);
+                            c.on_new_data(s(max), s(max + MSS));
+                            max += MSS;
+                        }
+                        Some(NextSeg::Retransmit { seq, end }) => {
+                            c.on_transmit(end.bytes_since(seq));
+                            c.on_retransmit(seq, end, false);
+                        }
+                        Some(NextSeg::Rescue { seq, end }) => {
+                            c.on_transmit(end.bytes_since(seq));
+                            c.on_retransmit(seq, end, true);
+                        }
+                        None => {}
+                    },
+                    Op::Cwnd(n) => c.state.cwnd = (n * MSS) as u64,
+                }
+                if let Some(b) = c.scoreboard() {
+                    let full = b.pipe_full(s(una), s(max), 3, MSS);
+                    if let Some(m) = b.memo_pipe(s(una), s(max)) {
+                        prop_assert_eq!(m, full);
+                    }
+                    prop_assert_eq!(c.pipe(s(una), s(max)), Some(full));
+                }
+            }
+        }
+    }
+}
+
+mod next_seg_from_high_rxt {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        /// NextSeg() starting its walks at HighRxt answers what the walks
+        /// from SND.UNA answer, with and without RACK's mark, across the
+        /// sequence-number wrap.
+        #[test]
+        fn skipping_the_holes_below_high_rxt_changes_nothing(
+            base in prop_oneof![Just(0u32), Just(u32::MAX - 20_000), any::<u32>()],
+            b in proptest::collection::vec((0u32..40_000, 1u32..3000), 0..12),
+            high_rxt in 0u32..40_000,
+            rescue in proptest::option::of(0u32..40_000),
+            rack in proptest::option::of(0u32..40_000),
+            dupthresh in 1u32..5,
+            new_data: bool,
+        ) {
+            let una = Seq(base);
+            let max = una + 40_000;
+            let mut sb = Scoreboard::new();
+            let b: Vec<(Seq, Seq)> = b.iter().map(|&(o, l)| (una + o, una + o + l)).collect();
+            sb.update(una, max, &b);
+            sb.high_rxt = una + high_rxt;
+            sb.rescue_rxt = rescue.map(|r| una + r);
+            sb.rack_lost = rack.map(|r| una + r);
+            prop_assert_eq!(
+                sb.next_seg(una, max, new_data, dupthresh, MSS),
+                sb.next_seg_walking_all(una, max, new_data, dupthresh, MSS)
+            );
+        }
+
+        /// SetPipe() from the end of the lost prefix answers what the walk
+        /// over every hole answers (the same scoreboards, DupThresh 0 too).
+        #[test]
+        fn setpipe_from_the_lost_prefix_equals_the_walk(
+            base in prop_oneof![Just(0u32), Just(u32::MAX - 20_000), any::<u32>()],
+            b in proptest::collection::vec((0u32..40_000, 1u32..3000), 0..12),
+            high_rxt in 0u32..40_000,
+            rescue_bytes in prop_oneof![Just(0u64), 0u64..5000],
+            rack in proptest::option::of(0u32..40_000),
+            dupthresh in 0u32..5,
+            una_back in prop_oneof![Just(0u32), 0u32..2000],
+        ) {
+            let una = Seq(base);
+            let max = una + 40_000;
+            let mut sb = Scoreboard::new();
+            let b: Vec<(Seq, Seq)> = b.iter().map(|&(o, l)| (una + o, una + o + l)).collect();
+            sb.update(una, max, &b);
+            // HighRxt may lag below SND.UNA (an ACK passed it).
+            sb.high_rxt = una + high_rxt - una_back;
+            sb.rescue_in_pipe = rescue_bytes;
+            sb.rack_lost = rack.map(|r| una + r);
+            prop_assert_eq!(
+                sb.pipe_full(una, max, dupthresh, MSS),
+                sb.pipe_walking_all(una, max, dupthresh, MSS)
+            );
+        }
+    }
+}

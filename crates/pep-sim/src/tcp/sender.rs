@@ -950,8 +950,13 @@ impl TcpSender {
             }
             // Karn: nothing sent before this may be timed any more.
             self.timing = None;
-        } else if matches!(kind, TxKind::New | TxKind::Fin) && self.timing.is_none() {
-            self.timing = Some((end, now));
+        } else if matches!(kind, TxKind::New | TxKind::Fin) {
+            if seg.seq == self.snd_max {
+                self.cc.on_new_data(seg.seq, end);
+            }
+            if self.timing.is_none() {
+                self.timing = Some((end, now));
+            }
         }
         if matches!(kind, TxKind::New | TxKind::GoBackN | TxKind::Fin) {
             if let Some(b) = self.burst_left.as_mut() {
