@@ -458,6 +458,20 @@ impl Scoreboard {
         // above is either (IsLost is monotone, and RACK's mark is below its
         // start), so rule (1)'s walk stops at the first hole either way.
         let first = self.ranges().partition_point(|r| r.0.le(self.high_rxt));
+        self.next_seg_from(una, max, new_data, dupthresh, smss, first)
+    }
+
+    /// NextSeg() walking the holes from range `first` on.
+    #[inline]
+    fn next_seg_from(
+        &self,
+        una: Seq,
+        max: Seq,
+        new_data: bool,
+        dupthresh: u32,
+        smss: u32,
+        first: usize,
+    ) -> Option<NextSeg> {
         // Rule (1): the smallest unSACKed S2 above HighRxt, below the highest
         // SACKed octet, with IsLost(S2). IsLost is monotone: the first hole
         // that is not lost ends the search.
@@ -486,10 +500,14 @@ impl Scoreboard {
                 return Some(seg);
             }
         }
-        // Rule (4): "If HighACK is greater than RescueRxt (or RescueRxt is
-        // undefined), then one segment of upto SMSS octets that MUST include
-        // the highest outstanding unSACKed sequence number SHOULD be
-        // returned".
+        self.rescue(una, max, dupthresh, smss)
+    }
+
+    /// Rule (4): "If HighACK is greater than RescueRxt (or RescueRxt is
+    /// undefined), then one segment of upto SMSS octets that MUST include
+    /// the highest outstanding unSACKed sequence number SHOULD be
+    /// returned".
+    fn rescue(&self, una: Seq, max: Seq, dupthresh: u32, smss: u32) -> Option<NextSeg> {
         let rescue_allowed = match self.rescue_rxt {
             None => true,
             Some(r) => una.gt(r),
@@ -513,39 +531,7 @@ impl Scoreboard {
         dupthresh: u32,
         smss: u32,
     ) -> Option<NextSeg> {
-        for h in self.holes(una, max, dupthresh, smss) {
-            if h.top || !h.lost {
-                break;
-            }
-            let lost = Hole {
-                end: h.lost_end,
-                ..h
-            };
-            if let Some(seg) = self.above_high_rxt(lost, smss) {
-                return Some(seg);
-            }
-        }
-        if new_data {
-            return Some(NextSeg::NewData);
-        }
-        for h in self.holes(una, max, dupthresh, smss) {
-            if h.top {
-                break;
-            }
-            if let Some(seg) = self.above_high_rxt(h, smss) {
-                return Some(seg);
-            }
-        }
-        let rescue_allowed = match self.rescue_rxt {
-            None => true,
-            Some(r) => una.gt(r),
-        };
-        if rescue_allowed {
-            let h = self.holes(una, max, dupthresh, smss).last()?;
-            let seq = h.start.max(h.end - smss);
-            return Some(NextSeg::Rescue { seq, end: h.end });
-        }
-        None
+        self.next_seg_from(una, max, new_data, dupthresh, smss, 0)
     }
 
     /// One segment of hole `h` starting above HighRxt, if any is left.
