@@ -118,7 +118,12 @@ impl Scoreboard {
 
     /// SACKed bytes above SND.UNA.
     pub fn sacked_bytes(&self) -> u64 {
-        self.ranges()
+        self.sacked_bytes_from(0)
+    }
+
+    /// Bytes SACKed in ranges `first..`.
+    fn sacked_bytes_from(&self, first: usize) -> u64 {
+        self.ranges()[first..]
             .iter()
             .map(|r| r.1.bytes_since(r.0) as u64)
             .sum()
@@ -251,10 +256,7 @@ impl Scoreboard {
         first: usize,
     ) -> impl Iterator<Item = Hole> + '_ {
         let mut blocks = (self.len - first) as u32;
-        let mut bytes: u64 = self.ranges()[first..]
-            .iter()
-            .map(|r| r.1.bytes_since(r.0) as u64)
-            .sum();
+        let mut bytes = self.sacked_bytes_from(first);
         let mut at = match first {
             0 => una,
             _ => self.ranges[first - 1].1,
