@@ -68,7 +68,7 @@ impl std::fmt::Display for Cidr {
     }
 }
 
-fn setsockopt_int(fd: &impl AsFd, level: i32, name: i32, v: i32) -> io::Result<()> {
+pub(crate) fn setsockopt_int(fd: &impl AsFd, level: i32, name: i32, v: i32) -> io::Result<()> {
     // SAFETY: a valid int of the size given.
     let rc = unsafe {
         libc::setsockopt(

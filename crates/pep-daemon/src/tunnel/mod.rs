@@ -319,18 +319,37 @@ pub fn transport(
     Arc::new(c)
 }
 
+/// The tunnel's UDP buffers: 8 MB holds 640 ms at 100 Mbit/s, so a
+/// daemon that loses the CPU for a while loses no datagrams.
+const UDP_BUFFER: usize = 8 << 20;
+
 /// A UDP socket for the tunnel with large buffers (a 100 Mbit/s, 250 ms
-/// path has 3 MB in flight).
+/// path has 3 MB in flight). `SO_RCVBUF` is silently capped at
+/// `net.core.rmem_max` (208 KB by default, 17 ms at 100 Mbit/s), so the
+/// buffers are forced past it where the daemon may (CAP_NET_ADMIN, which
+/// TPROXY needs anyway), and a smaller buffer is reported.
 pub fn udp_socket(addr: SocketAddr) -> std::io::Result<std::net::UdpSocket> {
     let s = socket2::Socket::new(
         socket2::Domain::for_address(addr),
         socket2::Type::DGRAM,
         Some(socket2::Protocol::UDP),
     )?;
-    for size in [8 << 20, 1 << 20] {
-        if s.set_recv_buffer_size(size).is_ok() && s.set_send_buffer_size(size).is_ok() {
-            break;
+    for (force, plain) in [
+        (libc::SO_RCVBUFFORCE, libc::SO_RCVBUF),
+        (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF),
+    ] {
+        if crate::net::setsockopt_int(&s, libc::SOL_SOCKET, force, UDP_BUFFER as i32).is_err() {
+            let _ = crate::net::setsockopt_int(&s, libc::SOL_SOCKET, plain, UDP_BUFFER as i32);
         }
+    }
+    // The kernel reports twice what it was asked for (its bookkeeping).
+    let got = s.recv_buffer_size()?.min(s.send_buffer_size()?) / 2;
+    if got < UDP_BUFFER {
+        tracing::warn!(
+            bytes = got,
+            wanted = UDP_BUFFER,
+            "tunnel: UDP socket buffers are smaller than asked (raise net.core.rmem_max and wmem_max, or run with CAP_NET_ADMIN); a stalled daemon will drop datagrams"
+        );
     }
     s.bind(&addr.into())?;
     Ok(s.into())
