@@ -139,7 +139,20 @@ impl Scoreboard {
     /// records `blocks` (clipped to `[una, max)`). Returns true if some
     /// octet was SACKed for the first time, which makes the ACK a
     /// "duplicate acknowledgment" in RFC 6675's sense.
+    ///
+    /// Inline: most ACKs carry no block to an empty scoreboard, which
+    /// changes nothing but the memo; the rest is [`Self::update_ranges`].
+    #[inline]
     pub fn update(&mut self, una: Seq, max: Seq, blocks: &[(Seq, Seq)]) -> bool {
+        if self.len == 0 && blocks.is_empty() {
+            self.pipe_memo.set(None);
+            return false;
+        }
+        self.update_ranges(una, max, blocks)
+    }
+
+    #[inline(never)]
+    fn update_ranges(&mut self, una: Seq, max: Seq, blocks: &[(Seq, Seq)]) -> bool {
         self.pipe_memo.set(None);
         self.prune(una);
         let mut fresh = false;
