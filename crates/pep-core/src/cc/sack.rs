@@ -212,7 +212,16 @@ impl Scoreboard {
     /// The first octet at or after `seq` that is not SACKed, and the start
     /// of the next SACKed range above it (where a segment sent from there
     /// must stop), if any.
+    #[inline]
     pub fn next_unsacked(&self, seq: Seq) -> (Seq, Option<Seq>) {
+        if self.len == 0 {
+            return (seq, None);
+        }
+        self.next_unsacked_walk(seq)
+    }
+
+    #[inline(never)]
+    fn next_unsacked_walk(&self, seq: Seq) -> (Seq, Option<Seq>) {
         let mut s = seq;
         for &(l, r) in self.ranges() {
             if r.le(s) {
