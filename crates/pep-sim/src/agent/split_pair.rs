@@ -424,6 +424,7 @@ impl SplitPair {
     /// Moves a slot's deadline. A later deadline (an RTO restarted by an
     /// ACK, the common case) pushes nothing: the slot's earlier heap entry
     /// stays and is moved when it reaches the top ([`Self::clean`]).
+    #[inline]
     fn set_timer(&mut self, slot: u32, at: Option<Instant>) {
         let s = slot as usize;
         self.deadline[s] = at;

@@ -460,6 +460,7 @@ impl TcpSink {
 
     /// When `handle_timeout` is next wanted (the delayed-ACK timer, and the
     /// reverse sender's timers in a bidirectional flow).
+    #[inline]
     pub fn poll_timeout(&self) -> Option<Instant> {
         let tx = self.reverse.as_ref().and_then(|r| r.tx.as_ref());
         match (self.delack_deadline, tx.and_then(|t| t.poll_timeout())) {
