@@ -139,7 +139,20 @@ impl Scoreboard {
     /// records `blocks` (clipped to `[una, max)`). Returns true if some
     /// octet was SACKed for the first time, which makes the ACK a
     /// "duplicate acknowledgment" in RFC 6675's sense.
+    ///
+    /// Inline: most ACKs carry no block to an empty scoreboard, which
+    /// changes nothing but the memo; the rest is [`Self::update_ranges`].
+    #[inline]
     pub fn update(&mut self, una: Seq, max: Seq, blocks: &[(Seq, Seq)]) -> bool {
+        if self.len == 0 && blocks.is_empty() {
+            self.pipe_memo.set(None);
+            return false;
+        }
+        self.update_ranges(una, max, blocks)
+    }
+
+    #[inline(never)]
+    fn update_ranges(&mut self, una: Seq, max: Seq, blocks: &[(Seq, Seq)]) -> bool {
         self.pipe_memo.set(None);
         self.prune(una);
         let mut fresh = false;
@@ -199,7 +212,16 @@ impl Scoreboard {
     /// The first octet at or after `seq` that is not SACKed, and the start
     /// of the next SACKed range above it (where a segment sent from there
     /// must stop), if any.
+    #[inline]
     pub fn next_unsacked(&self, seq: Seq) -> (Seq, Option<Seq>) {
+        if self.len == 0 {
+            return (seq, None);
+        }
+        self.next_unsacked_walk(seq)
+    }
+
+    #[inline(never)]
+    fn next_unsacked_walk(&self, seq: Seq) -> (Seq, Option<Seq>) {
         let mut s = seq;
         for &(l, r) in self.ranges() {
             if r.le(s) {

@@ -509,6 +509,8 @@ impl TcpSender {
         }
         let next = if self.cc.in_sack_recovery() {
             self.next_sack_segment()
+        } else if self.all_written_sent() {
+            Err(Stop::Drained)
         } else {
             self.next_in_window(self.send_window())
         };
@@ -876,6 +878,25 @@ impl TcpSender {
                 TxKind::RescueRetransmit,
             )),
         }
+    }
+
+    /// What [`Self::next_in_window`] answers as `Drained` for an open
+    /// stream whose written bytes are all sent, without its window and
+    /// scoreboard work (most drains of split end's senders end here).
+    /// SND.NXT at the end of what is written is SND.MAX (nothing past it
+    /// is ever sent), and no SACKed range lies above SND.MAX (the
+    /// scoreboard clips them to it), so that walk would stay at SND.NXT
+    /// and stop there. Debug builds check it against the walk.
+    #[inline]
+    fn all_written_sent(&self) -> bool {
+        let AppSource::Open(written) = self.app else {
+            return false;
+        };
+        let drained = self.burst_left != Some(0) && self.off(self.snd_nxt) >= written;
+        debug_assert!(
+            !drained || matches!(self.next_in_window(self.send_window()), Err(Stop::Drained))
+        );
+        drained
     }
 
     /// The next segment at SND.NXT (past any SACKed data) that a window of
