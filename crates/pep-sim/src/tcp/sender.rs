@@ -512,7 +512,16 @@ impl TcpSender {
         } else if self.all_written_sent() {
             Err(Stop::Drained)
         } else {
-            self.next_in_window(self.send_window())
+            let wnd = self.send_window();
+            let next = self.next_in_window(wnd);
+            if let Ok((seg, kind)) = next {
+                self.on_sent(now, &seg, kind);
+                if self.pacer.is_none() {
+                    self.idle = self.idle_after_send(wnd);
+                }
+                return Some((seg, kind));
+            }
+            next
         };
         match next {
             Ok((seg, kind)) => {
@@ -897,6 +906,43 @@ impl TcpSender {
             !drained || matches!(self.next_in_window(self.send_window()), Err(Stop::Drained))
         );
         drained
+    }
+
+    /// After a segment from [`Self::next_in_window`] (outside SACK recovery,
+    /// unpaced): what the next poll would answer, if it is a stop, so that
+    /// it answers at once (most polls after a send end held by the window
+    /// or drained). `on_sent` changes neither cwnd, the limited-transmit
+    /// allowance, rwnd nor sndbuf, so the window is still `wnd`; and it
+    /// leaves the retransmission timer running, so the stop's
+    /// `maybe_arm_persist` would do nothing. Debug builds check the answer
+    /// against the walk, and test builds every idle poll against a full one.
+    #[inline]
+    fn idle_after_send(&self, wnd: u64) -> Idle {
+        debug_assert_eq!(wnd, self.send_window());
+        debug_assert!(self.timer.is_some() && !self.cc.in_sack_recovery());
+        if self.burst_left == Some(0) {
+            return Idle::Held;
+        }
+        if self.all_written_sent() {
+            return Idle::Drained;
+        }
+        // `next_in_window`'s test for `Held`, without building the segment.
+        let (seq, sacked) = self.cc.next_unsacked(self.snd_nxt);
+        let total = self.data_len();
+        let off = self.off(seq);
+        let flight = seq.bytes_since(self.snd_una) as u64;
+        if off >= total || flight == 0 {
+            return Idle::No; // a FIN, or RFC 1122's small window: a full poll decides
+        }
+        let mut full = (total - off).min(self.mss as u64);
+        if let Some(s) = sacked {
+            full = full.min(s.bytes_since(seq) as u64);
+        }
+        if flight + full <= wnd {
+            return Idle::No;
+        }
+        debug_assert!(matches!(self.next_in_window(wnd), Err(Stop::Held)));
+        Idle::Held
     }
 
     /// The next segment at SND.NXT (past any SACKed data) that a window of
