@@ -544,7 +544,17 @@ impl TcpSender {
     }
 
     /// When `handle_timeout` is next wanted.
+    #[inline]
     pub fn poll_timeout(&self) -> Option<Instant> {
+        // Without a reverse receiver, RACK or a pacer: the timer alone.
+        if self.reverse.is_none() && self.rack.is_none() && self.paced.is_none() {
+            return self.timer.map(|(at, _)| at);
+        }
+        self.poll_timeout_full()
+    }
+
+    #[cold]
+    fn poll_timeout_full(&self) -> Option<Instant> {
         let mut timer = self.timer.map(|(at, _)| at);
         if let Some(d) = self.reverse.as_deref().and_then(|rx| rx.poll_timeout()) {
             timer = Some(timer.map_or(d, |t| t.min(d)));
