@@ -430,10 +430,17 @@ impl SplitPair {
         self.deadline[s] = at;
         if let Some(t) = at {
             if self.queued[s].is_none_or(|q| t < q) {
-                self.heap.push(Reverse((t, slot)));
-                self.queued[s] = Some(t);
+                self.queue_timer(slot, t);
             }
         }
+    }
+
+    /// `set_timer`'s push, out of line so that `set_timer` stays small
+    /// enough to inline wherever it is called.
+    #[inline(never)]
+    fn queue_timer(&mut self, slot: u32, t: Instant) {
+        self.heap.push(Reverse((t, slot)));
+        self.queued[slot as usize] = Some(t);
     }
 
     /// Settles the heap's top until it is a live deadline: entries that are

@@ -257,8 +257,10 @@ impl TcpSink {
             seg.sack = self.sack_blocks();
             self.dsack = None;
         }
-        self.edge_sent = Some(self.right_edge());
-        seg.wnd = self.right_edge().bytes_since(self.rcv_nxt);
+        // Once: with `edge_sent` at the edge, `right_edge()` answers it again.
+        let edge = self.right_edge();
+        self.edge_sent = Some(edge);
+        seg.wnd = edge.bytes_since(self.rcv_nxt);
         if let (Some(ts), Some(ecr)) = (seg.ts.as_mut(), self.ts_recent) {
             ts.ecr = ecr;
         }
@@ -424,8 +426,10 @@ impl TcpSink {
         if let Some(a) = &self.adaptive {
             self.stats.ack_interval = a.interval();
         }
-        self.edge_sent = Some(self.right_edge());
-        seg.wnd = self.right_edge().bytes_since(self.rcv_nxt);
+        // Once: with `edge_sent` at the edge, `right_edge()` answers it again.
+        let edge = self.right_edge();
+        self.edge_sent = Some(edge);
+        seg.wnd = edge.bytes_since(self.rcv_nxt);
         if self.last_ack_sent == Some(self.rcv_nxt) {
             self.stats.dup_acks_sent += 1;
         }
