@@ -926,20 +926,29 @@ impl TcpSender {
     /// leaves the retransmission timer running, so the stop's
     /// `maybe_arm_persist` would do nothing. Debug builds check the answer
     /// against the walk, and test builds every idle poll against a full one.
-    #[inline]
+    #[inline(always)]
     fn idle_after_send(&self, wnd: u64) -> Idle {
         debug_assert_eq!(wnd, self.send_window());
         debug_assert!(self.timer.is_some() && !self.cc.in_sack_recovery());
         if self.burst_left == Some(0) {
             return Idle::Held;
         }
-        if self.all_written_sent() {
-            return Idle::Drained;
+        let nxt_off = self.off(self.snd_nxt);
+        if let AppSource::Open(written) = self.app {
+            // `all_written_sent` (`burst_left` is not `Some(0)` here).
+            if nxt_off >= written {
+                debug_assert!(self.all_written_sent());
+                return Idle::Drained;
+            }
         }
         // `next_in_window`'s test for `Held`, without building the segment.
         let (seq, sacked) = self.cc.next_unsacked(self.snd_nxt);
         let total = self.data_len();
-        let off = self.off(seq);
+        let off = if seq == self.snd_nxt {
+            nxt_off
+        } else {
+            self.off(seq)
+        };
         let flight = seq.bytes_since(self.snd_una) as u64;
         if off >= total || flight == 0 {
             return Idle::No; // a FIN, or RFC 1122's small window: a full poll decides
