@@ -520,6 +520,47 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// A finite transfer with losses, `max_burst` and a small receiver
+    /// window: every send decides whether the next poll would stop
+    /// (`idle_after_send`: burst spent, window full, or all sent), and
+    /// each poll answered so is checked against a full poll
+    /// (`check_idle`; the harness ends every drain with one); the
+    /// transfer completes with every byte delivered.
+    #[test]
+    fn stop_decided_after_a_send_matches_full_polls(
+        recovery in prop_oneof![Just(Recovery::NewReno), Just(Recovery::Sack)],
+        rwnd_segs in 1u32..30,
+        max_burst in prop_oneof![Just(None), (1u32..4).prop_map(Some)],
+        bytes in 1u64..60_000,
+        delack in any::<bool>(),
+        drops in proptest::collection::vec(0u32..60, 0..6),
+    ) {
+        let cfg = TcpConfig {
+            mss: MSS,
+            recovery,
+            initial_rwnd: rwnd_segs * MSS,
+            max_burst,
+            min_rto: ms(200),
+            ..TcpConfig::default()
+        };
+        let sink = SinkConfig {
+            rwnd: rwnd_segs * MSS,
+            sack: true,
+            ack: if delack { AckPolicy::delayed() } else { AckPolicy::Every },
+            ..SinkConfig::default()
+        };
+        let offs: Vec<u32> = drops.iter().map(|d| d * MSS).collect();
+        let mut p = Pipe::new(cfg, sink, AppSource::Finite(bytes), ms(10)).drop_offsets(&offs);
+        p.rate = Some(Rate::mbps(5));
+        p.run();
+        prop_assert!(p.tx.is_complete());
+        prop_assert_eq!(p.rx.delivered_bytes(), bytes);
+    }
+}
+
 /// RACK-TLP's sender and a SACK + D-SACK sink (the `linux` profile's loss
 /// detection), 1000 B segments, a large window.
 fn rack(dsack: bool) -> (TcpConfig, SinkConfig) {
