@@ -494,18 +494,7 @@ proptest! {
         first in 0u64..20_000,
         drops in proptest::collection::vec(0u32..60, 0..8),
     ) {
-        let cfg = TcpConfig {
-            mss: MSS,
-            recovery,
-            initial_rwnd: rwnd_segs * MSS,
-            min_rto: ms(200),
-            ..TcpConfig::default()
-        };
-        let sink = SinkConfig {
-            rwnd: rwnd_segs * MSS,
-            sack: true,
-            ..SinkConfig::default()
-        };
+        let (cfg, sink) = small_window(recovery, rwnd_segs);
         let offs: Vec<u32> = drops.iter().map(|d| d * MSS).collect();
         let mut p = Pipe::new(cfg, sink, AppSource::Open(first), ms(10)).drop_offsets(&offs);
         p.write_per_ack = write;
@@ -538,19 +527,11 @@ proptest! {
         delack in any::<bool>(),
         drops in proptest::collection::vec(0u32..60, 0..6),
     ) {
-        let cfg = TcpConfig {
-            mss: MSS,
-            recovery,
-            initial_rwnd: rwnd_segs * MSS,
-            max_burst,
-            min_rto: ms(200),
-            ..TcpConfig::default()
-        };
+        let (cfg, sink) = small_window(recovery, rwnd_segs);
+        let cfg = TcpConfig { max_burst, ..cfg };
         let sink = SinkConfig {
-            rwnd: rwnd_segs * MSS,
-            sack: true,
             ack: if delack { AckPolicy::delayed() } else { AckPolicy::Every },
-            ..SinkConfig::default()
+            ..sink
         };
         let offs: Vec<u32> = drops.iter().map(|d| d * MSS).collect();
         let mut p = Pipe::new(cfg, sink, AppSource::Finite(bytes), ms(10)).drop_offsets(&offs);
@@ -559,6 +540,24 @@ proptest! {
         prop_assert!(p.tx.is_complete());
         prop_assert_eq!(p.rx.delivered_bytes(), bytes);
     }
+}
+
+/// A sender and a SACK sink with a receiver window of `rwnd_segs`
+/// segments, for the idle-cache proptests (a 200 ms minimum RTO).
+fn small_window(recovery: Recovery, rwnd_segs: u32) -> (TcpConfig, SinkConfig) {
+    let cfg = TcpConfig {
+        mss: MSS,
+        recovery,
+        initial_rwnd: rwnd_segs * MSS,
+        min_rto: ms(200),
+        ..TcpConfig::default()
+    };
+    let sink = SinkConfig {
+        rwnd: rwnd_segs * MSS,
+        sack: true,
+        ..SinkConfig::default()
+    };
+    (cfg, sink)
 }
 
 /// RACK-TLP's sender and a SACK + D-SACK sink (the `linux` profile's loss
