@@ -924,49 +924,40 @@ impl TcpSender {
     /// or drained). `on_sent` changes neither cwnd, the limited-transmit
     /// allowance, rwnd nor sndbuf, so the window is still `wnd`; and it
     /// leaves the retransmission timer running, so the stop's
-    /// `maybe_arm_persist` would do nothing. Debug builds check the answer
-    /// against the walk, and test builds every idle poll against a full one.
+    /// `maybe_arm_persist` would do nothing. The answer is
+    /// [`Self::window_limit`]'s, which `next_in_window` asks too; test
+    /// builds check every idle poll against a full one.
     #[inline(always)]
     fn idle_after_send(&self, wnd: u64) -> Idle {
         debug_assert_eq!(wnd, self.send_window());
         debug_assert!(self.timer.is_some() && !self.cc.in_sack_recovery());
-        if self.burst_left == Some(0) {
-            return Idle::Held;
+        match self.window_limit(wnd) {
+            Ok(_) => Idle::No,
+            Err(Stop::Held) => Idle::Held,
+            Err(Stop::Drained) => Idle::Drained,
         }
-        let nxt_off = self.off(self.snd_nxt);
-        if let AppSource::Open(written) = self.app {
-            // `all_written_sent` (`burst_left` is not `Some(0)` here).
-            if nxt_off >= written {
-                debug_assert!(self.all_written_sent());
-                return Idle::Drained;
-            }
-        }
-        // `next_in_window`'s test for `Held`, without building the segment.
-        let (seq, sacked) = self.cc.next_unsacked(self.snd_nxt);
-        let total = self.data_len();
-        let off = if seq == self.snd_nxt {
-            nxt_off
-        } else {
-            self.off(seq)
-        };
-        let flight = seq.bytes_since(self.snd_una) as u64;
-        if off >= total || flight == 0 {
-            return Idle::No; // a FIN, or RFC 1122's small window: a full poll decides
-        }
-        let mut full = (total - off).min(self.mss as u64);
-        if let Some(s) = sacked {
-            full = full.min(s.bytes_since(seq) as u64);
-        }
-        if flight + full <= wnd {
-            return Idle::No;
-        }
-        debug_assert!(matches!(self.next_in_window(wnd), Err(Stop::Held)));
-        Idle::Held
     }
 
     /// The next segment at SND.NXT (past any SACKed data) that a window of
     /// `wnd` bytes allows.
     fn next_in_window(&self, wnd: u64) -> Result<(Segment, TxKind), Stop> {
+        let (seq, limit, fin) = self.window_limit(wnd)?;
+        let seg = self.segment_at(seq, limit);
+        let kind = if seq.lt(self.snd_max) {
+            TxKind::GoBackN
+        } else if fin {
+            TxKind::Fin
+        } else {
+            TxKind::New
+        };
+        Ok((seg, kind))
+    }
+
+    /// Where [`Self::next_in_window`]'s segment starts, how long it may be
+    /// and whether it is the FIN, or why nothing may be sent, without
+    /// building the segment.
+    #[inline(always)]
+    fn window_limit(&self, wnd: u64) -> Result<(Seq, u64, bool), Stop> {
         if self.burst_left == Some(0) {
             return Err(Stop::Held);
         }
@@ -1002,15 +993,7 @@ impl TcpSender {
             // finite source's, which `write` does not change).
             return Err(Stop::Held);
         };
-        let seg = self.segment_at(seq, limit);
-        let kind = if seq.lt(self.snd_max) {
-            TxKind::GoBackN
-        } else if fin {
-            TxKind::Fin
-        } else {
-            TxKind::New
-        };
-        Ok((seg, kind))
+        Ok((seq, limit, fin))
     }
 
     /// Bookkeeping for a segment handed to the driver.
