@@ -40,6 +40,9 @@ pub struct Lab {
 
 static NEXT_ID: AtomicU32 = AtomicU32::new(0);
 
+/// The bridge in a [`LabTopology::wire`] link's namespace.
+const BRIDGE: &str = "br0";
+
 /// Sysctls of every node namespace with [`LabOptions::ipv6`]: addresses
 /// usable at once (no duplicate address detection), and no router
 /// solicitations or advertisements crossing the links.
@@ -178,13 +181,25 @@ impl Lab {
                 }
                 Ok(())
             })?;
-            let up: Vec<String> = sides
-                .iter()
-                .map(|s| format!("link set dev {s} up"))
-                .collect();
+            let mut up: Vec<String> = vec![];
+            if topo.links[i].bridged {
+                up.push(format!(
+                    "link add name {BRIDGE} type bridge forward_delay 0 stp_state 0"
+                ));
+                up.extend(
+                    sides
+                        .iter()
+                        .map(|s| format!("link set dev {s} master {BRIDGE}")),
+                );
+                up.push(format!("link set dev {BRIDGE} up"));
+            }
+            up.extend(sides.iter().map(|s| format!("link set dev {s} up")));
             netns::ip_batch(Some(&ns), &up)?;
         }
         for (i, l) in topo.links.iter().enumerate() {
+            if l.bridged {
+                continue;
+            }
             let e = LinkEmulator::start(
                 &l.name,
                 &link_netns(&id, i),
@@ -194,6 +209,35 @@ impl Lab {
                 *emu,
             )?;
             self.emulators.push(e);
+        }
+        self.wait_wired(&id)
+    }
+
+    /// Waits until every interface of the bridged links is up. The kernel
+    /// turns a new veth's carrier on up to a second late (link watch), and
+    /// until then it drops what is sent there; an emulator's start takes
+    /// that long anyway, a bridge's does not.
+    fn wait_wired(&self, id: &str) -> Result<()> {
+        let topo = &self.topo;
+        let mut ifaces = vec![];
+        for (i, l) in topo.links.iter().enumerate().filter(|(_, l)| l.bridged) {
+            for node in [l.a, l.b] {
+                ifaces.push((node_netns(id, &topo.nodes[node].name), node_ifname(i)));
+            }
+            for ifname in [emu_ifname(0), emu_ifname(1), BRIDGE] {
+                ifaces.push((link_netns(id, i), ifname.to_string()));
+            }
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        for (ns, ifname) in ifaces {
+            while !netns::ip(&["-n", &ns, "link", "show", "dev", &ifname])?.contains("state UP") {
+                if std::time::Instant::now() > deadline {
+                    return Err(LabError::Topology(format!(
+                        "{ifname} in {ns} is not up after 5 s"
+                    )));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
         }
         Ok(())
     }

@@ -302,6 +302,55 @@ fn rate_and_delay_hold_up_to_100mbps() {
     }
 }
 
+/// A bridged segment (`LabTopology::wire`) in front of an emulated link:
+/// no emulator of its own, nothing added to the path's delay or taken
+/// from its rate, and a TCP stream across both arrives byte-exact.
+#[test]
+fn a_wired_segment_adds_no_delay_and_no_emulator() {
+    let Some(_g) = root_test("wired_segment") else {
+        return;
+    };
+    let rate = Rate::mbps(10);
+    let delay = Duration::from_millis(10);
+    let d = DirParams::new(rate, delay, 1000);
+    let mut t = LabTopology::new("wire", 1);
+    t.node("a", Role::Host);
+    t.node("r", Role::Router);
+    t.node("b", Role::Host);
+    t.wire("a", "r");
+    t.link("r", "b", d, d);
+    let lab = Lab::up(&t, &LabOptions::default()).expect("lab up");
+    let names: Vec<String> = lab.link_reports().into_iter().map(|r| r.name).collect();
+    assert_eq!(
+        names,
+        ["r-b/fwd", "r-b/rev"],
+        "one emulator, the r-b link's"
+    );
+    let (a, b) = (lab.endpoint("a").unwrap(), lab.endpoint("b").unwrap());
+    let size = 1000;
+    let sparse = UdpProbeSpec {
+        packets: 500,
+        ip_size: size,
+        rate: Some(Rate(rate.as_bps() / 10)),
+        port: 6000,
+        linger: Duration::from_millis(300),
+    };
+    let r = udp_probe(&a, &b, &sparse).unwrap();
+    let base = delay + rate.tx_time(size as u64);
+    let excess = |q| ms(r.owd_quantile(q)) - ms(base);
+    println!(
+        "wire + 10 Mbit/s: one-way delay minus the emulated link's: min {:.3} median {:.3} ms",
+        excess(0.0),
+        excess(0.5)
+    );
+    assert_eq!(r.received, 500);
+    assert!(excess(0.0) >= -0.01 && excess(0.5) < 1.0);
+    let f = FlowSpec::new("across", a, b, Amount::Bytes(2_000_000));
+    let report = traffic::run(&[f], &TrafficOptions::default()).expect("traffic");
+    assert!(report.flows[0].byte_exact(), "{:?}", report.flows[0]);
+    lab.down().unwrap();
+}
+
 /// 1 % Bernoulli loss, measured end to end over 20k packets.
 #[test]
 fn bernoulli_loss_matches_its_probability() {
