@@ -152,9 +152,13 @@ impl<T: LinkItem> LinkDir<T> {
     pub fn enqueue(&mut self, now: Instant, item: T) -> Result<(), (T, DropReason)> {
         debug_assert!(!self.shared, "a half-duplex direction is fed by its medium");
         self.advance(now);
-        self.queue.enqueue(now, item)?;
-        if self.tx.is_none() {
-            self.start_next(now);
+        if self.tx.is_some() {
+            return self.queue.enqueue(now, item);
+        }
+        // Idle: the packet is offered and the next one taken at once (an
+        // empty DropTail passes it through without its ring).
+        if let Some(next) = self.queue.enqueue_dequeue(now, item)? {
+            self.start_tx(now, next);
         }
         Ok(())
     }
@@ -163,11 +167,18 @@ impl<T: LinkItem> LinkDir<T> {
     fn start_next(&mut self, at: Instant) {
         debug_assert!(self.tx.is_none());
         if let Some(item) = self.queue.dequeue(at) {
-            let d = self.tx_time(item.wire_len());
-            self.stats.busy_ns += d.as_nanos();
-            self.tx = Some(at + d);
-            self.pipe.push_back((at + d + self.delay, item));
+            self.start_tx(at, item);
         }
+    }
+
+    /// Starts serializing `item` at `at`; it waits last in the delay line.
+    #[inline(always)]
+    fn start_tx(&mut self, at: Instant, item: T) {
+        debug_assert!(self.tx.is_none());
+        let d = self.tx_time(item.wire_len());
+        self.stats.busy_ns += d.as_nanos();
+        self.tx = Some(at + d);
+        self.pipe.push_back((at + d + self.delay, item));
     }
 
     /// `rate.tx_time(len)`, remembered for the last length.
