@@ -288,10 +288,20 @@ impl Simulation {
         }
         self.ports[i].link.handle_timeout(now);
         let to = self.ports[i].to;
-        while let Some(p) = self.ports[i].link.poll_deliver(now) {
-            self.arrive(to, p);
+        // `rearm_port` after the deliveries, with the deadline the last
+        // look at the delay line found.
+        let deadline = loop {
+            match self.ports[i].link.deliver_or_deadline(now) {
+                Ok(p) => self.arrive(to, p),
+                Err(d) => break d,
+            }
+        };
+        let pt = &mut self.ports[i];
+        if let Some(t) = deadline {
+            if pt.armed.arm(Some(t)) {
+                self.queue.schedule(t, Event::Link(i as u32));
+            }
         }
-        self.rearm_port(i);
     }
 
     /// [`Self::on_link`] for a half-duplex port: the medium catches up both
