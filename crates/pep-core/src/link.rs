@@ -152,9 +152,13 @@ impl<T: LinkItem> LinkDir<T> {
     pub fn enqueue(&mut self, now: Instant, item: T) -> Result<(), (T, DropReason)> {
         debug_assert!(!self.shared, "a half-duplex direction is fed by its medium");
         self.advance(now);
-        self.queue.enqueue(now, item)?;
-        if self.tx.is_none() {
-            self.start_next(now);
+        if self.tx.is_some() {
+            return self.queue.enqueue(now, item);
+        }
+        // Idle: the packet is offered and the next one taken at once (an
+        // empty DropTail passes it through without its ring).
+        if let Some(next) = self.queue.enqueue_dequeue(now, item)? {
+            self.start_tx(now, next);
         }
         Ok(())
     }
@@ -163,11 +167,18 @@ impl<T: LinkItem> LinkDir<T> {
     fn start_next(&mut self, at: Instant) {
         debug_assert!(self.tx.is_none());
         if let Some(item) = self.queue.dequeue(at) {
-            let d = self.tx_time(item.wire_len());
-            self.stats.busy_ns += d.as_nanos();
-            self.tx = Some(at + d);
-            self.pipe.push_back((at + d + self.delay, item));
+            self.start_tx(at, item);
         }
+    }
+
+    /// Starts serializing `item` at `at`; it waits last in the delay line.
+    #[inline(always)]
+    fn start_tx(&mut self, at: Instant, item: T) {
+        debug_assert!(self.tx.is_none());
+        let d = self.tx_time(item.wire_len());
+        self.stats.busy_ns += d.as_nanos();
+        self.tx = Some(at + d);
+        self.pipe.push_back((at + d + self.delay, item));
     }
 
     /// `rate.tx_time(len)`, remembered for the last length.
@@ -301,6 +312,22 @@ impl<T: LinkItem> LinkDir<T> {
         }
     }
 
+    /// [`Self::poll_deliver`], or when it has nothing, [`Self::poll_timeout`]'s
+    /// deadline: a driver's delivery loop ends with the wake-up it re-arms,
+    /// from one look at the delay line's head.
+    #[inline]
+    pub fn deliver_or_deadline(&mut self, now: Instant) -> Result<T, Option<Instant>> {
+        debug_assert!(!self.shared, "ask the medium for a half-duplex deadline");
+        match self.pipe.front() {
+            // As in `poll_deliver`.
+            Some(&(t, _)) if t <= now && (self.tx.is_none() || self.pipe.len() > 1) => {
+                self.stats.delivered_packets += 1;
+                Ok(self.pipe.pop_front().expect("a head").1)
+            }
+            head => Err(head.map(|&(t, _)| t)),
+        }
+    }
+
     /// True while the transmitter is serializing a packet.
     pub fn is_busy(&self) -> bool {
         self.tx.is_some()
@@ -424,6 +451,57 @@ mod tests {
             None,
             "pkt 1 is on the wire"
         );
+    }
+
+    proptest::proptest! {
+        /// `deliver_or_deadline` answers what `poll_deliver` does, and when
+        /// that is nothing, `poll_timeout`'s deadline: two links fed alike,
+        /// looked at whenever a driver may (zero delay too, where the head
+        /// can be the packet in transmission), with losses and a full queue.
+        #[test]
+        fn deliver_or_deadline_is_poll_deliver_then_poll_timeout(
+            delay_us in 0u64..3,
+            ops in proptest::collection::vec((0u64..3000, 40u32..1500, proptest::bool::ANY), 1..40),
+        ) {
+            let drops = [3, 7, 8].map(|f| crate::loss::ScriptedDrop {
+                flow: FlowId(f),
+                seq: crate::Seq(0),
+            });
+            let mut a = LinkDir::new(
+                Rate::mbps(8),
+                Duration::from_micros(delay_us * 500),
+                Queue::drop_tail(QueueLimit::Packets(5)),
+                LossModel::Scripted { pending: drops.to_vec() },
+            );
+            let mut b = a.clone();
+            // Both answers at `now`, after the driver's catch-up.
+            let look = |a: &mut LinkDir<Segment>, b: &mut LinkDir<Segment>, now: Instant| {
+                a.handle_timeout(now);
+                b.handle_timeout(now);
+                loop {
+                    let got = a.deliver_or_deadline(now);
+                    let want = b.poll_deliver(now).ok_or_else(|| b.poll_timeout());
+                    proptest::prop_assert_eq!(got, want);
+                    if got.is_err() {
+                        return Ok(());
+                    }
+                }
+            };
+            let mut now = Instant::ZERO;
+            for (k, &(gap_us, wire, look_now)) in ops.iter().enumerate() {
+                now += Duration::from_micros(gap_us);
+                let seg = Segment { len: wire - 40, ..pkt(k as u32) };
+                proptest::prop_assert_eq!(a.enqueue(now, seg).is_ok(), b.enqueue(now, seg).is_ok());
+                if look_now {
+                    look(&mut a, &mut b, now)?;
+                }
+            }
+            while let Some(t) = b.poll_timeout() {
+                now = now.max(t);
+                look(&mut a, &mut b, now)?;
+            }
+            proptest::prop_assert_eq!(a.stats, b.stats);
+        }
     }
 
     #[test]

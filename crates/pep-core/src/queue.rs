@@ -271,6 +271,28 @@ impl<T: LinkItem> Queue<T> {
         self.dequeue_other(now)
     }
 
+    /// [`Self::enqueue`] then [`Self::dequeue`] at the same instant: an idle
+    /// transmitter offered a packet takes its next one at once. An empty
+    /// DropTail hands the packet straight back with the same counters
+    /// (admitted, then dequeued) and never touches its ring; the other
+    /// disciplines (and a DropTail that holds packets) do both steps.
+    #[inline(always)]
+    pub fn enqueue_dequeue(&mut self, now: Instant, item: T) -> Result<Option<T>, (T, DropReason)> {
+        if let Qdisc::DropTail(q) = &mut self.disc {
+            let len = item.wire_len();
+            // `bytes` would go up by `len` and back down: it stays.
+            if q.buf.is_empty() && q.has_room(len) {
+                self.stats.enqueued += 1;
+                self.stats.enqueued_bytes += len as u64;
+                self.stats.dequeued += 1;
+                return Ok(Some(item));
+            }
+        }
+        // Out of line (both handle DropTail too): the rare case stays small.
+        self.enqueue_other(now, item)?;
+        Ok(self.dequeue_other(now))
+    }
+
     #[inline(never)]
     fn dequeue_other(&mut self, now: Instant) -> Option<T> {
         let item = match &mut self.disc {
@@ -343,6 +365,7 @@ pub(crate) mod test_item {
 mod tests {
     use super::test_item::seg;
     use super::*;
+    use crate::segment::Segment;
 
     #[test]
     fn packet_limit_drops_the_arrival() {
@@ -360,6 +383,39 @@ mod tests {
         assert_eq!(q.stats.dropped, 1);
         assert_eq!(q.stats.dropped_overflow, 1);
         assert_eq!(q.stats.enqueued, q.stats.dequeued + q.len_packets() as u64);
+    }
+
+    proptest::proptest! {
+        /// The idle transmitter's shortcut is `enqueue` then `dequeue`: the
+        /// same answer, counters and contents, whatever the queue holds
+        /// (an empty DropTail takes the shortcut), its limit or the size.
+        #[test]
+        fn enqueue_dequeue_is_enqueue_then_dequeue(
+            by_bytes: bool,
+            limit in 0u32..4,
+            held in proptest::collection::vec(40u32..1500, 0..4),
+            wire in 40u32..1500,
+        ) {
+            let limit = if by_bytes {
+                QueueLimit::Bytes(limit as u64 * 1000)
+            } else {
+                QueueLimit::Packets(limit)
+            };
+            let t = Instant::ZERO;
+            let mut a = Queue::drop_tail(limit);
+            for (i, &w) in held.iter().enumerate() {
+                let _ = a.enqueue(t, seg(i as u32, w));
+            }
+            let mut b = a.clone();
+            let offered = seg(9, wire);
+            let got = a.enqueue_dequeue(t, offered);
+            let want = b.enqueue(t, offered).map(|()| b.dequeue(t));
+            proptest::prop_assert_eq!(got, want);
+            proptest::prop_assert_eq!(a.stats, b.stats);
+            proptest::prop_assert_eq!(a.len_bytes(), b.len_bytes());
+            let rest = |q: &mut Queue<Segment>| std::iter::from_fn(|| q.dequeue(t)).collect::<Vec<_>>();
+            proptest::prop_assert_eq!(rest(&mut a), rest(&mut b));
+        }
     }
 
     #[test]

@@ -336,8 +336,7 @@ impl Simulation {
             agent_rows: Vec::new(),
         };
         for a in 0..sim.agents.len() {
-            let out = std::mem::take(&mut sim.outbox);
-            sim.flush_agent(a, out);
+            sim.flush_agent(a);
         }
         sim
     }

@@ -288,10 +288,20 @@ impl Simulation {
         }
         self.ports[i].link.handle_timeout(now);
         let to = self.ports[i].to;
-        while let Some(p) = self.ports[i].link.poll_deliver(now) {
-            self.arrive(to, p);
+        // `rearm_port` after the deliveries, with the deadline the last
+        // look at the delay line found.
+        let deadline = loop {
+            match self.ports[i].link.deliver_or_deadline(now) {
+                Ok(p) => self.arrive(to, p),
+                Err(d) => break d,
+            }
+        };
+        let pt = &mut self.ports[i];
+        if let Some(t) = deadline {
+            if pt.armed.arm(Some(t)) {
+                self.queue.schedule(t, Event::Link(i as u32));
+            }
         }
-        self.rearm_port(i);
     }
 
     /// [`Self::on_link`] for a half-duplex port: the medium catches up both
@@ -423,28 +433,32 @@ impl Simulation {
 
     #[inline(never)]
     fn agent_packet(&mut self, a: usize, node: NodeIndex, p: Packet) {
-        let mut out = std::mem::take(&mut self.outbox);
-        self.agents[a].agent.on_packet(self.now, node, p, &mut out);
-        self.flush_agent(a, out);
+        self.agents[a]
+            .agent
+            .on_packet(self.now, node, p, &mut self.outbox);
+        self.flush_agent(a);
     }
 
     fn on_agent_timer(&mut self, a: usize) {
         if !self.agents[a].armed.fire(self.now) {
             return;
         }
-        let mut out = std::mem::take(&mut self.outbox);
-        self.agents[a].agent.on_timeout(self.now, &mut out);
-        self.flush_agent(a, out);
+        self.agents[a].agent.on_timeout(self.now, &mut self.outbox);
+        self.flush_agent(a);
     }
 
-    /// Sends what the agent put in its outbox (never back into an agent)
-    /// and re-arms its timer.
-    pub(crate) fn flush_agent(&mut self, a: usize, mut out: Outbox) {
-        for (node, p) in out.packets.drain(..) {
+    /// Sends what the agent put in the outbox (never back into an agent)
+    /// and re-arms its timer. The outbox stays in place: routing never
+    /// reaches an agent, so nothing adds to it meanwhile.
+    pub(crate) fn flush_agent(&mut self, a: usize) {
+        let n = self.outbox.packets.len();
+        for k in 0..n {
+            let (node, p) = self.outbox.packets[k];
             debug_assert!(self.agents[a].nodes.contains(&node));
             self.route(node, p);
         }
-        self.outbox = out;
+        debug_assert_eq!(self.outbox.packets.len(), n, "routing reached an agent");
+        self.outbox.packets.clear();
         let slot = &mut self.agents[a];
         let deadline = slot.agent.poll_timeout();
         if slot.armed.arm(deadline) {
@@ -774,8 +788,7 @@ impl Simulation {
             kind: "custom".to_string(),
             nodes: nodes.iter().map(|&n| n as NodeIndex).collect(),
         });
-        let out = std::mem::take(&mut self.outbox);
-        self.flush_agent(i as usize, out);
+        self.flush_agent(i as usize);
     }
 
     /// The agents' sampled values so far (`agents.csv`).

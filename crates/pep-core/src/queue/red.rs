@@ -237,6 +237,9 @@ impl<T: Queued> Red<T> {
         self.avg = self.avg * w + self.p.q_w * self.qlen();
     }
 
+    /// Inline: its one caller is `Queue::enqueue_other`, which LLVM's
+    /// heuristics otherwise leave calling it out of line in some builds.
+    #[inline(always)]
     pub(super) fn enqueue(&mut self, now: Instant, item: T) -> Result<(), (T, DropReason)> {
         self.update_avg(now);
         let size = item.wire_len();
