@@ -296,12 +296,7 @@ impl Simulation {
                 Err(d) => break d,
             }
         };
-        let pt = &mut self.ports[i];
-        if let Some(t) = deadline {
-            if pt.armed.arm(Some(t)) {
-                self.queue.schedule(t, Event::Link(i as u32));
-            }
-        }
+        self.arm_port(i, deadline);
     }
 
     /// [`Self::on_link`] for a half-duplex port: the medium catches up both
@@ -584,9 +579,16 @@ impl Simulation {
 
     #[inline]
     pub(crate) fn rearm_port(&mut self, i: usize) {
-        let pt = &mut self.ports[i];
-        if let Some(t) = pt.link.poll_timeout() {
-            if pt.armed.arm(Some(t)) {
+        let deadline = self.ports[i].link.poll_timeout();
+        self.arm_port(i, deadline);
+    }
+
+    /// Schedules port `i`'s event for `deadline` unless one at or before
+    /// it is pending.
+    #[inline(always)]
+    fn arm_port(&mut self, i: usize, deadline: Option<Instant>) {
+        if let Some(t) = deadline {
+            if self.ports[i].armed.arm(Some(t)) {
                 self.queue.schedule(t, Event::Link(i as u32));
             }
         }
