@@ -13,7 +13,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use pep_core::{Duration, Rate};
 use pep_lab::lab::{Lab, LabOptions};
-use pep_lab::probe::{ping, udp_probe, UdpProbeSpec};
+use pep_lab::probe::{ping, udp_probe, UdpProbeReport, UdpProbeSpec};
+use pep_lab::state::Endpoint;
 use pep_lab::topology::{DirParams, LabTopology, LossParams, Role};
 use pep_lab::traffic::{self, Amount, FlowSpec, TrafficOptions};
 
@@ -39,6 +40,28 @@ fn two_hosts(name: &str, d: DirParams) -> LabTopology {
 
 fn ms(d: Duration) -> f64 {
     d.as_millis_f64()
+}
+
+/// The delay test's train: `packets` datagrams of 1000 B at 10 % of
+/// `rate` (so nothing queues) from `a` to `b`. Returns what arrived and
+/// the one-way delay a link of `rate` and `delay` gives each.
+fn sparse_train(
+    a: &Endpoint,
+    b: &Endpoint,
+    rate: Rate,
+    delay: Duration,
+    packets: u32,
+) -> (UdpProbeReport, Duration) {
+    let size = 1000;
+    let sparse = UdpProbeSpec {
+        packets,
+        ip_size: size,
+        rate: Some(Rate(rate.as_bps() / 10)),
+        port: 6000,
+        linger: Duration::from_millis(300),
+    };
+    let r = udp_probe(a, b, &sparse).unwrap();
+    (r, delay + rate.tx_time(size as u64))
 }
 
 /// Payload rate of a link of `rate` for full segments of `mss` bytes with
@@ -252,17 +275,7 @@ fn rate_and_delay_hold_up_to_100mbps() {
         let lab = Lab::up(&two_hosts("rate", d), &LabOptions::default()).expect("lab up");
         let (a, b) = (lab.endpoint("a").unwrap(), lab.endpoint("b").unwrap());
 
-        // Delay: a sparse train (10 % load), so nothing queues.
-        let size = 1000;
-        let sparse = UdpProbeSpec {
-            packets: 1000,
-            ip_size: size,
-            rate: Some(Rate(rate.as_bps() / 10)),
-            port: 6000,
-            linger: Duration::from_millis(300),
-        };
-        let r = udp_probe(&a, &b, &sparse).unwrap();
-        let base = delay + rate.tx_time(size as u64);
+        let (r, base) = sparse_train(&a, &b, rate, delay, 1000);
         let excess = |q| ms(r.owd_quantile(q)) - ms(base);
         println!(
             "{mbps} Mbit/s: one-way delay minus (delay + serialization {:.3} ms): min {:.3} \
@@ -327,16 +340,7 @@ fn a_wired_segment_adds_no_delay_and_no_emulator() {
         "one emulator, the r-b link's"
     );
     let (a, b) = (lab.endpoint("a").unwrap(), lab.endpoint("b").unwrap());
-    let size = 1000;
-    let sparse = UdpProbeSpec {
-        packets: 500,
-        ip_size: size,
-        rate: Some(Rate(rate.as_bps() / 10)),
-        port: 6000,
-        linger: Duration::from_millis(300),
-    };
-    let r = udp_probe(&a, &b, &sparse).unwrap();
-    let base = delay + rate.tx_time(size as u64);
+    let (r, base) = sparse_train(&a, &b, rate, delay, 500);
     let excess = |q| ms(r.owd_quantile(q)) - ms(base);
     println!(
         "wire + 10 Mbit/s: one-way delay minus the emulated link's: min {:.3} median {:.3} ms",
