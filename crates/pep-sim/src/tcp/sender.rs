@@ -507,25 +507,22 @@ impl TcpSender {
             self.on_sent(now, &seg, kind);
             return Some((seg, kind));
         }
-        let next = if self.cc.in_sack_recovery() {
-            self.next_sack_segment()
+        // The window a segment from `next_in_window` was cut to: after the
+        // send it also decides the next poll's stop.
+        let (next, window) = if self.cc.in_sack_recovery() {
+            (self.next_sack_segment(), None)
         } else if self.all_written_sent() {
-            Err(Stop::Drained)
+            (Err(Stop::Drained), None)
         } else {
             let wnd = self.send_window();
-            let next = self.next_in_window(wnd);
-            if let Ok((seg, kind)) = next {
-                self.on_sent(now, &seg, kind);
-                if self.pacer.is_none() {
-                    self.idle = self.idle_after_send(wnd);
-                }
-                return Some((seg, kind));
-            }
-            next
+            (self.next_in_window(wnd), Some(wnd))
         };
         match next {
             Ok((seg, kind)) => {
                 self.on_sent(now, &seg, kind);
+                if let (Some(wnd), None) = (window, &self.pacer) {
+                    self.idle = self.idle_after_send(wnd);
+                }
                 Some((seg, kind))
             }
             Err(stop) => {
