@@ -257,10 +257,7 @@ impl TcpSink {
             seg.sack = self.sack_blocks();
             self.dsack = None;
         }
-        // Once: with `edge_sent` at the edge, `right_edge()` answers it again.
-        let edge = self.right_edge();
-        self.edge_sent = Some(edge);
-        seg.wnd = edge.bytes_since(self.rcv_nxt);
+        self.advertise_window(seg);
         if let (Some(ts), Some(ecr)) = (seg.ts.as_mut(), self.ts_recent) {
             ts.ecr = ecr;
         }
@@ -379,6 +376,16 @@ impl TcpSink {
         }
     }
 
+    /// Puts the receive window in `seg` and remembers the right edge it
+    /// advertises (computed once: with `edge_sent` at the edge,
+    /// `right_edge()` would answer it again).
+    #[inline(always)]
+    fn advertise_window(&mut self, seg: &mut Segment) {
+        let edge = self.right_edge();
+        self.edge_sent = Some(edge);
+        seg.wnd = edge.bytes_since(self.rcv_nxt);
+    }
+
     /// The next ACK (or SYN-ACK) to send. Drain until `None` after every
     /// input.
     ///
@@ -426,10 +433,7 @@ impl TcpSink {
         if let Some(a) = &self.adaptive {
             self.stats.ack_interval = a.interval();
         }
-        // Once: with `edge_sent` at the edge, `right_edge()` answers it again.
-        let edge = self.right_edge();
-        self.edge_sent = Some(edge);
-        seg.wnd = edge.bytes_since(self.rcv_nxt);
+        self.advertise_window(&mut seg);
         if self.last_ack_sent == Some(self.rcv_nxt) {
             self.stats.dup_acks_sent += 1;
         }
