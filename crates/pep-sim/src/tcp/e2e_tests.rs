@@ -507,10 +507,6 @@ proptest! {
         prop_assert!(p.tx.is_closed());
         prop_assert_eq!(p.rx.delivered_bytes(), written);
     }
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
     /// A finite transfer with losses, `max_burst` and a small receiver
     /// window: every send decides whether the next poll would stop
