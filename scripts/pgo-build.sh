@@ -18,6 +18,7 @@ TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 PGO=$TARGET/pgo
 OUT=${1:-$PGO/pep}
 SC=$ROOT/scenarios
+. "$ROOT/scripts/short-scenarios.sh"
 
 sysroot=$(rustc --print sysroot)
 host=$(rustc -vV | sed -n 's/^host: //p')
@@ -36,12 +37,7 @@ RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-generate=$PGO/raw" \
 
 echo "pgo-build: 2/3 training runs" >&2
 gen=$PGO/gen/release/pep
-for f in $(grep -l '^\[scenario\]' $(find "$SC" -name '*.toml') | sort); do
-    n=$(echo "${f#"$SC"/}" | tr / _ | sed 's/\.toml$//')
-    sed -e 's/^duration = "2000s"/duration = "20s"/' \
-        -e 's/^duration = "300s"/duration = "60s"/' "$f" >"$PGO/train/in/$n.toml"
-    (cd "$(dirname "$f")" && "$gen" sim run "$PGO/train/in/$n.toml" -o "$PGO/train/$n" -q)
-done
+run_short_scenarios "$gen" "$SC" "$PGO/train"
 for s in ftp50-pep ftp500; do
     sed 's/"2000s"/"60s"/' "$SC/gschwandtner/$s.toml" >"$PGO/train/in/$s-60.toml"
     "$gen" sim run "$PGO/train/in/$s-60.toml" -o "$PGO/train/$s-60" -q

@@ -17,16 +17,12 @@ set -u
 OLD=$(realpath "$1") NEW=$(realpath "$2")
 WORK=${3:-$(mktemp -d /tmp/same-outputs.XXXXXX)}
 SC=$(cd "$(dirname "$0")/../scenarios" && pwd)
+. "$(dirname "$0")/short-scenarios.sh"
 
 run_all() { # BIN OUT
-    local b=$1 o=$2 f n
-    rm -rf "$o" && mkdir -p "$o/in"
-    for f in $(grep -l '^\[scenario\]' $(find "$SC" -name '*.toml') | sort); do
-        n=$(echo "${f#$SC/}" | tr / _ | sed 's/\.toml$//')
-        sed -e 's/^duration = "2000s"/duration = "20s"/' \
-            -e 's/^duration = "300s"/duration = "60s"/' "$f" >"$o/in/$n.toml"
-        (cd "$(dirname "$f")" && "$b" sim run "$o/in/$n.toml" -o "$o/$n" -q) || echo "run failed: $n"
-    done
+    local b=$1 o=$2 p
+    rm -rf "$o"
+    run_short_scenarios "$b" "$SC" "$o"
     sed 's/"2000s"/"200s"/' "$SC/gschwandtner/ftp50-pep.toml" >"$o/in/ftp50-200.toml"
     "$b" sim run "$o/in/ftp50-200.toml" -o "$o/ftp50-200" -q
     sed 's/"2000s"/"60s"/' "$SC/gschwandtner/ftp500.toml" >"$o/in/ftp500-60.toml"
