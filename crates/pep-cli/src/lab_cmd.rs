@@ -106,6 +106,11 @@ pub struct LabArgs {
     /// Do not run the emulator threads under SCHED_FIFO.
     #[arg(long)]
     no_realtime: bool,
+    /// Let idle CPUs halt while the lab is up. By default the lab asks the
+    /// kernel to keep them polling (/dev/cpu_dma_latency = 0), because
+    /// waking a halted CPU delays frames by up to milliseconds in a VM.
+    #[arg(long)]
+    no_poll_idle: bool,
     /// Also give every node an IPv6 address (fd70:6570:<link>::<1|2>), with
     /// static neighbours and routes like the IPv4 ones.
     #[arg(long)]
@@ -325,6 +330,7 @@ fn lab_options(args: &LabArgs, default_id: &str) -> LabOptions {
         emu: EmuOptions {
             spin: Duration::from_micros(args.spin_us),
             realtime: !args.no_realtime,
+            poll_idle: !args.no_poll_idle,
             ..EmuOptions::default()
         },
         ipv6: args.ipv6,
@@ -341,6 +347,9 @@ fn up(path: Option<&Path>, args: &LabArgs) -> Result<(), String> {
     let signals = TerminationSignals::block().map_err(|e| e.to_string())?;
     let lab = Lab::up(&topo, &lab_options(args, &sc.name)).map_err(|e| e.to_string())?;
     print_lab(lab.state());
+    if lab.idle_polling() {
+        println!("idle CPUs are kept polling while the lab is up (--no-poll-idle: let them halt)");
+    }
     println!(
         "\nlab {} is up (pid {}). Ctrl-C here or `pep lab down {}` takes it down.",
         lab.id(),

@@ -45,6 +45,11 @@ pub struct EmuOptions {
     pub spin: Duration,
     /// Run the threads under `SCHED_FIFO` (falls back silently).
     pub realtime: bool,
+    /// Keep idle CPUs polling while the lab is up ([`IdlePolling`]; falls
+    /// back silently).
+    ///
+    /// [`IdlePolling`]: crate::clock::IdlePolling
+    pub poll_idle: bool,
     pub rt_priority: i32,
     /// Receive buffer of each packet socket, in bytes.
     pub socket_buffer: usize,
@@ -58,6 +63,7 @@ impl Default for EmuOptions {
         EmuOptions {
             spin: Duration::ZERO,
             realtime: true,
+            poll_idle: true,
             rt_priority: 10,
             socket_buffer: 16 << 20,
             max_frame: 2048,
@@ -83,6 +89,9 @@ pub struct DirReport {
     pub lateness: Histogram,
     /// Whether `SCHED_FIFO` was granted.
     pub realtime: bool,
+    /// Whether idle CPUs were kept polling ([`crate::clock::IdlePolling`]);
+    /// set by the [`crate::lab::Lab`] that runs the emulator.
+    pub idle_polling: bool,
     /// Time since the emulator started, when these counters were taken.
     pub elapsed: Duration,
     /// The Smart ACK Dropper's counters, when it runs on this direction.

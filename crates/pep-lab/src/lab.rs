@@ -3,7 +3,7 @@
 use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use crate::clock::Clock;
+use crate::clock::{Clock, IdlePolling};
 use crate::emu::{DirReport, EmuOptions, LinkEmulator};
 use crate::error::{require_root, LabError, Result};
 use crate::ethtool;
@@ -35,6 +35,8 @@ pub struct Lab {
     topo: LabTopology,
     clock: Clock,
     emulators: Vec<LinkEmulator>,
+    /// Dropped with the lab, after the emulators have stopped.
+    idle_polling: Option<IdlePolling>,
     finished: bool,
 }
 
@@ -103,6 +105,7 @@ impl Lab {
             topo: topo.clone(),
             clock: Clock::start(),
             emulators: vec![],
+            idle_polling: opts.emu.poll_idle.then(IdlePolling::request).flatten(),
             finished: false,
         };
         lab.build(&opts.emu, opts.ipv6)?; // on error, Drop removes what exists
@@ -270,8 +273,20 @@ impl Lab {
 
     /// Counters of every link direction (forward, reverse per link), as
     /// last published by the emulators.
+    /// Whether idle CPUs are kept polling while this lab is up
+    /// ([`EmuOptions::poll_idle`] asked and the kernel agreed).
+    pub fn idle_polling(&self) -> bool {
+        self.idle_polling.is_some()
+    }
+
     pub fn link_reports(&self) -> Vec<DirReport> {
-        self.emulators.iter().flat_map(|e| e.reports()).collect()
+        let reports = self.emulators.iter().flat_map(|e| e.reports());
+        reports.map(|r| self.stamped(r)).collect()
+    }
+
+    fn stamped(&self, mut report: DirReport) -> DirReport {
+        report.idle_polling = self.idle_polling();
+        report
     }
 
     /// Stops the emulators, deletes the namespaces and the state file.
@@ -282,11 +297,9 @@ impl Lab {
 
     fn teardown(&mut self) -> Result<Vec<DirReport>> {
         self.finished = true;
-        let reports = self
-            .emulators
-            .drain(..)
-            .flat_map(LinkEmulator::stop)
-            .collect();
+        let emulators = std::mem::take(&mut self.emulators);
+        let reports = emulators.into_iter().flat_map(LinkEmulator::stop);
+        let reports = reports.map(|r| self.stamped(r)).collect();
         state::down(Some(&self.state.id))?;
         Ok(reports)
     }

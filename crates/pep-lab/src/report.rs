@@ -69,6 +69,8 @@ pub struct LinkSummary {
     pub timer_late_max_us: f64,
     /// The emulator threads ran under `SCHED_FIFO`.
     pub realtime: bool,
+    /// Idle CPUs were kept polling (`--no-poll-idle` not given, and root).
+    pub idle_polling: bool,
 }
 
 /// `summary.json`.
@@ -147,6 +149,7 @@ pub fn link_summary(d: &DirReport) -> LinkSummary {
         timer_late_p99_us: us(d.lateness.quantile(0.99)),
         timer_late_max_us: us(d.lateness.max()),
         realtime: d.realtime,
+        idle_polling: d.idle_polling,
     }
 }
 
