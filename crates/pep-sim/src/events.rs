@@ -3,7 +3,7 @@
 //! machine.
 //!
 //! Each heap entry is a `u64` key, the time relative to a base in the high
-//! 36 bits and the insertion sequence in the low 28, beside the packed
+//! 36 bits and the insertion sequence in the low 28, beside the
 //! event. Ordering is one 64-bit compare (sequences are unique, so the
 //! event never decides), and a 4-ary heap keeps a node's children close at
 //! half the depth of a binary heap. When the sequences run out (every 268 M
@@ -20,14 +20,6 @@ use std::collections::BinaryHeap;
 
 use pep_core::Instant;
 
-/// Low bits of a packed event: 4 for the kind, the rest for the component
-/// index.
-const EVENT_BITS: u32 = 28;
-/// Component indices (ports, flows, processors, agents) must be below
-/// this (16 M). Validation keeps them there: at most `MAX_NODES` (4096)
-/// nodes, so fewer than 2^24 ports between distinct pairs, and
-/// `MAX_FLOWS` flows.
-pub const MAX_INDEX: u32 = 1 << (EVENT_BITS - 4);
 /// Low bits of a key that hold the insertion sequence.
 const SEQ_BITS: u32 = 28;
 /// Sequence numbers a key has room for (268 M, more than the events the
@@ -41,9 +33,10 @@ const HORIZON: u64 = 1 << (64 - SEQ_BITS);
 /// Children per heap node.
 const ARITY: usize = 4;
 
-/// What happens when an event fires. A closed set, packed into 28 bits so
-/// ordering never looks at the payload.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What happens when an event fires. A closed set of eight bytes, stored
+/// beside its key as it is: ordering never looks at it (the order derived
+/// here only lets the far heap hold it, where the sequence decides first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Event {
     /// A link direction's transmitter finishes or a packet reaches its far end.
     Link(u32),
@@ -67,47 +60,12 @@ pub enum Event {
     Bin,
 }
 
-impl Event {
-    fn pack(self) -> u32 {
-        let (k, i) = match self {
-            Event::Link(i) => (0u32, i),
-            Event::Sender(i) => (1, i),
-            Event::Sink(i) => (2, i),
-            Event::FlowStart(i) => (3, i),
-            Event::Sample => (4, 0),
-            Event::Bin => (5, 0),
-            Event::App(i) => (6, i),
-            Event::Host(i) => (7, i),
-            Event::Agent(i) => (8, i),
-            Event::Read(i) => (9, i),
-        };
-        // Scenario validation bounds every index (see MAX_INDEX).
-        assert!(i < MAX_INDEX, "component index {i} out of the event range");
-        k << (EVENT_BITS - 4) | i
-    }
-    fn unpack(v: u32) -> Event {
-        let i = v & (MAX_INDEX - 1);
-        match (v >> (EVENT_BITS - 4)) & 0xf {
-            0 => Event::Link(i),
-            1 => Event::Sender(i),
-            2 => Event::Sink(i),
-            3 => Event::FlowStart(i),
-            4 => Event::Sample,
-            5 => Event::Bin,
-            6 => Event::App(i),
-            7 => Event::Host(i),
-            8 => Event::Agent(i),
-            _ => Event::Read(i),
-        }
-    }
-}
-
-/// A heap entry: the ordering key and the packed event beside it.
+/// A heap entry: the ordering key and the event beside it (16 bytes).
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     /// `(time - base) << SEQ_BITS | sequence`.
     key: u64,
-    ev: u32,
+    ev: Event,
 }
 
 /// Pending events, earliest first; ties broken by scheduling order.
@@ -133,7 +91,7 @@ pub struct EventQueue {
     /// any entry of `heap` with the same time: the base only moves up, and
     /// each move brings over every far entry that fits, so a later event
     /// at the same time can only have been put in the heap directly.
-    far: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    far: BinaryHeap<Reverse<(u64, u64, Event)>>,
     far_seq: u64,
     /// The time of the last pop: a rebase moves the base no later, so the
     /// engine (which schedules nothing before it) never moves it back.
@@ -174,7 +132,6 @@ impl EventQueue {
     #[inline]
     pub fn schedule(&mut self, at: Instant, ev: Event) {
         let t = at.as_nanos();
-        let ev = ev.pack();
         // `t < base` wraps to a large offset and takes the slow path too.
         let offset = t.wrapping_sub(self.base);
         if self.next_seq == self.seq_limit || offset >= self.horizon {
@@ -215,7 +172,7 @@ impl EventQueue {
     /// keys' reach from the base.
     #[cold]
     #[inline(never)]
-    fn schedule_slow(&mut self, t: u64, ev: u32) {
+    fn schedule_slow(&mut self, t: u64, ev: Event) {
         if self.hole {
             self.fill_hole();
         }
@@ -240,7 +197,7 @@ impl EventQueue {
         }
     }
 
-    fn push_far(&mut self, t: u64, ev: u32) {
+    fn push_far(&mut self, t: u64, ev: Event) {
         self.far.push(Reverse((t, self.far_seq, ev)));
         self.far_seq += 1;
     }
@@ -267,7 +224,7 @@ impl EventQueue {
         }
         self.hole = true;
         self.last_pop = t;
-        Some((Instant(t), Event::unpack(top.ev)))
+        Some((Instant(t), top.ev))
     }
 
     /// With the heap empty: moves the base to the earliest far event, if it
@@ -363,7 +320,7 @@ impl EventQueue {
             self.fill_hole();
         }
         self.heap.sort_unstable_by_key(|e| e.key);
-        let near: Vec<(u64, u32)> = self.heap.iter().map(|e| (self.abs(e.key), e.ev)).collect();
+        let near: Vec<(u64, Event)> = self.heap.iter().map(|e| (self.abs(e.key), e.ev)).collect();
         let mut arriving = Vec::new();
         while let Some(&Reverse((t, _, ev))) = self.far.peek() {
             if t - new_base >= self.horizon {
@@ -487,30 +444,6 @@ mod tests {
         assert_eq!(q.pop_until(Instant(10)), Some((Instant(10), Event::Sample)));
     }
 
-    #[test]
-    fn packing_round_trips() {
-        for ev in [
-            Event::Link(MAX_INDEX - 1),
-            Event::Read(MAX_INDEX - 1),
-            Event::Sender(3),
-            Event::Sink(0),
-            Event::FlowStart(9),
-            Event::Sample,
-            Event::Bin,
-            Event::App(4),
-            Event::Host(7),
-            Event::Agent(2),
-        ] {
-            assert_eq!(Event::unpack(ev.pack()), ev);
-        }
-    }
-
-    #[test]
-    #[should_panic(expected = "out of the event range")]
-    fn an_index_beyond_the_packing_is_refused() {
-        EventQueue::new().schedule(Instant(1), Event::Sender(MAX_INDEX));
-    }
-
     /// One step of a random schedule: schedule at `now + dt` (or, rarely,
     /// `back` before now, which the engine never does) or pop what is due
     /// by `now + dt`.
@@ -522,15 +455,15 @@ mod tests {
     }
 
     fn event() -> impl Strategy<Value = Event> {
-        let i = 0..MAX_INDEX;
+        let i = any::<u32>();
         prop_oneof![
-            i.clone().prop_map(Event::Link),
-            i.clone().prop_map(Event::Sender),
-            i.clone().prop_map(Event::Sink),
-            i.clone().prop_map(Event::FlowStart),
-            i.clone().prop_map(Event::App),
-            i.clone().prop_map(Event::Host),
-            i.clone().prop_map(Event::Agent),
+            i.prop_map(Event::Link),
+            i.prop_map(Event::Sender),
+            i.prop_map(Event::Sink),
+            i.prop_map(Event::FlowStart),
+            i.prop_map(Event::App),
+            i.prop_map(Event::Host),
+            i.prop_map(Event::Agent),
             i.prop_map(Event::Read),
             Just(Event::Sample),
             Just(Event::Bin),
@@ -583,7 +516,7 @@ mod tests {
                     (_, Some(_)) if q.len() as u64 + 1 >= seq_limit => {}
                     (_, Some((t, ev))) => {
                         q.schedule(Instant(t), ev);
-                        reference.push(Reverse((t, seq, ev.pack())));
+                        reference.push(Reverse((t, seq, ev)));
                         seq += 1;
                     }
                     (Op::PopUntil { dt }, None) => {
@@ -593,7 +526,7 @@ mod tests {
                             let want = match reference.peek() {
                                 Some(Reverse((t, _, _))) if *t <= limit.as_nanos() => {
                                     let Reverse((t, _, ev)) = reference.pop().unwrap();
-                                    Some((Instant(t), Event::unpack(ev)))
+                                    Some((Instant(t), ev))
                                 }
                                 _ => None,
                             };
