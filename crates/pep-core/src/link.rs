@@ -273,8 +273,10 @@ impl<T: LinkItem> LinkDir<T> {
     /// the instant the previous one ended (so rounding never accumulates).
     /// Call it before reading the queue or the counters at `now`.
     ///
-    /// Inline: most calls find nothing due, which is one compare; the
-    /// loop stays out of line ([`Self::advance_due`]).
+    /// Inline, and so is its loop ([`Self::advance_due`]): most calls
+    /// find nothing due, which is one compare; out of line, the calls that
+    /// find a transmission ended (383 k in a 20 s ftp50-pep run, one pass
+    /// of the loop each) spent about 20 instructions on the call alone.
     #[inline]
     pub fn advance(&mut self, now: Instant) {
         debug_assert!(
@@ -286,7 +288,7 @@ impl<T: LinkItem> LinkDir<T> {
         }
     }
 
-    #[inline(never)]
+    #[inline(always)]
     fn advance_due(&mut self, now: Instant) {
         while let Some(done) = self.tx {
             if done > now {
