@@ -444,7 +444,11 @@ impl Simulation {
 
     /// Sends what the agent put in the outbox (never back into an agent)
     /// and re-arms its timer. The outbox stays in place: routing never
-    /// reaches an agent, so nothing adds to it meanwhile.
+    /// reaches an agent, so nothing adds to it meanwhile. Inline in its
+    /// callers: one call per packet an agent takes (242 k in a 20 s
+    /// ftp50-pep run), and its prologue and epilogue were about half of
+    /// its own 36 instructions per call.
+    #[inline(always)]
     pub(crate) fn flush_agent(&mut self, a: usize) {
         let n = self.outbox.packets.len();
         for k in 0..n {
