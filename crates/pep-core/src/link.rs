@@ -303,15 +303,21 @@ impl<T: LinkItem> LinkDir<T> {
     #[inline]
     pub fn poll_deliver(&mut self, now: Instant) -> Option<T> {
         match self.pipe.front() {
-            // Never the packet in transmission (it arrives after it ends,
-            // and the driver catches up to `now` first, but a zero delay
-            // makes the two instants equal).
-            Some((t, _)) if *t <= now && (self.tx.is_none() || self.pipe.len() > 1) => {
+            Some(&(t, _)) if self.deliverable(t, now) => {
                 self.stats.delivered_packets += 1;
                 self.pipe.pop_front().map(|(_, it)| it)
             }
             _ => None,
         }
+    }
+
+    /// Whether the delay line's head, due at `t`, arrives by `now`. Never
+    /// the packet in transmission: it arrives after it ends, and the driver
+    /// catches up to `now` first, but a zero delay makes the two instants
+    /// equal.
+    #[inline(always)]
+    fn deliverable(&self, t: Instant, now: Instant) -> bool {
+        t <= now && (self.tx.is_none() || self.pipe.len() > 1)
     }
 
     /// [`Self::poll_deliver`], or when it has nothing, [`Self::poll_timeout`]'s
@@ -321,8 +327,7 @@ impl<T: LinkItem> LinkDir<T> {
     pub fn deliver_or_deadline(&mut self, now: Instant) -> Result<T, Option<Instant>> {
         debug_assert!(!self.shared, "ask the medium for a half-duplex deadline");
         match self.pipe.front() {
-            // As in `poll_deliver`.
-            Some(&(t, _)) if t <= now && (self.tx.is_none() || self.pipe.len() > 1) => {
+            Some(&(t, _)) if self.deliverable(t, now) => {
                 self.stats.delivered_packets += 1;
                 Ok(self.pipe.pop_front().expect("a head").1)
             }

@@ -108,9 +108,9 @@ pub fn tune_timing_thread(realtime: bool, priority: i32) -> ThreadTiming {
 /// A halted CPU, and in a virtual machine a halted vCPU that the host has
 /// descheduled, takes from tens of microseconds to milliseconds to wake for
 /// a timer or a frame. On this project's 2-vCPU KVM machine a sparse train
-/// through a 10 Mbit/s link saw a p99 excess delay of 0.5-2.2 ms with
-/// halting and 0.12-0.34 ms with polling. The price is idle CPUs spinning
-/// while the lab is up.
+/// through a 10 Mbit/s link saw a median excess delay of 0.16-0.20 ms with
+/// halting and 0.06-0.12 ms with polling (docs/lab.md). The price is idle
+/// CPUs spinning while the lab is up.
 #[derive(Debug)]
 pub struct IdlePolling {
     _request: std::fs::File,

@@ -271,14 +271,14 @@ impl Lab {
             .ok_or_else(|| LabError::Topology(format!("no node {node:?} in lab {}", self.id())))
     }
 
-    /// Counters of every link direction (forward, reverse per link), as
-    /// last published by the emulators.
     /// Whether idle CPUs are kept polling while this lab is up
     /// ([`EmuOptions::poll_idle`] asked and the kernel agreed).
     pub fn idle_polling(&self) -> bool {
         self.idle_polling.is_some()
     }
 
+    /// Counters of every link direction (forward, reverse per link), as
+    /// last published by the emulators.
     pub fn link_reports(&self) -> Vec<DirReport> {
         let reports = self.emulators.iter().flat_map(|e| e.reports());
         reports.map(|r| self.stamped(r)).collect()
