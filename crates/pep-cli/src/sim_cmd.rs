@@ -35,6 +35,11 @@ pub enum SimCommand {
         /// Draw the standard plots into <out>/plots.
         #[arg(long)]
         plot: bool,
+        /// Threads for a run cut in two (`scenario.cut`): 2 runs its two
+        /// sides at once, 1 alternates them on one thread. The results are
+        /// the same [default: 2 on a machine with two CPUs or more].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=2))]
+        threads: Option<u8>,
     },
     /// Run an experiment: every point and seed on all cores, resumable;
     /// writes results.csv, aggregate.csv and plots.
@@ -83,7 +88,8 @@ pub fn run(cmd: SimCommand) -> Result<(), String> {
             quiet,
             pcap,
             plot,
-        } => run_scenario(scenario.as_deref(), out, seed, quiet, &pcap, plot),
+            threads,
+        } => run_scenario(scenario.as_deref(), out, seed, quiet, &pcap, plot, threads),
         SimCommand::Sweep(a) => crate::exp_cmd::sweep(a),
         SimCommand::Plot(a) => crate::exp_cmd::plot(a),
         SimCommand::Check { scenarios } => check(&scenarios),
@@ -175,6 +181,7 @@ fn run_scenario(
     quiet: bool,
     pcap: &[String],
     plot: bool,
+    threads: Option<u8>,
 ) -> Result<(), String> {
     let mut sc = load(path, pcap)?;
     if let Some(s) = seed {
@@ -182,6 +189,10 @@ fn run_scenario(
     }
     let out = out.unwrap_or_else(|| PathBuf::from("out").join(&sc.name));
     let mut sim = Simulation::new(&sc);
+    if let Some(n) = threads {
+        sim.set_parallel(n == 2);
+    }
+    let threads = sim.threads();
     sim.open_traces(&sc, &out)
         .map_err(|e| format!("opening pcap files in {}: {e}", out.display()))?;
     let show = !quiet && std::io::stderr().is_terminal();
@@ -201,7 +212,7 @@ fn run_scenario(
         ));
     }
     let summary = sim.summary();
-    let run = run_record(&summary, wall);
+    let run = run_record(&summary, wall, threads);
     std::fs::write(out.join("run.json"), run)
         .map_err(|e| format!("writing {}: {e}", out.join("run.json").display()))?;
     if plot {
@@ -209,7 +220,7 @@ fn run_scenario(
         files.push(format!("plots/ ({n} files)"));
     }
     if !quiet {
-        print_summary(&summary, wall);
+        print_summary(&summary, wall, threads);
         println!(
             "\nresults in {}: {}, run.json",
             out.display(),
@@ -221,10 +232,11 @@ fn run_scenario(
 
 /// Machine-dependent facts about a run, kept apart from the results so
 /// those stay byte-identical.
-fn run_record(s: &Summary, wall: f64) -> String {
+fn run_record(s: &Summary, wall: f64, threads: usize) -> String {
     let v = serde_json::json!({
         "pep_version": env!("CARGO_PKG_VERSION"),
         "wall_seconds": wall,
+        "threads": threads,
         "events": s.events,
         "events_per_second": s.events as f64 / wall.max(1e-9),
         "packets_forwarded_per_second": s.packets_forwarded as f64 / wall.max(1e-9),
@@ -233,13 +245,14 @@ fn run_record(s: &Summary, wall: f64) -> String {
     serde_json::to_string_pretty(&v).expect("plain JSON") + "\n"
 }
 
-fn print_summary(s: &Summary, wall: f64) {
+fn print_summary(s: &Summary, wall: f64, threads: usize) {
     println!(
-        "scenario {} (seed {}), {} s simulated in {:.2} s wall, {} events ({:.1} M/s)",
+        "scenario {} (seed {}), {} s simulated in {:.2} s wall{}, {} events ({:.1} M/s)",
         s.scenario,
         s.seed,
         s.duration_s,
         wall,
+        if threads > 1 { " on 2 threads" } else { "" },
         s.events,
         s.events as f64 / wall.max(1e-9) / 1e6
     );
@@ -288,12 +301,21 @@ fn check(paths: &[PathBuf]) -> Result<(), String> {
     for p in paths {
         match Scenario::load(p) {
             Ok(sc) => println!(
-                "{}: ok ({} nodes, {} links, {} flows, {})",
+                "{}: ok ({} nodes, {} links, {} flows, {}{})",
                 p.display(),
                 sc.nodes.len(),
                 sc.links.len(),
                 sc.flows.len(),
-                sc.duration
+                sc.duration,
+                match &sc.cut {
+                    Some(c) => format!(
+                        ", cut at link {:?}: {} and {} nodes",
+                        sc.links[c.link].name,
+                        c.far.iter().filter(|&&f| !f).count(),
+                        c.far.iter().filter(|&&f| f).count()
+                    ),
+                    None => String::new(),
+                }
             ),
             Err(e) => {
                 failed += 1;

@@ -181,24 +181,14 @@ fn unknown_paper_lists_the_known_ones() {
     );
 }
 
-#[test]
-fn run_writes_a_pcap_and_plots() {
-    let dir = tempfile::tempdir().unwrap();
-    let scenario =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/examples/scripted-drops.toml");
-    let out = dir.path().join("run");
+/// `pep sim run --quiet <args> --out <out> <scenario>`, which must succeed.
+fn sim_run(args: &[&str], out: &Path, scenario: &Path) {
     let res = pep()
-        .args([
-            "sim",
-            "run",
-            "--quiet",
-            "--plot",
-            "--pcap",
-            "r1->receiver",
-            "--out",
-        ])
-        .arg(&out)
-        .arg(&scenario)
+        .args(["sim", "run", "--quiet"])
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .arg(scenario)
         .output()
         .unwrap();
     assert!(
@@ -206,6 +196,15 @@ fn run_writes_a_pcap_and_plots() {
         "{}",
         String::from_utf8_lossy(&res.stderr)
     );
+}
+
+#[test]
+fn run_writes_a_pcap_and_plots() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/examples/scripted-drops.toml");
+    let out = dir.path().join("run");
+    sim_run(&["--plot", "--pcap", "r1->receiver"], &out, &scenario);
     let pcap = std::fs::read(out.join("r1-to-receiver.pcap")).unwrap();
     let n = pep_wire::PcapReader::new(&pcap[..]).unwrap().count();
     let summary: serde_json::Value =
@@ -232,4 +231,37 @@ fn run_writes_a_pcap_and_plots() {
         .unwrap();
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown link \"nowhere\""));
+}
+
+#[test]
+fn a_cut_scenario_says_so_and_takes_one_or_two_threads() {
+    let pep_run =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/gschwandtner/ftp50-pep.toml");
+    let check = pep().args(["sim", "check"]).arg(&pep_run).output().unwrap();
+    assert!(check.status.success());
+    let said = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        said.contains("cut at link \"split\": 51 and 51 nodes"),
+        "{said}"
+    );
+    let bad = pep()
+        .args(["sim", "run", "--threads", "3"])
+        .arg(&pep_run)
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(stderr.contains("--threads"), "{stderr}");
+    // A short cut run on one thread records it in run.json.
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(&pep_run)
+        .unwrap()
+        .replace("duration = \"2000s\"", "duration = \"2s\"");
+    let short = dir.path().join("short.toml");
+    std::fs::write(&short, text).unwrap();
+    let out = dir.path().join("run");
+    sim_run(&["--threads", "1"], &out, &short);
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run["threads"], 1);
 }

@@ -310,6 +310,13 @@ impl Framing {
         taken
     }
 
+    /// Takes the chunks framed since the last call, leaving the counts: a
+    /// split start whose split end runs elsewhere (a simulation cut in two)
+    /// ships them there with [`Self::push`].
+    pub fn take_chunks(&mut self) -> VecDeque<(u32, u64)> {
+        std::mem::take(&mut self.chunks)
+    }
+
     /// The flow at the head of the undelivered stream.
     pub fn head_flow(&self) -> Option<u32> {
         self.chunks.front().map(|c| c.0)

@@ -126,8 +126,34 @@ pub fn sink_config(s: &crate::scenario::SinkSpec, header: u32) -> SinkConfig {
 }
 
 impl Simulation {
-    /// Builds the network, flows and measures a scenario describes.
+    /// Builds the network, flows and measures a scenario describes. A
+    /// scenario cut in two (`scenario.cut`) builds both sides, the far one
+    /// held by the near one (see `cut.rs`).
     pub fn new(sc: &Scenario) -> Simulation {
+        let Some(c) = &sc.cut else {
+            return Self::build(sc, None);
+        };
+        let l = &sc.links[c.link];
+        let window = l.forward.delay.min(l.reverse.delay);
+        let mut near = Self::build(sc, Some(false));
+        let mut far = Self::build(sc, Some(true));
+        // Each side's direction toward the other delivers nothing where it
+        // sends: its packets move across at each window's end, and the
+        // other side's copy delivers them.
+        near.ports[c.link * 2].armed = Armed::never();
+        far.ports[c.link * 2 + 1].armed = Armed::never();
+        near.cut = Some(Box::new(crate::cut::Cut::new(c, far, window)));
+        near
+    }
+
+    /// One side of a cut run (`Some(far)`), or the whole run: a side only
+    /// starts the flows that send from its nodes and wakes the agents on
+    /// them.
+    fn build(sc: &Scenario, side: Option<bool>) -> Simulation {
+        let here = |node: usize| match (side, &sc.cut) {
+            (Some(far), Some(c)) => c.far[node] == far,
+            _ => true,
+        };
         let n_nodes = sc.nodes.len();
         let flow_cfgs: Vec<TcpConfig> = sc
             .flows
@@ -213,7 +239,9 @@ impl Simulation {
             .enumerate()
             .map(|(i, (f, cfg))| {
                 let start = Instant::ZERO + f.start;
-                queue.schedule(start, Event::FlowStart(i as u32));
+                if here(f.src) {
+                    queue.schedule(start, Event::FlowStart(i as u32));
+                }
                 Flow {
                     name: f.name.clone(),
                     src: f.src as u32,
@@ -302,8 +330,16 @@ impl Simulation {
                 for &n in &a.nodes {
                     node_agent[n] = i as u32;
                 }
+                let mut agent = build_agent(sc, a, i);
+                let on_side = a.nodes.iter().filter(|&&n| here(n)).count();
+                if on_side > 0 && on_side < a.nodes.len() {
+                    if let Err(e) = agent.cut(&|n| here(n as usize)) {
+                        // Validation asked the same question at load.
+                        panic!("agent {:?} cannot be cut: {e}", a.name);
+                    }
+                }
                 AgentSlot {
-                    agent: build_agent(sc, a, i),
+                    agent,
                     armed: Armed::default(),
                     name: a.name.clone(),
                     kind: a.kind.clone(),
@@ -334,9 +370,13 @@ impl Simulation {
             node_agent,
             outbox: Outbox::default(),
             agent_rows: Vec::new(),
+            cut: None,
         };
         for a in 0..sim.agents.len() {
-            sim.flush_agent(a);
+            // An agent on the other side of a cut never wakes here.
+            if sim.agents[a].nodes.iter().any(|&n| here(n as usize)) {
+                sim.flush_agent(a);
+            }
         }
         sim
     }

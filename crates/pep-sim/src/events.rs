@@ -391,6 +391,14 @@ impl EventQueue {
 pub struct Armed(Option<Instant>);
 
 impl Armed {
+    /// A wake-up that never comes: it claims an event at time zero, so
+    /// every deadline is later than the one "pending" and none is
+    /// scheduled. For a component another driver runs (the cut link's
+    /// direction whose far end is on the other side of a cut run).
+    pub fn never() -> Armed {
+        Armed(Some(Instant::ZERO))
+    }
+
     /// Returns true when `deadline` needs a new event.
     pub fn arm(&mut self, deadline: Option<Instant>) -> bool {
         match (deadline, self.0) {

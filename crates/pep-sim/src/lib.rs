@@ -21,6 +21,7 @@
 pub mod agent;
 pub mod bench;
 pub mod build;
+mod cut;
 pub mod events;
 pub mod metrics;
 pub mod ns2;

@@ -154,6 +154,10 @@ pub struct Simulation {
     /// Reused between agent calls.
     pub(crate) outbox: Outbox,
     pub(crate) agent_rows: Vec<AgentRow>,
+    /// The far side of a run cut in two (`scenario.cut`); `None` for an
+    /// uncut run, for the far side itself, and once a cut run has ended
+    /// and its sides are joined.
+    pub(crate) cut: Option<Box<crate::cut::Cut>>,
 }
 
 /// What a run is, for its outputs.
@@ -187,7 +191,41 @@ impl Simulation {
 
     /// Handles every event due by `limit` (capped at the scenario's end) and
     /// advances the clock to it. Lets a caller show progress between calls.
+    ///
+    /// A cut run (`scenario.cut`) runs both sides to `limit`; until it ends,
+    /// only [`Self::now`] and [`Self::progress`] speak for the whole run.
     pub fn run_until(&mut self, limit: Instant) {
+        if self.cut.is_some() {
+            self.run_cut(limit);
+        } else {
+            self.run_local(limit);
+        }
+    }
+
+    /// Runs a cut run's two sides on two threads (the default where the
+    /// machine has two CPUs) or alternately on this one. The outputs are
+    /// the same either way. No effect on an uncut run.
+    pub fn set_parallel(&mut self, on: bool) {
+        if let Some(c) = &mut self.cut {
+            c.set_parallel(on);
+        }
+    }
+
+    /// Threads the run uses: 2 for a cut run whose sides run at once.
+    pub fn threads(&self) -> usize {
+        match &self.cut {
+            Some(c) if c.parallel() => 2,
+            _ => 1,
+        }
+    }
+
+    /// Whether the run is cut in two and not yet joined.
+    pub fn is_cut(&self) -> bool {
+        self.cut.is_some()
+    }
+
+    /// [`Self::run_until`] on this simulation's own events.
+    pub(crate) fn run_local(&mut self, limit: Instant) {
         let limit = limit.min(self.end);
         while let Some((t, ev)) = self.queue.pop_until(limit) {
             debug_assert!(t >= self.now, "time went backwards");
@@ -782,6 +820,7 @@ impl Simulation {
     /// If a node already carries an agent, or the run has started.
     pub fn attach_agent(&mut self, name: &str, nodes: &[usize], agent: Box<dyn NodeAgent>) {
         assert_eq!(self.events, 0, "attach agents before running");
+        assert!(self.cut.is_none(), "attach agents to an uncut run");
         let i = self.agents.len() as u32;
         for &n in nodes {
             assert_eq!(self.node_agent[n], NONE, "node {n} already has an agent");

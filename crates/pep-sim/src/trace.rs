@@ -74,6 +74,8 @@ struct FlowWire {
 
 /// One open capture.
 pub(crate) struct Trace {
+    /// Its place in the scenario's `[[trace]]` list.
+    pub(crate) index: usize,
     ports: Vec<usize>,
     /// Node each port sends from.
     from: Vec<usize>,
@@ -119,15 +121,22 @@ impl Simulation {
             })
             .collect();
         let mut paths = Vec::new();
-        for t in &sc.traces {
+        for (index, t) in sc.traces.iter().enumerate() {
             let l = &sc.links[t.link];
             let ports: Vec<usize> = t
                 .dirs
                 .iter()
                 .map(|&d| t.link * 2 + usize::from(d == Dir::Reverse))
                 .collect();
+            // In a cut run, the side that sends on the traced direction
+            // writes it (validation keeps both directions of the cut link
+            // out of one trace).
+            let sim = match &mut self.cut {
+                Some(c) if c.is_far(self.ports[ports[0] ^ 1].to) => c.far_mut(),
+                _ => &mut *self,
+            };
             for &p in &ports {
-                self.ports[p].link.enable_tap();
+                sim.ports[p].link.enable_tap();
             }
             let path = dir.join(&t.file);
             let w = PcapWriter::new(
@@ -135,7 +144,8 @@ impl Simulation {
                 LinkType::Ethernet,
                 t.snaplen,
             )?;
-            self.traces.push(Trace {
+            sim.traces.push(Trace {
+                index,
                 from: t.dirs.iter().map(|&d| l.from_node(d)).collect(),
                 to: t.dirs.iter().map(|&d| l.to_node(d)).collect(),
                 ports,

@@ -91,7 +91,40 @@ pub trait NodeAgent: Send {
 
     /// For tests and tools that need the concrete agent back.
     fn as_any(&self) -> &dyn Any;
+
+    /// The run is cut in two between this agent's nodes
+    /// (`scenario.cut`): this copy becomes the half that acts on the nodes
+    /// for which `here` is true; another copy of the agent, cut the other
+    /// way, runs the rest on another thread. Called before the run starts.
+    /// An agent whose halves must share state sooner than the cut link's
+    /// delay says why it cannot be cut.
+    fn cut(&mut self, _here: &dyn Fn(NodeIndex) -> bool) -> Result<(), String> {
+        Err("this agent kind cannot run as two halves".into())
+    }
+
+    /// What this half sends the other at the end of a window of the cut
+    /// link's delay (split start's framing records, say), if anything. It
+    /// reaches [`Self::cut_receive`] before the other half runs the next
+    /// window.
+    fn cut_send(&mut self) -> Option<CutMessage> {
+        None
+    }
+
+    /// The other half's [`Self::cut_send`].
+    fn cut_receive(&mut self, _msg: CutMessage) {}
+
+    /// After the run, the far half's state for [`Self::cut_join`].
+    fn cut_take(&mut self) -> Option<CutMessage> {
+        None
+    }
+
+    /// After the run: takes the far half's state ([`Self::cut_take`]) so
+    /// that this copy reports for the whole agent.
+    fn cut_join(&mut self, _far: CutMessage) {}
 }
+
+/// What one half of a cut agent hands the other; each kind knows its own.
+pub type CutMessage = Box<dyn Any + Send>;
 
 /// Where an agent sits and what it acts on; what [`Make`] builds from.
 pub struct AgentSite<'a> {

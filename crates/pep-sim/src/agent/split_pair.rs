@@ -31,7 +31,7 @@ use pep_core::{Duration, FlowId, Instant};
 use serde::Deserialize;
 use toml::Table;
 
-use super::{params, AgentError, AgentSite, NodeAgent, Outbox};
+use super::{params, AgentError, AgentSite, CutMessage, NodeAgent, Outbox};
 use crate::packet::{NodeIndex, Packet};
 use crate::tcp::{AckPolicy, AppSource, SinkConfig, TcpConfig, TcpSender, TcpSink};
 use pep_core::cc::{Growth, Recovery};
@@ -357,6 +357,30 @@ pub struct SplitPair {
     flow_credit: Option<FlowCredit>,
     /// Most bytes split end ever held for one flow.
     end_held_max: u64,
+    /// Which ends this copy runs (both, unless the run is cut between
+    /// them: [`NodeAgent::cut`]).
+    half: Half,
+}
+
+/// The ends a [`SplitPair`] copy runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Half {
+    Both,
+    /// Split start only; its framing records go to the other copy at each
+    /// window's end.
+    Start,
+    /// Split end only.
+    End,
+}
+
+/// Split end's state, handed to split start's copy after a cut run.
+struct EndState {
+    flows: Vec<FlowState>,
+    tunnel_rx: TcpSink,
+    tunnel_delivered: u64,
+    framing: Framing,
+    end_held_max: u64,
+    passed: u64,
 }
 
 impl SplitPair {
@@ -410,6 +434,7 @@ impl SplitPair {
             end_buffer: None,
             flow_credit: None,
             end_held_max: 0,
+            half: Half::Both,
         };
         // A first wake-up at zero sends the SYNs (if the senders handshake).
         me.set_timer(T_TUNNEL_TX, Some(now));
@@ -839,16 +864,100 @@ impl NodeAgent for SplitPair {
     }
 
     fn sample(&self) -> Vec<(&'static str, f64)> {
+        // A half reports its share: the two halves' rows add up to the
+        // whole's (bytes framed at start, less those delivered at end).
+        let popped = (self.framing.pushed() - self.framing.in_tunnel()) as f64;
+        let (start, in_tunnel) = match self.half {
+            Half::Both => (1.0, self.framing.in_tunnel() as f64),
+            Half::Start => (1.0, self.framing.pushed() as f64),
+            Half::End => (0.0, -popped),
+        };
         vec![
-            ("local_queue", self.local.len_packets() as f64),
-            ("buffer_count", self.credit.buffer_count() as f64),
-            ("tunnel_cwnd", self.tunnel_tx.cwnd() as f64),
-            ("in_tunnel", self.framing.in_tunnel() as f64),
+            ("local_queue", start * self.local.len_packets() as f64),
+            ("buffer_count", start * self.credit.buffer_count() as f64),
+            ("tunnel_cwnd", start * self.tunnel_tx.cwnd() as f64),
+            ("in_tunnel", in_tunnel),
         ]
     }
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+
+    fn cut(&mut self, here: &dyn Fn(NodeIndex) -> bool) -> Result<(), String> {
+        if self.flow_credit.is_some() {
+            return Err(
+                "per-flow credit (`flow_credit`) hands split end's ACKs to split \
+                        start at once, sooner than the link's delay allows"
+                    .into(),
+            );
+        }
+        let at_start = here(self.start);
+        self.half = if at_start { Half::Start } else { Half::End };
+        // The constructor armed both ends' first wake-ups: keep this half's.
+        let mine = |slot: u32| match slot {
+            T_TUNNEL_TX | T_CHECK => at_start,
+            T_TUNNEL_RX => !at_start,
+            s => (s - T_FLOWS).is_multiple_of(2) == at_start,
+        };
+        for slot in 0..self.deadline.len() as u32 {
+            if !mine(slot) {
+                self.set_timer(slot, None);
+            }
+        }
+        self.clean();
+        Ok(())
+    }
+
+    fn cut_send(&mut self) -> Option<CutMessage> {
+        if self.half != Half::Start || self.framing.chunks() == 0 {
+            return None;
+        }
+        Some(Box::new(self.framing.take_chunks()))
+    }
+
+    fn cut_receive(&mut self, msg: CutMessage) {
+        if let Ok(chunks) = msg.downcast::<VecDeque<(u32, u64)>>() {
+            for (flow, bytes) in *chunks {
+                self.framing.push(flow, bytes);
+            }
+        }
+    }
+
+    fn cut_take(&mut self) -> Option<CutMessage> {
+        if self.half != Half::End {
+            return None;
+        }
+        let blank = TcpSink::new(self.tunnel_flow, &SinkConfig::default());
+        Some(Box::new(EndState {
+            flows: std::mem::take(&mut self.flows),
+            tunnel_rx: std::mem::replace(&mut self.tunnel_rx, blank),
+            tunnel_delivered: self.tunnel_delivered,
+            framing: std::mem::take(&mut self.framing),
+            end_held_max: self.end_held_max,
+            passed: self.passed,
+        }))
+    }
+
+    fn cut_join(&mut self, far: CutMessage) {
+        let Ok(far) = far.downcast::<EndState>() else {
+            return;
+        };
+        let mut far = *far;
+        // Records framed since the last window's end never crossed.
+        for (flow, bytes) in self.framing.take_chunks() {
+            far.framing.push(flow, bytes);
+        }
+        self.framing = far.framing;
+        for (mine, theirs) in self.flows.iter_mut().zip(far.flows) {
+            mine.sender = theirs.sender;
+            mine.forwarded = theirs.forwarded;
+        }
+        self.tunnel_rx = far.tunnel_rx;
+        self.tunnel_delivered = far.tunnel_delivered;
+        self.end_held_max = far.end_held_max;
+        self.passed += far.passed;
+        self.half = Half::Both;
     }
 }
 
@@ -871,6 +980,17 @@ impl NodeAgent for Disabled {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+    fn cut(&mut self, _here: &dyn Fn(NodeIndex) -> bool) -> Result<(), String> {
+        Ok(())
+    }
+    fn cut_take(&mut self) -> Option<CutMessage> {
+        Some(Box::new(self.passed))
+    }
+    fn cut_join(&mut self, far: CutMessage) {
+        if let Ok(n) = far.downcast::<u64>() {
+            self.passed += *n;
+        }
     }
 }
 

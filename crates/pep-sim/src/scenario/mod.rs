@@ -33,6 +33,8 @@ mod validate;
 #[cfg(test)]
 mod cc_tests;
 #[cfg(test)]
+mod cut_tests;
+#[cfg(test)]
 mod fuzz_tests;
 #[cfg(test)]
 mod netmodel_tests;
@@ -44,8 +46,8 @@ use std::path::Path;
 pub(crate) use agents::private_flows;
 pub use error::{Diagnostic, Pos, ScenarioError};
 pub use model::{
-    AckSpec, AgentSpec, AppReadSpec, CcKind, ClassifySpec, Dir, FlowSpec, LinkDirSpec, LinkSpec,
-    LossSpec, MediumSpec, NodeKind, NodeSpec, OutputSpec, Profile, QueueSpec, ReadWhen,
+    AckSpec, AgentSpec, AppReadSpec, CcKind, ClassifySpec, CutSpec, Dir, FlowSpec, LinkDirSpec,
+    LinkSpec, LossSpec, MediumSpec, NodeKind, NodeSpec, OutputSpec, Profile, QueueSpec, ReadWhen,
     RecoveryKind, RedSpec, Scenario, Series, SinkSpec, SourceSpec, TcpSpec, TraceSpec,
 };
 pub use overrides::{apply_override, parse_override};

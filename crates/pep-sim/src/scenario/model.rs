@@ -28,6 +28,23 @@ pub struct Scenario {
     pub routes: Routes,
     /// PEP agents on nodes (`[[agent]]`).
     pub agents: Vec<AgentSpec>,
+    /// `scenario.cut`: the run is cut in two at this link (see
+    /// [`CutSpec`]).
+    pub cut: Option<CutSpec>,
+}
+
+/// A run cut in two at one link (`scenario.cut = "<link>"`): the nodes on
+/// each side run as a simulation of their own, on their own thread, and
+/// exchange the packets crossing the link once per window of the link's
+/// delay (conservative parallel simulation: nothing sent across can arrive
+/// sooner). Validated: the link is the only path between the sides and
+/// has a delay both ways.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CutSpec {
+    /// Index into [`Scenario::links`].
+    pub link: usize,
+    /// `far[node]`: the node is on the side of the link's `b` end.
+    pub far: Vec<bool>,
 }
 
 /// A PEP agent: its kind (see [`crate::agent::KINDS`]), where it sits,

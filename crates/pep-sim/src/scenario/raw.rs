@@ -52,6 +52,8 @@ pub(crate) struct Header {
     pub description: Option<String>,
     pub duration: S<Dur>,
     pub seed: Option<u64>,
+    /// A link to cut the run at: each side runs on its own thread.
+    pub cut: Option<S<String>>,
 }
 
 #[derive(Debug, Deserialize)]

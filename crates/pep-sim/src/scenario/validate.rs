@@ -15,8 +15,8 @@ use toml::{Spanned, Table, Value};
 use super::error::{join, Ctx};
 use super::links;
 use super::model::{
-    AckSpec, CcKind, FlowSpec, NodeKind, NodeSpec, OutputSpec, QueueSpec, RecoveryKind, Scenario,
-    Series, SinkSpec, SourceSpec, TcpSpec,
+    AckSpec, CcKind, CutSpec, FlowSpec, MediumSpec, NodeKind, NodeSpec, OutputSpec, QueueSpec,
+    RecoveryKind, Scenario, Series, SinkSpec, SourceSpec, TcpSpec,
 };
 use super::raw;
 use super::routes::{Routes, MAX_NODES};
@@ -78,8 +78,12 @@ pub(crate) fn validate(doc: &raw::Doc, ctx: &mut Ctx) -> Option<Scenario> {
         traces,
         routes,
         agents: Vec::new(),
+        cut: None,
     };
     sc.agents = super::agents::agents(doc, ctx, &sc, &names);
+    if let Some(c) = &h.cut {
+        sc.cut = cut(ctx, c, &sc);
+    }
     ctx.errors.is_empty().then_some(sc)
 }
 
@@ -684,4 +688,103 @@ pub(crate) fn rate(ctx: &mut Ctx, r: &Spanned<raw::RateV>, field: &str) -> Optio
             None
         }
     }
+}
+
+/// `scenario.cut`: the link exists, is full duplex with a delay both ways
+/// (the parallel run's lookahead), is the only path between its ends, and
+/// every agent on both sides can run as two halves.
+fn cut(ctx: &mut Ctx, name: &Spanned<String>, sc: &Scenario) -> Option<CutSpec> {
+    let field = "scenario.cut";
+    let span = Some(name.span());
+    let Some(li) = sc.link_index(name.get_ref()) else {
+        let known: Vec<&str> = sc.links.iter().map(|l| l.name.as_str()).take(12).collect();
+        let msg = format!(
+            "unknown link {:?}; links are: {}",
+            name.get_ref(),
+            known.join(", ")
+        );
+        ctx.err(span, field, msg);
+        return None;
+    };
+    let l = &sc.links[li];
+    if l.medium != MediumSpec::FullDuplex {
+        ctx.err(
+            span,
+            field,
+            "a half-duplex link cannot be cut: its two directions share one transmitter",
+        );
+        return None;
+    }
+    if l.forward.delay == Duration::ZERO || l.reverse.delay == Duration::ZERO {
+        ctx.err(
+            span,
+            field,
+            "the cut link needs a delay both ways: the delay is how far each side may run ahead",
+        );
+        return None;
+    }
+    // The far side: every node reachable from `b` without the link.
+    let mut far = vec![false; sc.nodes.len()];
+    let mut stack = vec![l.b];
+    far[l.b] = true;
+    while let Some(n) = stack.pop() {
+        for (k, o) in sc.links.iter().enumerate() {
+            if k == li {
+                continue;
+            }
+            for (x, y) in [(o.a, o.b), (o.b, o.a)] {
+                if x == n && !far[y] {
+                    far[y] = true;
+                    stack.push(y);
+                }
+            }
+        }
+    }
+    if far[l.a] {
+        let msg = format!(
+            "link {:?} does not cut the network in two: {:?} still reaches {:?} without it",
+            l.name, sc.nodes[l.b].name, sc.nodes[l.a].name
+        );
+        ctx.err(span, field, msg);
+        return None;
+    }
+    if let Some(i) = sc
+        .traces
+        .iter()
+        .position(|t| t.link == li && t.dirs.len() > 1)
+    {
+        let msg = format!(
+            "trace[{i}] captures both directions of the cut link, which run on different \
+             sides: trace one direction (\"{}->{}\" or \"{}->{}\")",
+            sc.nodes[l.a].name, sc.nodes[l.b].name, sc.nodes[l.b].name, sc.nodes[l.a].name
+        );
+        ctx.err(span, field, msg);
+        return None;
+    }
+    for (i, a) in sc.agents.iter().enumerate() {
+        let sides = a.nodes.iter().filter(|&&n| far[n]).count();
+        if sides == 0 || sides == a.nodes.len() {
+            continue;
+        }
+        let kind = crate::agent::kind(&a.kind).expect("checked");
+        let site = crate::agent::AgentSite {
+            scenario: sc,
+            nodes: &a.nodes,
+            flows: &a.flows,
+            private_flows: super::agents::private_flows(sc.flows.len(), i),
+            name: &a.name,
+        };
+        let Ok(mut agent) = (kind.make)(&a.params, &site) else {
+            continue;
+        };
+        if let Err(e) = agent.cut(&|n| !far[n as usize]) {
+            ctx.err(
+                span,
+                field,
+                format!("agent[{i}] ({:?}) sits on both sides: {e}", a.name),
+            );
+            return None;
+        }
+    }
+    Some(CutSpec { link: li, far })
 }
