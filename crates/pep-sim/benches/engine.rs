@@ -44,7 +44,9 @@ fn gschwandtner(secs: u64) -> pep_sim::scenario::Scenario {
 
 /// 10 s is mostly the tunnel's slow start (60 k events); 60 s (2.4 M
 /// events) adds a loaded split link, closer to the per-event mix of the
-/// 2000 s run.
+/// 2000 s run. The scenario is cut at the split link: each run is timed
+/// with its two sides on two threads and, `-one-thread`, alternately on
+/// one (the same events and outputs).
 fn split_pep(c: &mut Criterion) {
     let mut g = c.benchmark_group("gschwandtner");
     g.sample_size(10);
@@ -53,13 +55,16 @@ fn split_pep(c: &mut Criterion) {
         let mut probe = Simulation::new(&sc);
         probe.run();
         g.throughput(Throughput::Elements(probe.engine_stats().events));
-        g.bench_function(format!("ftp50-pep-{secs}s"), |b| {
-            b.iter(|| {
-                let mut sim = Simulation::new(&sc);
-                sim.run();
-                sim.engine_stats().events
-            })
-        });
+        for (parallel, suffix) in [(true, ""), (false, "-one-thread")] {
+            g.bench_function(format!("ftp50-pep-{secs}s{suffix}"), |b| {
+                b.iter(|| {
+                    let mut sim = Simulation::new(&sc);
+                    sim.set_parallel(parallel);
+                    sim.run();
+                    sim.engine_stats().events
+                })
+            });
+        }
     }
     g.finish();
 }

@@ -371,6 +371,7 @@ impl Simulation {
             outbox: Outbox::default(),
             agent_rows: Vec::new(),
             cut: None,
+            sampling_events: 0,
         };
         for a in 0..sim.agents.len() {
             // An agent on the other side of a cut never wakes here.

@@ -293,7 +293,8 @@ impl Simulation {
         );
         self.traces.append(&mut far.traces);
         self.traces.sort_by_key(|t| t.index);
-        self.events += far.events;
+        // The far side's sampling events repeat the near side's.
+        self.events += far.events - far.sampling_events;
     }
 }
 

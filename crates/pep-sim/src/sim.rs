@@ -158,6 +158,9 @@ pub struct Simulation {
     /// uncut run, for the far side itself, and once a cut run has ended
     /// and its sides are joined.
     pub(crate) cut: Option<Box<crate::cut::Cut>>,
+    /// Of `events`, the `Sample` and `Bin` ones (both sides of a cut run
+    /// have them; the joined count keeps one side's).
+    pub(crate) sampling_events: u64,
 }
 
 /// What a run is, for its outputs.
@@ -259,6 +262,7 @@ impl Simulation {
             Event::Agent(i) => self.on_agent_timer(i as usize),
             Event::Read(i) => self.on_read(i as usize),
             Event::Sample => {
+                self.sampling_events += 1;
                 self.advance_ports();
                 self.metrics.sample(self.now, &self.ports, &self.flows);
                 self.sample_agents();
@@ -266,6 +270,7 @@ impl Simulation {
                     .schedule(self.now + self.metrics.sample_every, Event::Sample);
             }
             Event::Bin => {
+                self.sampling_events += 1;
                 self.advance_ports();
                 self.metrics.close_bin(self.now, &self.ports, &self.flows);
                 self.queue
