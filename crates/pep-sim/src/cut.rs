@@ -135,7 +135,10 @@ impl Simulation {
             let far_stops = stops.clone();
             std::thread::scope(|s| {
                 s.spawn(move || far.run_side(&far_stops, rev, fwd, window, &to_near, &from_near));
-                self.run_side(&stops, fwd, rev, window, &to_far, &from_far);
+                // Owned here, so that a panic on this side drops them and
+                // the other side's wait ends instead of hanging the scope.
+                let (tx, rx) = (to_far, from_far);
+                self.run_side(&stops, fwd, rev, window, &tx, &rx);
             });
         } else {
             for stop in &stops {
