@@ -372,6 +372,7 @@ impl Simulation {
             agent_rows: Vec::new(),
             cut: None,
             sampling_events: 0,
+            cut_spare: None,
         };
         for a in 0..sim.agents.len() {
             // An agent on the other side of a cut never wakes here.

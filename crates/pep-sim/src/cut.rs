@@ -53,8 +53,10 @@ pub(crate) struct Cut {
     parallel: bool,
 }
 
-/// What one side hands the other at a window's end.
-struct Batch {
+/// What one side hands the other at a window's end. Sent back and forth,
+/// so that each side fills the other's emptied vectors next time.
+#[derive(Default)]
+pub(crate) struct Batch {
     /// Arrival time and packet, in arrival order.
     packets: Vec<(Instant, Packet)>,
     /// Agent index and its message.
@@ -99,25 +101,57 @@ impl Cut {
         self.parallel = on;
     }
 
-    /// The stops from now to `limit`, and the window end after them.
-    fn plan(&self, limit: Instant) -> (Vec<Stop>, Instant) {
-        let mut stops = Vec::new();
-        let mut next = self.next;
-        while next <= limit {
-            stops.push(Stop {
-                at: next,
-                exchange: true,
-            });
-            next += self.window;
+    fn stops(&self, limit: Instant) -> Stops {
+        Stops {
+            next: self.next,
+            window: self.window,
+            limit,
+            done: false,
         }
-        if stops.last().is_none_or(|s| s.at < limit) {
-            stops.push(Stop {
-                at: limit,
-                exchange: false,
-            });
-        }
-        (stops, next)
     }
+}
+
+/// The stops from a window's end to a limit: every window's end up to it,
+/// then the limit itself unless it is one.
+#[derive(Clone, Copy)]
+struct Stops {
+    next: Instant,
+    window: Duration,
+    limit: Instant,
+    done: bool,
+}
+
+impl Iterator for Stops {
+    type Item = Stop;
+    fn next(&mut self) -> Option<Stop> {
+        if self.done {
+            return None;
+        }
+        if self.next <= self.limit {
+            let at = self.next;
+            self.next += self.window;
+            self.done = at == self.limit;
+            return Some(Stop { at, exchange: true });
+        }
+        self.done = true;
+        Some(Stop {
+            at: self.limit,
+            exchange: false,
+        })
+    }
+}
+
+impl Stops {
+    /// The first window's end past the limit.
+    fn after(mut self) -> Instant {
+        self.by_ref().for_each(drop);
+        self.next
+    }
+}
+
+/// Port `i` sends from a far-side node (its reverse arrives there).
+fn leaves_far(far_node: &[bool], ports: &[crate::sim::Port], i: usize) -> bool {
+    far_node[ports[i ^ 1].to as usize]
 }
 
 impl Simulation {
@@ -126,22 +160,23 @@ impl Simulation {
     pub(crate) fn run_cut(&mut self, limit: Instant) {
         let mut cut = self.cut.take().expect("a cut run");
         let limit = limit.min(self.end);
-        let (stops, next) = cut.plan(limit);
+        let stops = cut.stops(limit);
         let (fwd, rev, window) = (cut.fwd, cut.rev, cut.window);
         if cut.parallel {
             let far = &mut *cut.far;
-            let (to_far, from_near) = sync_channel(1);
-            let (to_near, from_far) = sync_channel(1);
-            let far_stops = stops.clone();
+            // Room for two: a side may hand over its next batch before the
+            // other has taken the last one.
+            let (to_far, from_near) = sync_channel(2);
+            let (to_near, from_far) = sync_channel(2);
             std::thread::scope(|s| {
-                s.spawn(move || far.run_side(&far_stops, rev, fwd, window, &to_near, &from_near));
+                s.spawn(move || far.run_side(stops, rev, fwd, window, &to_near, &from_near));
                 // Owned here, so that a panic on this side drops them and
                 // the other side's wait ends instead of hanging the scope.
                 let (tx, rx) = (to_far, from_far);
-                self.run_side(&stops, fwd, rev, window, &tx, &rx);
+                self.run_side(stops, fwd, rev, window, &tx, &rx);
             });
         } else {
-            for stop in &stops {
+            for stop in stops {
                 self.run_local(stop.at);
                 cut.far.run_local(stop.at);
                 if stop.exchange {
@@ -152,7 +187,7 @@ impl Simulation {
                 }
             }
         }
-        cut.next = next;
+        cut.next = stops.after();
         if self.now == self.end {
             self.join(*cut);
         } else {
@@ -164,7 +199,7 @@ impl Simulation {
     /// direction it sends across, `inn` the one it receives.
     fn run_side(
         &mut self,
-        stops: &[Stop],
+        stops: Stops,
         out: usize,
         inn: usize,
         window: Duration,
@@ -191,31 +226,33 @@ impl Simulation {
     /// What crosses from this side at a window's end: the packets on
     /// direction `port` that arrive by `by`, and the agents' messages.
     fn cut_batch(&mut self, port: usize, by: Instant) -> Batch {
-        let mut packets = Vec::new();
+        let mut b = self.cut_spare.take().unwrap_or_default();
         self.ports[port]
             .link
-            .take_arriving(self.now, by, &mut packets);
-        let agents = self
-            .agents
-            .iter_mut()
-            .enumerate()
-            .filter_map(|(i, a)| a.agent.cut_send().map(|m| (i, m)))
-            .collect();
-        Batch { packets, agents }
+            .take_arriving(self.now, by, &mut b.packets);
+        b.agents.extend(
+            self.agents
+                .iter_mut()
+                .enumerate()
+                .filter_map(|(i, a)| a.agent.cut_send().map(|m| (i, m))),
+        );
+        b
     }
 
     /// Takes what the other side sent: its packets into direction `port`
     /// (to be delivered here at their arrival times), its agents' messages.
-    fn cut_accept(&mut self, port: usize, b: Batch) {
-        for (t, p) in b.packets {
+    /// Keeps the emptied batch for this side's next one.
+    fn cut_accept(&mut self, port: usize, mut b: Batch) {
+        for (t, p) in b.packets.drain(..) {
             // Lookahead: nothing may cross later than it is due here.
             debug_assert!(t > self.now, "a packet due at {t} crossed at {}", self.now);
             self.ports[port].link.inject(t, p);
         }
         self.rearm_port(port);
-        for (i, m) in b.agents {
+        for (i, m) in b.agents.drain(..) {
             self.agents[i].agent.cut_receive(m);
         }
+        self.cut_spare = Some(b);
     }
 
     /// Moves the far side's state into this one at the end of the run.
@@ -228,9 +265,8 @@ impl Simulation {
             ..
         } = cut;
         let mut far = *far;
-        let far_port = |sim: &Simulation, i: usize| far_node[sim.ports[i ^ 1].to as usize];
         for i in 0..self.ports.len() {
-            if far_port(self, i) {
+            if leaves_far(&far_node, &self.ports, i) {
                 std::mem::swap(&mut self.ports[i], &mut far.ports[i]);
             }
         }
@@ -240,7 +276,7 @@ impl Simulation {
         }
         for m in 0..self.media.len() {
             let port = self.ports.iter().position(|p| p.medium == m as u32);
-            if port.is_some_and(|i| far_port(self, i)) {
+            if port.is_some_and(|i| leaves_far(&far_node, &self.ports, i)) {
                 std::mem::swap(&mut self.media[m], &mut far.media[m]);
             }
         }
@@ -275,7 +311,7 @@ impl Simulation {
         merge_metrics(
             &mut self.metrics,
             far.metrics,
-            |port| far_port_static(&far_node, &self.ports, port),
+            |port| leaves_far(&far_node, &self.ports, port as usize),
             |flow| far_node[flows[flow as usize].dst as usize],
         );
         let agent_nodes: Vec<(bool, bool)> = self
@@ -299,10 +335,6 @@ impl Simulation {
         // The far side's sampling events repeat the near side's.
         self.events += far.events - far.sampling_events;
     }
-}
-
-fn far_port_static(far_node: &[bool], ports: &[crate::sim::Port], i: u32) -> bool {
-    far_node[ports[i as usize ^ 1].to as usize]
 }
 
 /// Each row from the side that owns what it measures: a link direction
@@ -376,4 +408,98 @@ fn merge_agent_rows(
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc::sync_channel;
+
+    use super::*;
+    use crate::scenario::Scenario;
+
+    /// A host, a router and a host, cut at the second link (10 ms).
+    const LINE: &str = r#"[scenario]
+name = "line"
+duration = "2s"
+cut = "r-b"
+[[node]]
+name = "a"
+[[node]]
+name = "r"
+kind = "router"
+[[node]]
+name = "b"
+[[link]]
+between = ["a", "r"]
+rate = "10Mbps"
+delay = "1ms"
+[[link]]
+between = ["r", "b"]
+rate = "5Mbps"
+delay = "10ms"
+[[flow]]
+name = "f"
+from = "a"
+to = "b"
+"#;
+
+    fn near() -> (Simulation, Stops) {
+        let sc = Scenario::from_toml_str(LINE, "line.toml").unwrap();
+        let sim = Simulation::new(&sc);
+        let stops = sim.cut.as_ref().unwrap().stops(sim.end);
+        (sim, stops)
+    }
+
+    #[test]
+    fn stops_end_at_the_limit_with_an_exchange_at_every_window() {
+        let (sim, stops) = near();
+        let all: Vec<(u64, bool)> = stops
+            .map(|s| (s.at.as_nanos() / 1_000_000, s.exchange))
+            .collect();
+        // 2 s in windows of 10 ms: 200 exchanges, the last at the end.
+        assert_eq!(all.len(), 200);
+        assert!(all.iter().all(|&(_, x)| x));
+        assert_eq!(all[0].0, 10);
+        assert_eq!(all[199].0, 2000);
+        let short = sim
+            .cut
+            .as_ref()
+            .unwrap()
+            .stops(Instant::ZERO + Duration::from_millis(25));
+        let at: Vec<(u64, bool)> = short
+            .map(|s| (s.at.as_nanos() / 1_000_000, s.exchange))
+            .collect();
+        assert_eq!(at, vec![(10, true), (20, true), (25, false)]);
+        assert_eq!(short.after(), Instant::ZERO + Duration::from_millis(30));
+    }
+
+    /// What a side does when the other's thread has died (dropping its
+    /// channel ends as it unwinds): it stops waiting and returns, so the
+    /// thread scope can re-raise the panic instead of hanging.
+    #[test]
+    fn a_side_stops_when_the_other_side_is_gone() {
+        for gone in ["sender", "receiver"] {
+            let (mut sim, stops) = near();
+            let (fwd, rev, window) = {
+                let c = sim.cut.as_ref().unwrap();
+                (c.fwd, c.rev, c.window)
+            };
+            let (tx, their_rx) = sync_channel(2);
+            let (their_tx, rx) = sync_channel::<Batch>(2);
+            match gone {
+                "sender" => drop(their_tx),
+                _ => drop(their_rx),
+            }
+            let (done, finished) = sync_channel(1);
+            std::thread::spawn(move || {
+                sim.run_side(stops, fwd, rev, window, &tx, &rx);
+                done.send(sim.now).unwrap();
+            });
+            let now = finished
+                .recv_timeout(std::time::Duration::from_secs(60))
+                .unwrap_or_else(|_| panic!("the side waited for a {gone} that is gone"));
+            // It ran its first window, then found the other side gone.
+            assert_eq!(now, Instant::ZERO + Duration::from_millis(10), "{gone}");
+        }
+    }
 }

@@ -161,6 +161,9 @@ pub struct Simulation {
     /// Of `events`, the `Sample` and `Bin` ones (both sides of a cut run
     /// have them; the joined count keeps one side's).
     pub(crate) sampling_events: u64,
+    /// A cut run's last batch from the other side, emptied, to fill with
+    /// this side's next.
+    pub(crate) cut_spare: Option<crate::cut::Batch>,
 }
 
 /// What a run is, for its outputs.
