@@ -297,24 +297,8 @@ impl Simulation {
                 mine.reader_busy = theirs.reader_busy;
             }
         }
-        for (mine, theirs) in self.agents.iter_mut().zip(far.agents.iter_mut()) {
-            let on_far = mine.nodes.iter().filter(|&&n| far_node[n as usize]).count();
-            if on_far == mine.nodes.len() {
-                std::mem::swap(&mut mine.agent, &mut theirs.agent);
-            } else if on_far > 0 {
-                if let Some(state) = theirs.agent.cut_take() {
-                    mine.agent.cut_join(state);
-                }
-            }
-        }
-        let flows = &self.flows;
-        merge_metrics(
-            &mut self.metrics,
-            far.metrics,
-            |port| leaves_far(&far_node, &self.ports, port as usize),
-            |flow| far_node[flows[flow as usize].dst as usize],
-        );
-        let agent_nodes: Vec<(bool, bool)> = self
+        // Per agent: (all on the far side, on both sides).
+        let agent_sides: Vec<(bool, bool)> = self
             .agents
             .iter()
             .map(|a| {
@@ -325,10 +309,33 @@ impl Simulation {
                 )
             })
             .collect();
+        for ((mine, theirs), &sides) in self
+            .agents
+            .iter_mut()
+            .zip(&mut far.agents)
+            .zip(&agent_sides)
+        {
+            match sides {
+                (true, _) => std::mem::swap(&mut mine.agent, &mut theirs.agent),
+                (_, true) => {
+                    if let Some(state) = theirs.agent.cut_take() {
+                        mine.agent.cut_join(state);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let flows = &self.flows;
+        merge_metrics(
+            &mut self.metrics,
+            far.metrics,
+            |port| leaves_far(&far_node, &self.ports, port as usize),
+            |flow| far_node[flows[flow as usize].dst as usize],
+        );
         self.agent_rows = merge_agent_rows(
             std::mem::take(&mut self.agent_rows),
             std::mem::take(&mut far.agent_rows),
-            &agent_nodes,
+            &agent_sides,
         );
         self.traces.append(&mut far.traces);
         self.traces.sort_by_key(|t| t.index);
@@ -417,34 +424,14 @@ mod tests {
     use super::*;
     use crate::scenario::Scenario;
 
-    /// A host, a router and a host, cut at the second link (10 ms).
-    const LINE: &str = r#"[scenario]
-name = "line"
-duration = "2s"
-cut = "r-b"
-[[node]]
-name = "a"
-[[node]]
-name = "r"
-kind = "router"
-[[node]]
-name = "b"
-[[link]]
-between = ["a", "r"]
-rate = "10Mbps"
-delay = "1ms"
-[[link]]
-between = ["r", "b"]
-rate = "5Mbps"
-delay = "10ms"
-[[flow]]
-name = "f"
-from = "a"
-to = "b"
-"#;
-
+    /// The loading tests' host - router - host line, 2 s, cut at its
+    /// 10 ms link.
     fn near() -> (Simulation, Stops) {
-        let sc = Scenario::from_toml_str(LINE, "line.toml").unwrap();
+        let text = crate::scenario::tests::base_with(
+            "duration = \"10s\"\n",
+            "duration = \"2s\"\ncut = \"r-b\"\n",
+        );
+        let sc = Scenario::from_toml_str(&text, "line.toml").unwrap();
         let sim = Simulation::new(&sc);
         let stops = sim.cut.as_ref().unwrap().stops(sim.end);
         (sim, stops)

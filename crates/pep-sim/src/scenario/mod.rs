@@ -39,7 +39,7 @@ mod fuzz_tests;
 #[cfg(test)]
 mod netmodel_tests;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::path::Path;
 

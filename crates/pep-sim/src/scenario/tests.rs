@@ -9,7 +9,7 @@ use pep_core::{Duration, Rate};
 use super::*;
 
 /// Three nodes in a line, one flow; mutated by each test.
-pub(super) const BASE: &str = r#"[scenario]
+pub(crate) const BASE: &str = r#"[scenario]
 name = "t"
 duration = "10s"
 
@@ -42,7 +42,7 @@ pub(super) fn load(text: &str) -> Result<Scenario, ScenarioError> {
 }
 
 /// `BASE` with `from` replaced by `to` (which must occur).
-pub(super) fn base_with(from: &str, to: &str) -> String {
+pub(crate) fn base_with(from: &str, to: &str) -> String {
     assert!(BASE.contains(from), "BASE has no {from:?}");
     BASE.replacen(from, to, 1)
 }
