@@ -373,6 +373,8 @@ impl Simulation {
             cut: None,
             sampling_events: 0,
             cut_spare: None,
+            cut_pending: Default::default(),
+            cut_taken: 0,
         };
         for a in 0..sim.agents.len() {
             // An agent on the other side of a cut never wakes here.

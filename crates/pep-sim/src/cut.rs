@@ -6,19 +6,24 @@
 //! only its own nodes: flows start where their sender is, agents wake where
 //! they sit, and an agent on both ends of the link runs as two halves
 //! ([`crate::agent::NodeAgent::cut`]). Nothing crosses the link sooner than
-//! its delay `d`, so the sides run the same window `(W, W + d]` at once.
-//! At each window's end `W`, each side hands the other the packets its
-//! direction of the link has finished sending that arrive by `W + d`
-//! ([`LinkDir::take_arriving`]), which the other puts in its copy of the
-//! direction ([`LinkDir::inject`]) to deliver at their times, plus
-//! whatever the split agents exchange. Every packet a side must deliver in
-//! a window was serialized before it began, so nothing arrives late.
+//! its delay `d` (the lookahead). The sides stop to exchange every
+//! `s = d / STEPS` of simulated time: at a stop `W`, each side hands the
+//! other the packets its direction of the link has finished sending that
+//! arrive by `W + d` ([`LinkDir::take_arriving`]), plus whatever the split
+//! agents exchange. Those packets all arrive after `W + d - s`, so the
+//! other side needs them only when it stops there: it takes them in then,
+//! `STEPS - 1` stops later, putting them in its copy of the direction
+//! ([`LinkDir::inject`]) to deliver at their times. Nothing arrives late,
+//! and either side may run up to `d - s` ahead of the other: a side waits
+//! only when the other falls that far behind, not whenever one stretch of
+//! its work is longer, as with one exchange per `d`.
 //!
 //! Each side's events keep their order by (time, order scheduled) within
-//! the side, so a cut run is deterministic and the same on one thread or
-//! two ([`Simulation::set_parallel`]). It is not byte-identical to the
-//! uncut run: events at the same nanosecond on one side may now run in
-//! another order relative to an arrival from the other side.
+//! the side, and a batch is always taken in at the same stop, so a cut run
+//! is deterministic and the same on one thread or two
+//! ([`Simulation::set_parallel`]). It is not byte-identical to the uncut
+//! run: events at the same nanosecond on one side may now run in another
+//! order relative to an arrival from the other side.
 //!
 //! When the run reaches its end, the far side's state is moved into the
 //! near one ([`Simulation`] `join`), so summaries, series and traces read
@@ -37,6 +42,12 @@ use crate::packet::Packet;
 use crate::scenario::CutSpec;
 use crate::sim::{AgentRow, Simulation};
 
+/// Stops per lookahead: a side may run `STEPS - 1` stops ahead of the
+/// other. More stops smooth out more of the two sides' uneven stretches
+/// of work, at a channel hand-over each (docs/simulator.md has the
+/// measurements).
+const STEPS: u64 = 5;
+
 /// The far side of a cut run, held by the near side.
 pub(crate) struct Cut {
     far: Box<Simulation>,
@@ -45,15 +56,45 @@ pub(crate) struct Cut {
     /// The cut link's near-to-far direction and its reverse.
     fwd: usize,
     rev: usize,
-    /// The lookahead: the shorter of the link's two delays.
-    window: Duration,
-    /// The next window's end.
+    plan: Plan,
+    /// The next stop.
     next: Instant,
     /// Run the sides on two threads (else alternately on one).
     parallel: bool,
 }
 
-/// What one side hands the other at a window's end. Sent back and forth,
+/// When the sides stop to exchange, and when they take in what the other
+/// sent.
+#[derive(Clone, Copy, Debug)]
+struct Plan {
+    /// The shorter of the link's two delays.
+    lookahead: Duration,
+    /// Time between stops.
+    step: Duration,
+    /// Stops per lookahead (at least 1): the batch sent at stop `i` is
+    /// taken in at stop `i + lag - 1`.
+    lag: u64,
+}
+
+impl Plan {
+    fn new(lookahead: Duration) -> Plan {
+        let step = Duration::from_nanos((lookahead.as_nanos() / STEPS).max(1));
+        Plan {
+            lookahead,
+            step,
+            lag: (lookahead.as_nanos() / step.as_nanos()).max(1),
+        }
+    }
+
+    /// How many of the other side's batches a side must have taken in when
+    /// it leaves the stop at `at`: those whose packets may arrive before
+    /// the next stop.
+    fn due(&self, at: Instant) -> u64 {
+        (at.as_nanos() / self.step.as_nanos() + 1).saturating_sub(self.lag)
+    }
+}
+
+/// What one side hands the other at a stop. Sent back and forth,
 /// so that each side fills the other's emptied vectors next time.
 #[derive(Default)]
 pub(crate) struct Batch {
@@ -63,7 +104,7 @@ pub(crate) struct Batch {
     agents: Vec<(usize, CutMessage)>,
 }
 
-/// Where one run segment stops: a window's end (exchange) or the caller's
+/// Where one run segment stops: a step (exchange) or the caller's
 /// limit.
 #[derive(Clone, Copy)]
 struct Stop {
@@ -72,14 +113,15 @@ struct Stop {
 }
 
 impl Cut {
-    pub(crate) fn new(spec: &CutSpec, far: Simulation, window: Duration) -> Cut {
+    pub(crate) fn new(spec: &CutSpec, far: Simulation, lookahead: Duration) -> Cut {
+        let plan = Plan::new(lookahead);
         Cut {
             far: Box::new(far),
             far_node: spec.far.clone(),
             fwd: spec.link * 2,
             rev: spec.link * 2 + 1,
-            window,
-            next: Instant::ZERO + window,
+            plan,
+            next: Instant::ZERO + plan.step,
             parallel: std::thread::available_parallelism().is_ok_and(|n| n.get() > 1),
         }
     }
@@ -104,19 +146,19 @@ impl Cut {
     fn stops(&self, limit: Instant) -> Stops {
         Stops {
             next: self.next,
-            window: self.window,
+            step: self.plan.step,
             limit,
             done: false,
         }
     }
 }
 
-/// The stops from a window's end to a limit: every window's end up to it,
-/// then the limit itself unless it is one.
+/// The stops from the next one to a limit: every step up to it, then the
+/// limit itself unless it is a step.
 #[derive(Clone, Copy)]
 struct Stops {
     next: Instant,
-    window: Duration,
+    step: Duration,
     limit: Instant,
     done: bool,
 }
@@ -129,7 +171,7 @@ impl Iterator for Stops {
         }
         if self.next <= self.limit {
             let at = self.next;
-            self.next += self.window;
+            self.next += self.step;
             self.done = at == self.limit;
             return Some(Stop { at, exchange: true });
         }
@@ -142,7 +184,7 @@ impl Iterator for Stops {
 }
 
 impl Stops {
-    /// The first window's end past the limit.
+    /// The first step past the limit.
     fn after(mut self) -> Instant {
         self.by_ref().for_each(drop);
         self.next
@@ -161,29 +203,47 @@ impl Simulation {
         let mut cut = self.cut.take().expect("a cut run");
         let limit = limit.min(self.end);
         let stops = cut.stops(limit);
-        let (fwd, rev, window) = (cut.fwd, cut.rev, cut.window);
+        let (fwd, rev, plan) = (cut.fwd, cut.rev, cut.plan);
         if cut.parallel {
             let far = &mut *cut.far;
-            // Room for two: a side may hand over its next batch before the
-            // other has taken the last one.
-            let (to_far, from_near) = sync_channel(2);
-            let (to_near, from_far) = sync_channel(2);
-            std::thread::scope(|s| {
-                s.spawn(move || far.run_side(stops, rev, fwd, window, &to_near, &from_near));
+            // Room for every batch a side can be ahead by, so that a send
+            // never waits (see `run_side`).
+            let room = 2 * plan.lag as usize;
+            let (to_far, from_near) = sync_channel(room);
+            let (to_near, from_far) = sync_channel(room);
+            let from_near = std::thread::scope(|s| {
+                let other = s.spawn(move || {
+                    far.run_side(stops, rev, fwd, plan, &to_near, &from_near);
+                    from_near
+                });
                 // Owned here, so that a panic on this side drops them and
                 // the other side's wait ends instead of hanging the scope.
                 let (tx, rx) = (to_far, from_far);
-                self.run_side(stops, fwd, rev, window, &tx, &rx);
+                self.run_side(stops, fwd, rev, plan, &tx, &rx);
+                let other = other.join();
+                // Batches a side has not needed yet wait for the next call
+                // (the other side has sent all it will once it is done).
+                self.cut_pending.extend(rx.try_iter());
+                other
             });
+            match from_near {
+                Ok(rx) => cut.far.cut_pending.extend(rx.try_iter()),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
         } else {
             for stop in stops {
                 self.run_local(stop.at);
                 cut.far.run_local(stop.at);
                 if stop.exchange {
-                    let out = self.cut_batch(fwd, stop.at + window);
-                    let back = cut.far.cut_batch(rev, stop.at + window);
-                    cut.far.cut_accept(fwd, out);
-                    self.cut_accept(rev, back);
+                    let out = self.cut_batch(fwd, stop.at + plan.lookahead);
+                    let back = cut.far.cut_batch(rev, stop.at + plan.lookahead);
+                    cut.far.cut_pending.push_back(out);
+                    self.cut_pending.push_back(back);
+                    // On one thread every batch due has been sent.
+                    let due = plan.due(stop.at);
+                    let near_in = self.take_in(rev, due, None);
+                    let far_in = cut.far.take_in(fwd, due, None);
+                    debug_assert!(near_in && far_in);
                 }
             }
         }
@@ -195,36 +255,51 @@ impl Simulation {
         }
     }
 
-    /// One side's part of [`Self::run_cut`] on its own thread: `out` is the
+    /// One side of [`Self::run_cut`] on its own thread: `out` is the
     /// direction it sends across, `inn` the one it receives.
+    ///
+    /// It sends a batch at every stop and waits only for the batches due
+    /// (`Plan::due`), so it runs at most `lag - 1` stops ahead of the
+    /// other side; the other side's unreceived batches are then at most
+    /// `2 lag - 2`, which the channels have room for.
     fn run_side(
         &mut self,
         stops: Stops,
         out: usize,
         inn: usize,
-        window: Duration,
+        plan: Plan,
         tx: &SyncSender<Batch>,
         rx: &Receiver<Batch>,
     ) {
         for stop in stops {
             self.run_local(stop.at);
             if stop.exchange {
-                let batch = self.cut_batch(out, stop.at + window);
+                let batch = self.cut_batch(out, stop.at + plan.lookahead);
                 // A send or receive fails only when the other side's thread
                 // died (it panicked); the scope re-raises that panic.
-                if tx.send(batch).is_err() {
+                if tx.send(batch).is_err() || !self.take_in(inn, plan.due(stop.at), Some(rx)) {
                     return;
                 }
-                let Ok(back) = rx.recv() else {
-                    return;
-                };
-                self.cut_accept(inn, back);
             }
         }
     }
 
-    /// What crosses from this side at a window's end: the packets on
-    /// direction `port` that arrive by `by`, and the agents' messages.
+    /// Takes in the other side's batches until `due` have been: first
+    /// those already received, then (on two threads) from `rx`, waiting
+    /// for them. False if the other side is gone.
+    fn take_in(&mut self, port: usize, due: u64, rx: Option<&Receiver<Batch>>) -> bool {
+        while self.cut_taken < due {
+            let next = self.cut_pending.pop_front();
+            let Some(b) = next.or_else(|| rx?.recv().ok()) else {
+                return false;
+            };
+            self.cut_accept(port, b);
+        }
+        true
+    }
+
+    /// What crosses from this side at a stop: the packets on direction
+    /// `port` that arrive by `by`, and the agents' messages.
     fn cut_batch(&mut self, port: usize, by: Instant) -> Batch {
         let mut b = self.cut_spare.take().unwrap_or_default();
         self.ports[port]
@@ -253,6 +328,7 @@ impl Simulation {
             self.agents[i].agent.cut_receive(m);
         }
         self.cut_spare = Some(b);
+        self.cut_taken += 1;
     }
 
     /// Moves the far side's state into this one at the end of the run.
@@ -265,6 +341,15 @@ impl Simulation {
             ..
         } = cut;
         let mut far = *far;
+        // The last stops' batches were never due: their packets arrive
+        // after the end, but the agents' messages are state to join.
+        for side in [&mut *self, &mut far] {
+            for b in std::mem::take(&mut side.cut_pending) {
+                for (i, m) in b.agents {
+                    side.agents[i].agent.cut_receive(m);
+                }
+            }
+        }
         for i in 0..self.ports.len() {
             if leaves_far(&far_node, &self.ports, i) {
                 std::mem::swap(&mut self.ports[i], &mut far.ports[i]);
@@ -438,26 +523,47 @@ mod tests {
     }
 
     #[test]
-    fn stops_end_at_the_limit_with_an_exchange_at_every_window() {
+    fn stops_end_at_the_limit_with_an_exchange_at_every_step() {
         let (sim, stops) = near();
         let all: Vec<(u64, bool)> = stops
             .map(|s| (s.at.as_nanos() / 1_000_000, s.exchange))
             .collect();
-        // 2 s in windows of 10 ms: 200 exchanges, the last at the end.
-        assert_eq!(all.len(), 200);
+        // 2 s in steps of 10 ms / 5: 1000 exchanges, the last at the end.
+        assert_eq!(all.len(), 1000);
         assert!(all.iter().all(|&(_, x)| x));
-        assert_eq!(all[0].0, 10);
-        assert_eq!(all[199].0, 2000);
+        assert_eq!(all[0].0, 2);
+        assert_eq!(all[999].0, 2000);
         let short = sim
             .cut
             .as_ref()
             .unwrap()
-            .stops(Instant::ZERO + Duration::from_millis(25));
+            .stops(Instant::ZERO + Duration::from_millis(5));
         let at: Vec<(u64, bool)> = short
             .map(|s| (s.at.as_nanos() / 1_000_000, s.exchange))
             .collect();
-        assert_eq!(at, vec![(10, true), (20, true), (25, false)]);
-        assert_eq!(short.after(), Instant::ZERO + Duration::from_millis(30));
+        assert_eq!(at, vec![(2, true), (4, true), (5, false)]);
+        assert_eq!(short.after(), Instant::ZERO + Duration::from_millis(6));
+    }
+
+    /// A batch is taken in `lag - 1` stops after it was sent: the last stop
+    /// before its earliest packet can arrive.
+    #[test]
+    fn batches_are_taken_in_at_the_last_stop_before_they_are_needed() {
+        let plan = Plan::new(Duration::from_millis(10));
+        assert_eq!((plan.step, plan.lag), (Duration::from_millis(2), 5));
+        let at = |ms: u64| Instant::ZERO + Duration::from_millis(ms);
+        // Stops 1 to 4 (2 to 8 ms) need nothing yet; stop 5 (10 ms) needs
+        // the batch of stop 1, whose packets arrive after 2 + 10 - 2 ms.
+        assert_eq!(plan.due(at(8)), 0);
+        assert_eq!(plan.due(at(10)), 1);
+        assert_eq!(plan.due(at(2000)), 996);
+        // A lookahead shorter than the stops allow: every batch at once.
+        let tiny = Plan::new(Duration::from_nanos(3));
+        assert_eq!((tiny.step.as_nanos(), tiny.lag), (1, 3));
+        assert_eq!(tiny.due(Instant::from_nanos(3)), 1);
+        // Not a multiple of STEPS: the lag rounds down (taken in early).
+        let odd = Plan::new(Duration::from_nanos(12));
+        assert_eq!((odd.step.as_nanos(), odd.lag), (2, 6));
     }
 
     /// What a side does when the other's thread has died (dropping its
@@ -465,28 +571,29 @@ mod tests {
     /// thread scope can re-raise the panic instead of hanging.
     #[test]
     fn a_side_stops_when_the_other_side_is_gone() {
-        for gone in ["sender", "receiver"] {
+        // A gone receiver fails the first stop's send; a gone sender, the
+        // first wait for a batch (the fifth stop's).
+        for (gone, stopped_ms) in [("sender", 10), ("receiver", 2)] {
             let (mut sim, stops) = near();
-            let (fwd, rev, window) = {
+            let (fwd, rev, plan) = {
                 let c = sim.cut.as_ref().unwrap();
-                (c.fwd, c.rev, c.window)
+                (c.fwd, c.rev, c.plan)
             };
-            let (tx, their_rx) = sync_channel(2);
-            let (their_tx, rx) = sync_channel::<Batch>(2);
+            let (tx, their_rx) = sync_channel(10);
+            let (their_tx, rx) = sync_channel::<Batch>(10);
             match gone {
                 "sender" => drop(their_tx),
                 _ => drop(their_rx),
             }
             let (done, finished) = sync_channel(1);
             std::thread::spawn(move || {
-                sim.run_side(stops, fwd, rev, window, &tx, &rx);
+                sim.run_side(stops, fwd, rev, plan, &tx, &rx);
                 done.send(sim.now).unwrap();
             });
             let now = finished
                 .recv_timeout(std::time::Duration::from_secs(60))
                 .unwrap_or_else(|_| panic!("the side waited for a {gone} that is gone"));
-            // It ran its first window, then found the other side gone.
-            assert_eq!(now, Instant::ZERO + Duration::from_millis(10), "{gone}");
+            assert_eq!(now, Instant::ZERO + Duration::from_millis(stopped_ms), "{gone}");
         }
     }
 }

@@ -164,6 +164,11 @@ pub struct Simulation {
     /// A cut run's last batch from the other side, emptied, to fill with
     /// this side's next.
     pub(crate) cut_spare: Option<crate::cut::Batch>,
+    /// A cut run's batches from the other side, received and not yet
+    /// taken in (they are taken in a few exchanges after they were sent).
+    pub(crate) cut_pending: std::collections::VecDeque<crate::cut::Batch>,
+    /// How many of the other side's batches this side has taken in.
+    pub(crate) cut_taken: u64,
 }
 
 /// What a run is, for its outputs.
