@@ -373,6 +373,10 @@ impl Simulation {
             cut: None,
             sampling_events: 0,
             cut_spare: None,
+            cut_offers: Vec::new(),
+            cut_marks: Vec::new(),
+            cut_offering: false,
+            cut_fed: None,
             cut_pending: Default::default(),
             cut_taken: 0,
         };

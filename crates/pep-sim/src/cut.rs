@@ -37,10 +37,10 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use pep_core::{Duration, Instant};
 
 use crate::agent::CutMessage;
-use crate::metrics::Metrics;
+use crate::metrics::{LinkRow, Metrics, QueueRow};
 use crate::packet::Packet;
 use crate::scenario::CutSpec;
-use crate::sim::{AgentRow, Simulation};
+use crate::sim::{AgentRow, Simulation, FED, NONE, OFFER};
 
 /// Stops per lookahead: a side may run `STEPS - 1` stops ahead of the
 /// other. More stops smooth out more of the two sides' uneven stretches
@@ -61,6 +61,38 @@ pub(crate) struct Cut {
     next: Instant,
     /// Run the sides on two threads (else alternately on one).
     parallel: bool,
+    /// The near-to-far direction's transmitter runs on the far side
+    /// (decided at the first run: not with a capture of that direction).
+    remote: Option<bool>,
+}
+
+/// A sampling event on the side that offers, and how many offers came
+/// before it in the batch: the side that transmits replays it there.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Mark {
+    before: u32,
+    at: Instant,
+    kind: MarkKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MarkKind {
+    /// Queue lengths sampled.
+    Sample,
+    /// A bin of link use closed.
+    Bin,
+}
+
+/// The side that runs the near side's transmitter: what its replay of the
+/// other side's sampling events has written so far.
+#[derive(Debug, Default)]
+pub(crate) struct Fed {
+    port: usize,
+    samples: usize,
+    bins: usize,
+    last_bin: Instant,
+    last_bytes: u64,
+    last_busy: u64,
 }
 
 /// When the sides stop to exchange, and when they take in what the other
@@ -98,8 +130,14 @@ impl Plan {
 /// so that each side fills the other's emptied vectors next time.
 #[derive(Default)]
 pub(crate) struct Batch {
+    /// The stop it was sent at.
+    at: Instant,
     /// Arrival time and packet, in arrival order.
     packets: Vec<(Instant, Packet)>,
+    /// Packets offered to the transmitter the other side runs, with the
+    /// times they were sent, and the sampling events among them.
+    offers: Vec<(Instant, Packet)>,
+    marks: Vec<Mark>,
     /// Agent index and its message.
     agents: Vec<(usize, CutMessage)>,
 }
@@ -123,6 +161,7 @@ impl Cut {
             plan,
             next: Instant::ZERO + plan.step,
             parallel: std::thread::available_parallelism().is_ok_and(|n| n.get() > 1),
+            remote: None,
         }
     }
 
@@ -201,6 +240,9 @@ impl Simulation {
     /// joins them.
     pub(crate) fn run_cut(&mut self, limit: Instant) {
         let mut cut = self.cut.take().expect("a cut run");
+        if cut.remote.is_none() {
+            self.prepare_remote(&mut cut);
+        }
         let limit = limit.min(self.end);
         let stops = cut.stops(limit);
         let (fwd, rev, plan) = (cut.fwd, cut.rev, cut.plan);
@@ -302,9 +344,16 @@ impl Simulation {
     /// `port` that arrive by `by`, and the agents' messages.
     fn cut_batch(&mut self, port: usize, by: Instant) -> Batch {
         let mut b = self.cut_spare.take().unwrap_or_default();
-        self.ports[port]
-            .link
-            .take_arriving(self.now, by, &mut b.packets);
+        b.at = self.now;
+        if self.cut_offering {
+            // The emptied vectors go back to fill with the next stop's.
+            std::mem::swap(&mut b.offers, &mut self.cut_offers);
+            std::mem::swap(&mut b.marks, &mut self.cut_marks);
+        } else {
+            self.ports[port]
+                .link
+                .take_arriving(self.now, by, &mut b.packets);
+        }
         b.agents.extend(
             self.agents
                 .iter_mut()
@@ -323,12 +372,167 @@ impl Simulation {
             debug_assert!(t > self.now, "a packet due at {t} crossed at {}", self.now);
             self.ports[port].link.inject(t, p);
         }
+        // Even with no offers: the transmitter moves on to the stop.
+        self.replay(&mut b.offers, &mut b.marks, b.at);
         self.rearm_port(port);
         for (i, m) in b.agents.drain(..) {
             self.agents[i].agent.cut_receive(m);
         }
         self.cut_spare = Some(b);
         self.cut_taken += 1;
+    }
+
+    /// At the first run: unless a capture on this side records the cut
+    /// link's near-to-far direction, its transmitter moves to the far side
+    /// (the side that sends on it now only offers packets), which evens
+    /// out the two sides' work. The result is the same: nothing on the
+    /// sending side reads that direction's queue, and the far side replays
+    /// the offers and this side's sampling events in their order.
+    fn prepare_remote(&mut self, cut: &mut Cut) {
+        let fwd = cut.fwd;
+        let traced = self.traces.iter().any(|t| t.ports.contains(&fwd));
+        let remote = self.ports[fwd].medium == NONE && !traced;
+        cut.remote = Some(remote);
+        if !remote {
+            return;
+        }
+        for hop in &mut self.next_hop {
+            if *hop == fwd as u32 {
+                *hop = OFFER;
+            }
+        }
+        self.cut_offering = true;
+        let far = &mut *cut.far;
+        far.ports[fwd].medium = FED;
+        far.cut_fed = Some(Box::new(Fed {
+            port: fwd,
+            ..Fed::default()
+        }));
+    }
+
+    /// A packet sent on the cut link's direction whose transmitter runs on
+    /// the other side: it goes there with the next batch.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn offer(&mut self, p: Packet) {
+        self.cut_offers.push((self.now, p));
+    }
+
+    /// A sampling event here, placed among the offers.
+    #[cold]
+    pub(crate) fn mark(&mut self, kind: MarkKind) {
+        self.cut_marks.push(Mark {
+            before: self.cut_offers.len() as u32,
+            at: self.now,
+            kind,
+        });
+    }
+
+    /// The fed direction's arrivals due now (see [`Self::replay`]: its
+    /// transmitter is already as far as it can be).
+    pub(crate) fn on_fed_link(&mut self, i: usize) {
+        let now = self.now;
+        let to = self.ports[i].to;
+        let deadline = loop {
+            match self.ports[i].link.deliver_or_deadline(now) {
+                Ok(p) => self.arrive(to, p),
+                Err(d) => break d,
+            }
+        };
+        // The replay completed every transmission whose packet is due by
+        // now (debug builds check): the deadline is a later arrival.
+        debug_assert!(deadline.is_none_or(|t| t > now), "fed link behind at {now}");
+        if let Some(t) = deadline.filter(|&t| t > now) {
+            if self.ports[i].armed.arm(Some(t)) {
+                self.queue.schedule(t, crate::events::Event::Link(i as u32));
+            }
+        }
+    }
+
+    /// Runs the fed direction's transmitter through the other side's
+    /// offers and sampling events in their order (as `send` and the
+    /// sampling events would have there), then as far as they reach:
+    /// `until`, the stop they were sent at: every offer before it is in.
+    fn replay(
+        &mut self,
+        offers: &mut Vec<(Instant, Packet)>,
+        marks: &mut Vec<Mark>,
+        until: Instant,
+    ) {
+        let Some(mut fed) = self.cut_fed.take() else {
+            return;
+        };
+        let port = fed.port;
+        let from = self.ports[port ^ 1].to;
+        let mut marks_left = marks.drain(..).peekable();
+        for (k, (t, p)) in offers.drain(..).enumerate() {
+            while let Some(m) = marks_left.next_if(|m| m.before as usize <= k) {
+                self.replay_mark(&mut fed, m);
+            }
+            let pt = &mut self.ports[port];
+            let res = pt.link.enqueue(t, p);
+            if res.is_ok() {
+                pt.max_queue = pt.max_queue.max(pt.link.queue.len_packets());
+            } else if p.src == from && !matches!(res, Err((_, pep_core::queue::DropReason::Merged)))
+            {
+                if let Some(f) = self.flows.get_mut(p.seg.flow.0 as usize) {
+                    f.local_drops += 1;
+                }
+            }
+        }
+        for m in marks_left {
+            self.replay_mark(&mut fed, m);
+        }
+        self.ports[port].link.advance(until);
+        self.cut_fed = Some(fed);
+    }
+
+    /// Writes the fed direction's rows of a sampling event the other side
+    /// had, over the placeholders this side's own event wrote.
+    fn replay_mark(&mut self, fed: &mut Fed, m: Mark) {
+        let port = fed.port;
+        let link = &mut self.ports[port].link;
+        link.advance(m.at);
+        let n = self.ports.len();
+        let link = &self.ports[port].link;
+        match m.kind {
+            MarkKind::Sample => {
+                if self.metrics.series.queues {
+                    let row = &mut self.metrics.queues[fed.samples * n + port];
+                    debug_assert_eq!((row.t, row.port as usize), (m.at, port));
+                    *row = QueueRow {
+                        t: m.at,
+                        port: port as u32,
+                        packets: link.queue.len_packets() as u32,
+                        bytes: link.queue.len_bytes(),
+                    };
+                }
+                fed.samples += 1;
+            }
+            MarkKind::Bin => {
+                let bin = m.at - fed.last_bin;
+                // `close_bin` writes nothing for an empty bin.
+                if bin == Duration::ZERO {
+                    return;
+                }
+                let s = link.stats;
+                if self.metrics.series.links {
+                    let row = &mut self.metrics.links[fed.bins * n + port];
+                    debug_assert_eq!((row.t, row.port as usize), (m.at, port));
+                    *row = LinkRow {
+                        t: m.at,
+                        bin,
+                        port: port as u32,
+                        bytes: s.tx_bytes - fed.last_bytes,
+                        busy_ns: (s.busy_ns - fed.last_busy).min(bin.as_nanos()),
+                    };
+                }
+                fed.bins += 1;
+                fed.last_bin = m.at;
+                fed.last_bytes = s.tx_bytes;
+                fed.last_busy = s.busy_ns;
+            }
+        }
     }
 
     /// Moves the far side's state into this one at the end of the run.
@@ -338,17 +542,33 @@ impl Simulation {
             far_node,
             fwd,
             rev,
+            remote,
             ..
         } = cut;
         let mut far = *far;
         // The last stops' batches were never due: their packets arrive
-        // after the end, but the agents' messages are state to join.
+        // after the end, but offers, sampling events and the agents'
+        // messages are state to join.
         for side in [&mut *self, &mut far] {
-            for b in std::mem::take(&mut side.cut_pending) {
+            for mut b in std::mem::take(&mut side.cut_pending) {
+                side.replay(&mut b.offers, &mut b.marks, b.at);
                 for (i, m) in b.agents {
                     side.agents[i].agent.cut_receive(m);
                 }
             }
+        }
+        // And what this side offered since its last stop.
+        let (mut offers, mut marks) = (
+            std::mem::take(&mut self.cut_offers),
+            std::mem::take(&mut self.cut_marks),
+        );
+        let end = far.end;
+        far.replay(&mut offers, &mut marks, end);
+        let remote = remote == Some(true);
+        if remote {
+            // Its transmitter ran on the far side, and so did its samples.
+            std::mem::swap(&mut self.ports[fwd], &mut far.ports[fwd]);
+            self.ports[fwd].medium = NONE;
         }
         for i in 0..self.ports.len() {
             if leaves_far(&far_node, &self.ports, i) {
@@ -356,7 +576,7 @@ impl Simulation {
             }
         }
         // Each direction of the cut link was delivered by its far copy.
-        for p in [fwd, rev] {
+        for p in [fwd, rev].into_iter().filter(|&p| !(remote && p == fwd)) {
             self.ports[p].link.stats.delivered_packets = far.ports[p].link.stats.delivered_packets;
         }
         for m in 0..self.media.len() {
@@ -376,6 +596,9 @@ impl Simulation {
                 std::mem::swap(&mut mine.retransmissions, &mut theirs.retransmissions);
                 mine.local_drops = theirs.local_drops;
                 std::mem::swap(&mut mine.generator, &mut theirs.generator);
+            } else {
+                // Refused by the cut link's queue, run on the far side.
+                mine.local_drops += theirs.local_drops;
             }
             if far_node[mine.dst as usize] {
                 std::mem::swap(&mut mine.sink, &mut theirs.sink);
@@ -414,7 +637,10 @@ impl Simulation {
         merge_metrics(
             &mut self.metrics,
             far.metrics,
-            |port| leaves_far(&far_node, &self.ports, port as usize),
+            |port| {
+                (remote && port as usize == fwd)
+                    || leaves_far(&far_node, &self.ports, port as usize)
+            },
             |flow| far_node[flows[flow as usize].dst as usize],
         );
         self.agent_rows = merge_agent_rows(
@@ -566,6 +792,30 @@ mod tests {
         assert_eq!((odd.step.as_nanos(), odd.lag), (2, 6));
     }
 
+    /// The near-to-far direction's transmitter runs on the far side: the
+    /// near copy of the link never transmits, the far copy does, and the
+    /// joined run has the far copy's counters and rows.
+    #[test]
+    fn the_cut_links_transmitter_runs_on_the_far_side() {
+        let (mut sim, _) = near();
+        sim.set_parallel(false);
+        sim.run_until(Instant::ZERO + Duration::from_millis(500));
+        let c = sim.cut.as_ref().unwrap();
+        assert_eq!(c.remote, Some(true));
+        let fwd = c.fwd;
+        assert_eq!(sim.ports[fwd].link.stats.tx_packets, 0);
+        assert!(c.far.ports[fwd].link.stats.tx_packets > 0);
+        sim.run();
+        assert!(!sim.is_cut());
+        let joined = sim.ports[fwd].link.stats;
+        assert!(joined.tx_packets > 0 && joined.delivered_packets > 0);
+        // Everything sent was delivered but what was still on the link.
+        assert!(
+            joined.tx_packets - joined.delivered_packets < 20,
+            "{joined:?}"
+        );
+    }
+
     /// What a side does when the other's thread has died (dropping its
     /// channel ends as it unwinds): it stops waiting and returns, so the
     /// thread scope can re-raise the panic instead of hanging.
@@ -593,7 +843,11 @@ mod tests {
             let now = finished
                 .recv_timeout(std::time::Duration::from_secs(60))
                 .unwrap_or_else(|_| panic!("the side waited for a {gone} that is gone"));
-            assert_eq!(now, Instant::ZERO + Duration::from_millis(stopped_ms), "{gone}");
+            assert_eq!(
+                now,
+                Instant::ZERO + Duration::from_millis(stopped_ms),
+                "{gone}"
+            );
         }
     }
 }

@@ -23,6 +23,13 @@ use crate::tseq::{TseqEvent, TseqRow};
 pub(crate) const NO_ROUTE: u32 = u32::MAX;
 /// A port on a full-duplex link; a node without a processor.
 pub(crate) const NONE: u32 = u32::MAX;
+/// In `next_hop`: the cut link's direction whose transmitter runs on the
+/// other side of a cut run; what is sent on it is offered there
+/// (`cut.rs`).
+pub(crate) const OFFER: u32 = u32::MAX - 1;
+/// In `Port::medium`: a direction fed by offers from the other side of a
+/// cut run, which only that side's offers may advance (`cut.rs`).
+pub(crate) const FED: u32 = u32::MAX - 1;
 
 /// One link direction and the node it delivers to.
 pub(crate) struct Port {
@@ -164,6 +171,15 @@ pub struct Simulation {
     /// A cut run's last batch from the other side, emptied, to fill with
     /// this side's next.
     pub(crate) cut_spare: Option<crate::cut::Batch>,
+    /// A cut run's packets offered to the cut link (its transmitter runs
+    /// on the other side), with their times, and where the sampling
+    /// events fell among them (`cut.rs`).
+    pub(crate) cut_offers: Vec<(Instant, Packet)>,
+    pub(crate) cut_marks: Vec<crate::cut::Mark>,
+    /// This side offers what it sends on the cut link.
+    pub(crate) cut_offering: bool,
+    /// This side runs the cut link's transmitter for the other.
+    pub(crate) cut_fed: Option<Box<crate::cut::Fed>>,
     /// A cut run's batches from the other side, received and not yet
     /// taken in (they are taken in a few exchanges after they were sent).
     pub(crate) cut_pending: std::collections::VecDeque<crate::cut::Batch>,
@@ -252,6 +268,9 @@ impl Simulation {
         if self.now == self.end {
             self.advance_ports();
             // A last, partial bin when the duration is not a whole number of bins.
+            if self.cut_offering {
+                self.mark(crate::cut::MarkKind::Bin);
+            }
             self.metrics.close_bin(self.now, &self.ports, &self.flows);
         }
         if !self.traces.is_empty() {
@@ -271,6 +290,9 @@ impl Simulation {
             Event::Read(i) => self.on_read(i as usize),
             Event::Sample => {
                 self.sampling_events += 1;
+                if self.cut_offering {
+                    self.mark(crate::cut::MarkKind::Sample);
+                }
                 self.advance_ports();
                 self.metrics.sample(self.now, &self.ports, &self.flows);
                 self.sample_agents();
@@ -279,6 +301,9 @@ impl Simulation {
             }
             Event::Bin => {
                 self.sampling_events += 1;
+                if self.cut_offering {
+                    self.mark(crate::cut::MarkKind::Bin);
+                }
                 self.advance_ports();
                 self.metrics.close_bin(self.now, &self.ports, &self.flows);
                 self.queue
@@ -303,6 +328,9 @@ impl Simulation {
     pub(crate) fn catch_up_port(&mut self, i: usize) {
         if self.ports[i].medium == NONE {
             self.ports[i].link.advance(self.now);
+            self.rearm_port(i);
+        } else if self.ports[i].medium == FED {
+            // The other side's offers advance it, as far as they reach.
             self.rearm_port(i);
         } else {
             self.advance_medium(i);
@@ -356,6 +384,10 @@ impl Simulation {
     #[inline(never)]
     fn on_shared_link(&mut self, i: usize) {
         let now = self.now;
+        if self.ports[i].medium == FED {
+            self.on_fed_link(i);
+            return;
+        }
         self.advance_medium(i);
         let to = self.ports[i].to;
         while let Some(p) = self.ports[i].link.poll_deliver(now) {
@@ -368,7 +400,7 @@ impl Simulation {
     /// A packet reaches `node`: the node's agent sees it first, if there is
     /// one; otherwise it is routed.
     #[inline]
-    fn arrive(&mut self, node: NodeIndex, p: Packet) {
+    pub(crate) fn arrive(&mut self, node: NodeIndex, p: Packet) {
         let a = self.node_agent[node as usize];
         if a != NONE {
             self.agent_packet(a as usize, node, p);
@@ -424,8 +456,12 @@ impl Simulation {
     /// Puts a packet on the port `node` routes its destination through.
     fn send(&mut self, node: NodeIndex, p: Packet) {
         let port = self.next_hop[node as usize * self.n_nodes + p.dst as usize];
-        debug_assert_ne!(port, NO_ROUTE, "routes are validated at load");
-        if port == NO_ROUTE {
+        // One compare for both: routes are validated at load.
+        if port >= OFFER {
+            debug_assert_ne!(port, NO_ROUTE, "routes are validated at load");
+            if port == OFFER {
+                self.offer(p);
+            }
             return;
         }
         let port = port as usize;

@@ -76,7 +76,7 @@ struct FlowWire {
 pub(crate) struct Trace {
     /// Its place in the scenario's `[[trace]]` list.
     pub(crate) index: usize,
-    ports: Vec<usize>,
+    pub(crate) ports: Vec<usize>,
     /// Node each port sends from.
     from: Vec<usize>,
     to: Vec<usize>,
