@@ -18,6 +18,15 @@
 //! only when the other falls that far behind, not whenever one stretch of
 //! its work is longer, as with one exchange per `d`.
 //!
+//! The near-to-far direction's queue and transmitter run on the far side
+//! (unless a capture records that direction): the near side only offers
+//! what it sends on it, with the time, and marks where its sampling events
+//! fell among the offers; the far side replays both in that order when it
+//! takes a batch in, then runs the transmitter up to the stop the batch
+//! was sent at ([`Simulation::replay`]). Nothing on the near side reads
+//! that queue, so the run is the same, and the near side, which carries
+//! the senders and split start, has that much less to do.
+//!
 //! Each side's events keep their order by (time, order scheduled) within
 //! the side, and a batch is always taken in at the same stop, so a cut run
 //! is deterministic and the same on one thread or two
