@@ -7,7 +7,8 @@
 //! they sit, and an agent on both ends of the link runs as two halves
 //! ([`crate::agent::NodeAgent::cut`]). Nothing crosses the link sooner than
 //! its delay `d` (the lookahead). The sides stop to exchange every
-//! `s = d / STEPS` of simulated time: at a stop `W`, each side hands the
+//! `s = d / STEPS` of simulated time (fewer stops per `d` for a link
+//! shorter than `STEPS` times 10 ms): at a stop `W`, each side hands the
 //! other the packets its direction of the link has finished sending that
 //! arrive by `W + d` ([`LinkDir::take_arriving`]), plus whatever the split
 //! agents exchange. Those packets all arrive after `W + d - s`, so the
@@ -56,6 +57,9 @@ use crate::sim::{AgentRow, Simulation, FED, NONE, OFFER};
 /// of work, at a channel hand-over each (docs/simulator.md has the
 /// measurements).
 const STEPS: u64 = 5;
+/// Fewer stops per lookahead where they would come more often than this:
+/// a short link's lookahead already means many hand-overs.
+const MIN_STEP_NS: u64 = 10_000_000;
 
 /// The far side of a cut run, held by the near side.
 pub(crate) struct Cut {
@@ -119,7 +123,8 @@ struct Plan {
 
 impl Plan {
     fn new(lookahead: Duration) -> Plan {
-        let step = Duration::from_nanos((lookahead.as_nanos() / STEPS).max(1));
+        let steps = (lookahead.as_nanos() / MIN_STEP_NS).clamp(1, STEPS);
+        let step = Duration::from_nanos((lookahead.as_nanos() / steps).max(1));
         Plan {
             lookahead,
             step,
@@ -763,42 +768,50 @@ mod tests {
         let all: Vec<(u64, bool)> = stops
             .map(|s| (s.at.as_nanos() / 1_000_000, s.exchange))
             .collect();
-        // 2 s in steps of 10 ms / 5: 1000 exchanges, the last at the end.
-        assert_eq!(all.len(), 1000);
+        // 2 s in steps of 10 ms (the link's delay: one stop per
+        // lookahead on so short a link): 200 exchanges, the last at the end.
+        assert_eq!(all.len(), 200);
         assert!(all.iter().all(|&(_, x)| x));
-        assert_eq!(all[0].0, 2);
-        assert_eq!(all[999].0, 2000);
+        assert_eq!(all[0].0, 10);
+        assert_eq!(all[199].0, 2000);
         let short = sim
             .cut
             .as_ref()
             .unwrap()
-            .stops(Instant::ZERO + Duration::from_millis(5));
+            .stops(Instant::ZERO + Duration::from_millis(25));
         let at: Vec<(u64, bool)> = short
             .map(|s| (s.at.as_nanos() / 1_000_000, s.exchange))
             .collect();
-        assert_eq!(at, vec![(2, true), (4, true), (5, false)]);
-        assert_eq!(short.after(), Instant::ZERO + Duration::from_millis(6));
+        assert_eq!(at, vec![(10, true), (20, true), (25, false)]);
+        assert_eq!(short.after(), Instant::ZERO + Duration::from_millis(30));
     }
 
     /// A batch is taken in `lag - 1` stops after it was sent: the last stop
     /// before its earliest packet can arrive.
     #[test]
     fn batches_are_taken_in_at_the_last_stop_before_they_are_needed() {
-        let plan = Plan::new(Duration::from_millis(10));
-        assert_eq!((plan.step, plan.lag), (Duration::from_millis(2), 5));
-        let at = |ms: u64| Instant::ZERO + Duration::from_millis(ms);
-        // Stops 1 to 4 (2 to 8 ms) need nothing yet; stop 5 (10 ms) needs
-        // the batch of stop 1, whose packets arrive after 2 + 10 - 2 ms.
-        assert_eq!(plan.due(at(8)), 0);
-        assert_eq!(plan.due(at(10)), 1);
-        assert_eq!(plan.due(at(2000)), 996);
-        // A lookahead shorter than the stops allow: every batch at once.
+        let ms = Duration::from_millis;
+        let at = |t: u64| Instant::ZERO + ms(t);
+        // The Gschwandtner split link: five stops per 250 ms.
+        let plan = Plan::new(ms(250));
+        assert_eq!((plan.step, plan.lag), (ms(50), 5));
+        // Stops 1 to 4 (50 to 200 ms) need nothing yet; stop 5 (250 ms)
+        // needs the batch of stop 1, whose packets arrive after 50 +
+        // 250 - 50 ms.
+        assert_eq!(plan.due(at(200)), 0);
+        assert_eq!(plan.due(at(250)), 1);
+        assert_eq!(plan.due(at(2_000_000)), 39_996);
+        // Shorter links: no stop closer than 10 ms to the next.
+        let thirty = Plan::new(ms(30));
+        assert_eq!((thirty.step, thirty.lag), (ms(10), 3));
+        let ten = Plan::new(ms(10));
+        assert_eq!((ten.step, ten.lag), (ms(10), 1));
+        assert_eq!(ten.due(at(10)), 1);
         let tiny = Plan::new(Duration::from_nanos(3));
-        assert_eq!((tiny.step.as_nanos(), tiny.lag), (1, 3));
-        assert_eq!(tiny.due(Instant::from_nanos(3)), 1);
-        // Not a multiple of STEPS: the lag rounds down (taken in early).
-        let odd = Plan::new(Duration::from_nanos(12));
-        assert_eq!((odd.step.as_nanos(), odd.lag), (2, 6));
+        assert_eq!((tiny.step.as_nanos(), tiny.lag), (3, 1));
+        // Not a multiple of the step: the lag rounds down (taken in early).
+        let odd = Plan::new(ms(47));
+        assert_eq!((odd.step.as_nanos(), odd.lag), (11_750_000, 4));
     }
 
     /// The near-to-far direction's transmitter runs on the far side: the
@@ -831,8 +844,9 @@ mod tests {
     #[test]
     fn a_side_stops_when_the_other_side_is_gone() {
         // A gone receiver fails the first stop's send; a gone sender, the
-        // first wait for a batch (the fifth stop's).
-        for (gone, stopped_ms) in [("sender", 10), ("receiver", 2)] {
+        // first wait for a batch (the same stop's: one stop per lookahead
+        // on this 10 ms link).
+        for (gone, stopped_ms) in [("sender", 10), ("receiver", 10)] {
             let (mut sim, stops) = near();
             let (fwd, rev, plan) = {
                 let c = sim.cut.as_ref().unwrap();
