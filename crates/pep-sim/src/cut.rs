@@ -456,11 +456,7 @@ impl Simulation {
         // The replay completed every transmission whose packet is due by
         // now (debug builds check): the deadline is a later arrival.
         debug_assert!(deadline.is_none_or(|t| t > now), "fed link behind at {now}");
-        if let Some(t) = deadline.filter(|&t| t > now) {
-            if self.ports[i].armed.arm(Some(t)) {
-                self.queue.schedule(t, crate::events::Event::Link(i as u32));
-            }
-        }
+        self.arm_port(i, deadline.filter(|&t| t > now));
     }
 
     /// Runs the fed direction's transmitter through the other side's
@@ -483,16 +479,7 @@ impl Simulation {
             while let Some(m) = marks_left.next_if(|m| m.before as usize <= k) {
                 self.replay_mark(&mut fed, m);
             }
-            let pt = &mut self.ports[port];
-            let res = pt.link.enqueue(t, p);
-            if res.is_ok() {
-                pt.max_queue = pt.max_queue.max(pt.link.queue.len_packets());
-            } else if p.src == from && !matches!(res, Err((_, pep_core::queue::DropReason::Merged)))
-            {
-                if let Some(f) = self.flows.get_mut(p.seg.flow.0 as usize) {
-                    f.local_drops += 1;
-                }
-            }
+            self.enqueue_on(port, from, t, p);
         }
         for m in marks_left {
             self.replay_mark(&mut fed, m);

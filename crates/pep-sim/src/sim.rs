@@ -471,6 +471,16 @@ impl Simulation {
             self.send_shared(node, port, p);
             return;
         }
+        self.enqueue_on(port, node, now, p);
+        self.rearm_port(port);
+    }
+
+    /// Puts `p`, sent from `node` at `now`, in full-duplex port `port`'s
+    /// queue: its high-water mark, or a drop by the sending host's own
+    /// interface queue.
+    #[inline(always)]
+    pub(crate) fn enqueue_on(&mut self, port: usize, node: NodeIndex, now: Instant, p: Packet) {
+        let pt = &mut self.ports[port];
         let res = pt.link.enqueue(now, p);
         if res.is_ok() {
             pt.max_queue = pt.max_queue.max(pt.link.queue.len_packets());
@@ -480,7 +490,6 @@ impl Simulation {
                 f.local_drops += 1;
             }
         }
-        self.rearm_port(port);
     }
 
     /// [`Self::send`] on a half-duplex link: through its medium, and both
@@ -677,7 +686,7 @@ impl Simulation {
     /// Schedules port `i`'s event for `deadline` unless one at or before
     /// it is pending.
     #[inline(always)]
-    fn arm_port(&mut self, i: usize, deadline: Option<Instant>) {
+    pub(crate) fn arm_port(&mut self, i: usize, deadline: Option<Instant>) {
         if let Some(t) = deadline {
             if self.ports[i].armed.arm(Some(t)) {
                 self.queue.schedule(t, Event::Link(i as u32));
