@@ -16,9 +16,9 @@
 //!   carries it to the destination, whose sink works unchanged. Its ACKs
 //!   reach `end` and are consumed here.
 //!
-//! Per-packet cost: flows are found by an index by flow id; timers of all
-//! endpoints sit in one heap with lazy deletion, so nothing scans the
-//! flows per packet.
+//! Per-packet cost: flows are found by an index by flow id; the flows'
+//! timers sit in one heap with lazy deletion (the tunnel's and the check's
+//! beside it), so nothing scans the flows per packet.
 
 use std::any::Any;
 use std::cmp::Reverse;
@@ -338,7 +338,8 @@ pub struct SplitPair {
     tunnel_tx: TcpSender,
     tunnel_rx: TcpSink,
     tunnel_delivered: u64,
-    /// Timers by slot, and the earliest first (stale entries skipped).
+    /// Timers by slot, and the flows' earliest first (stale entries
+    /// skipped; the slots below `T_FLOWS` are not in the heap).
     deadline: Vec<Option<Instant>>,
     /// Each slot's earliest live heap entry (at or before its deadline).
     queued: Vec<Option<Instant>>,
@@ -449,10 +450,18 @@ impl SplitPair {
     /// Moves a slot's deadline. A later deadline (an RTO restarted by an
     /// ACK, the common case) pushes nothing: the slot's earlier heap entry
     /// stays and is moved when it reaches the top ([`Self::clean`]).
+    ///
+    /// The tunnel's and the check's slots never enter the heap: the
+    /// tunnel receiver's delayed-ACK deadline comes and goes every other
+    /// packet, and a heap entry each time was a push and a pop per two
+    /// packets. They are compared beside the heap's top instead.
     #[inline]
     fn set_timer(&mut self, slot: u32, at: Option<Instant>) {
         let s = slot as usize;
         self.deadline[s] = at;
+        if slot < T_FLOWS {
+            return;
+        }
         if let Some(t) = at {
             if self.queued[s].is_none_or(|q| t < q) {
                 self.queue_timer(slot, t);
@@ -481,6 +490,22 @@ impl SplitPair {
             }
         }
         self.clean_stale();
+    }
+
+    /// The earliest deadline and its slot, ties to the lower slot: the
+    /// heap's top (settled by [`Self::clean`]) or one of the slots kept
+    /// beside it.
+    #[inline]
+    fn earliest(&self) -> Option<(Instant, u32)> {
+        let mut best = self.heap.peek().map(|r| r.0);
+        for slot in (0..T_FLOWS).rev() {
+            if let Some(t) = self.deadline[slot as usize] {
+                if best.is_none_or(|(b, _)| t <= b) {
+                    best = Some((t, slot));
+                }
+            }
+        }
+        best
     }
 
     #[inline(never)]
@@ -789,14 +814,16 @@ impl NodeAgent for SplitPair {
     fn on_timeout(&mut self, now: Instant, out: &mut Outbox) {
         loop {
             self.clean();
-            let Some(&Reverse((t, slot))) = self.heap.peek() else {
+            let Some((t, slot)) = self.earliest() else {
                 break;
             };
             if t > now {
                 break;
             }
-            self.heap.pop();
-            self.queued[slot as usize] = None;
+            if slot >= T_FLOWS {
+                self.heap.pop();
+                self.queued[slot as usize] = None;
+            }
             self.deadline[slot as usize] = None;
             match slot {
                 T_TUNNEL_TX => {
@@ -833,7 +860,7 @@ impl NodeAgent for SplitPair {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        self.heap.peek().map(|r| r.0 .0)
+        self.earliest().map(|(t, _)| t)
     }
 
     fn stats(&self) -> serde_json::Value {
@@ -1107,5 +1134,127 @@ impl FairQueue {
             f.deficit += QUANTUM;
             self.active.rotate_left(1);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pair with one flow (nodes 2 to 3) that the tests write to the
+    /// tunnel directly; the tunnel's receiver uses delayed ACKs, the check
+    /// polls every `check_ms`.
+    fn bare_pair(check_ms: u64) -> SplitPair {
+        let tunnel = TcpConfig::default();
+        let sink = SinkConfig {
+            ack: AckPolicy::delayed(),
+            sack: true,
+            ..SinkConfig::default()
+        };
+        let credit = CreditConfig {
+            mode: CheckMode::Poll {
+                interval: Duration::from_millis(check_ms),
+            },
+            ..CreditConfig::default()
+        };
+        let local = LocalQueue::Fifo(Queue::drop_tail(QueueLimit::Packets(10)));
+        let flow = FlowEnds {
+            id: FlowId(0),
+            src: 2,
+            dst: 3,
+            sink: SinkConfig::default(),
+            sender: TcpConfig::default(),
+        };
+        SplitPair::new(
+            [0, 1],
+            vec![flow],
+            local,
+            credit,
+            FlowId(1000),
+            tunnel,
+            sink,
+        )
+    }
+
+    /// The tunnel's segments for `bytes` of the flow, as split start sends
+    /// them.
+    fn tunnel_segments(pair: &mut SplitPair, bytes: u64, now: Instant) -> Vec<Packet> {
+        let mut out = Outbox::default();
+        pair.framing.push(0, bytes);
+        pair.tunnel_tx.write(bytes);
+        pair.drain_tunnel_tx(now, &mut out);
+        out.packets.into_iter().map(|(_, p)| p).collect()
+    }
+
+    #[test]
+    fn the_tunnel_receivers_delayed_ack_timer_is_kept_beside_the_heap() {
+        let mut pair = bare_pair(7);
+        let mut out = Outbox::default();
+        // The constructor's wake-ups at zero: the tunnel's SYN (if any)
+        // and the first check.
+        pair.on_timeout(Instant::ZERO, &mut out);
+        out.packets.clear();
+        let segs = tunnel_segments(&mut pair, 3000, Instant::ZERO);
+        assert!(segs.len() >= 2, "the initial window sends two segments");
+        let at = Instant::ZERO + Duration::from_millis(300);
+        // One segment: its ACK waits for the 100 ms timer, compared with
+        // the check's deadline beside the (empty) heap.
+        pair.on_packet(at, 1, segs[0], &mut out);
+        let tunnel_acks = |out: &Outbox| {
+            out.packets
+                .iter()
+                .filter(|(_, p)| p.seg.flow == FlowId(1000))
+                .count()
+        };
+        assert_eq!(tunnel_acks(&out), 0, "the first segment's ACK is delayed");
+        let check = pair.credit.poll_timeout().expect("polling");
+        let onward = pair.flows[0].sender.poll_timeout().expect("data in flight");
+        let delack = at + Duration::from_millis(100);
+        assert!(check < delack && delack < onward);
+        assert_eq!(pair.poll_timeout(), Some(check));
+        pair.on_timeout(check, &mut out);
+        let check = check + Duration::from_millis(7);
+        assert_eq!(pair.poll_timeout(), Some(check));
+        // The second segment sends the ACK at once and cancels the timer.
+        pair.on_packet(check, 1, segs[1], &mut out);
+        assert_eq!(tunnel_acks(&out), 1, "every second segment is acknowledged");
+        assert!(
+            pair.heap.iter().all(|r| r.0 .1 >= T_FLOWS),
+            "only the flows' timers are in the heap"
+        );
+        // Wake at each deadline in turn: the check's every 7 ms, with no
+        // wake-up at 400 ms for the cancelled delayed ACK.
+        let mut now = check;
+        while now < onward.min(at + Duration::from_millis(500)) {
+            pair.on_timeout(now, &mut out);
+            let next = pair.poll_timeout().expect("the check polls");
+            assert_eq!(next, (now + Duration::from_millis(7)).min(onward));
+            now = next;
+        }
+        assert_eq!(tunnel_acks(&out), 1, "no ACK from a cancelled timer");
+    }
+
+    #[test]
+    fn a_lone_tunnel_segment_is_acknowledged_when_the_timer_fires() {
+        let mut pair = bare_pair(1000);
+        let mut out = Outbox::default();
+        pair.on_timeout(Instant::ZERO, &mut out);
+        out.packets.clear();
+        let segs = tunnel_segments(&mut pair, 1000, Instant::ZERO);
+        assert_eq!(segs.len(), 1);
+        let at = Instant::ZERO + Duration::from_millis(250);
+        pair.on_packet(at, 1, segs[0], &mut out);
+        // The flow's data went on toward node 3; nothing back yet.
+        assert!(out.packets.iter().all(|(n, p)| *n == 1 && p.dst == 3));
+        out.packets.clear();
+        let due = at + Duration::from_millis(100);
+        assert_eq!(pair.poll_timeout(), Some(due));
+        pair.on_timeout(due - Duration::from_nanos(1), &mut out);
+        assert!(out.packets.is_empty(), "not before the deadline");
+        pair.on_timeout(due, &mut out);
+        assert_eq!(out.packets.len(), 1, "the delayed ACK goes out at 100 ms");
+        let ack = &out.packets[0].1;
+        assert_eq!((ack.src, ack.dst), (1, 0));
+        assert_eq!(ack.seg.ack, segs[0].seg.end_seq());
     }
 }
