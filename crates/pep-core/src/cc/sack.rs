@@ -181,6 +181,16 @@ impl Scoreboard {
     fn insert(&mut self, l: Seq, r: Seq) -> bool {
         // Ranges i..j overlap or touch [l, r].
         let i = self.ranges().iter().take_while(|x| x.1.lt(l)).count();
+        // Most blocks of a duplicate ACK repeat a known range or extend
+        // one range without reaching the next: no shifting.
+        if i < self.len {
+            let (a, b) = self.ranges[i];
+            if a.le(r) && (i + 1 == self.len || self.ranges[i + 1].0.gt(r)) {
+                let covered = r.min(b).bytes_since(l.max(a));
+                self.ranges[i] = (l.min(a), r.max(b));
+                return covered < r.bytes_since(l);
+            }
+        }
         let j = i + self.ranges[i..self.len]
             .iter()
             .take_while(|x| x.0.le(r))

@@ -518,3 +518,53 @@ mod next_seg_from_high_rxt {
         }
     }
 }
+
+mod update_against_octets {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+
+        /// Update() keeps exactly the SACKed octets as maximal ranges and
+        /// says whether an ACK's blocks covered an octet not SACKed before,
+        /// checked against a set of octets, across the sequence-number wrap.
+        #[test]
+        fn the_ranges_are_the_sacked_octets(
+            base in prop_oneof![Just(0u32), Just(u32::MAX - 2_000), any::<u32>()],
+            acks in proptest::collection::vec(
+                proptest::collection::vec((0u32..4_000, 1u32..600), 0..4),
+                1..40,
+            ),
+        ) {
+            let una = Seq(base);
+            let max = una + 4_000;
+            let mut sb = Scoreboard::new();
+            let mut octets = vec![false; 4_000];
+            for ack in &acks {
+                let b: Vec<(Seq, Seq)> = ack.iter().map(|&(o, l)| (una + o, una + o + l)).collect();
+                let mut fresh = false;
+                for &(o, l) in ack {
+                    for x in o..(o + l).min(4_000) {
+                        fresh |= !octets[x as usize];
+                        octets[x as usize] = true;
+                    }
+                }
+                prop_assert_eq!(sb.update(una, max, &b), fresh);
+                let mut want = Vec::new();
+                let mut x = 0;
+                while x < 4_000 {
+                    if octets[x] {
+                        let start = x;
+                        while x < 4_000 && octets[x] {
+                            x += 1;
+                        }
+                        want.push((una + start as u32, una + x as u32));
+                    }
+                    x += 1;
+                }
+                prop_assert_eq!(sb.ranges(), &want[..]);
+            }
+        }
+    }
+}
