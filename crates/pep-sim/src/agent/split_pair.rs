@@ -344,6 +344,9 @@ pub struct SplitPair {
     /// Each slot's earliest live heap entry (at or before its deadline).
     queued: Vec<Option<Instant>>,
     heap: BinaryHeap<Reverse<(Instant, u32)>>,
+    /// The deadlines of the slots below `T_FLOWS` in nanoseconds
+    /// (`u64::MAX`: none), compared beside the heap's top.
+    fixed: [u64; T_FLOWS as usize],
     /// Charge credit for in-order bytes released rather than per packet.
     pub charge_delivered: bool,
     /// Header bytes per segment (for the "delivered" charge).
@@ -427,6 +430,7 @@ impl SplitPair {
             deadline: vec![None; slots],
             queued: vec![None; slots],
             heap: BinaryHeap::new(),
+            fixed: [u64::MAX; T_FLOWS as usize],
             charge_delivered: false,
             hdr: tunnel.hdr_len,
             touched: Vec::new(),
@@ -460,6 +464,7 @@ impl SplitPair {
         let s = slot as usize;
         self.deadline[s] = at;
         if slot < T_FLOWS {
+            self.fixed[s] = at.map_or(u64::MAX, Instant::as_nanos);
             return;
         }
         if let Some(t) = at {
@@ -497,15 +502,19 @@ impl SplitPair {
     /// beside it.
     #[inline]
     fn earliest(&self) -> Option<(Instant, u32)> {
-        let mut best = self.heap.peek().map(|r| r.0);
-        for slot in (0..T_FLOWS).rev() {
-            if let Some(t) = self.deadline[slot as usize] {
-                if best.is_none_or(|(b, _)| t <= b) {
-                    best = Some((t, slot));
-                }
-            }
+        let f = &self.fixed;
+        let (mut t, mut slot) = (f[0], 0);
+        if f[1] < t {
+            (t, slot) = (f[1], 1);
         }
-        best
+        if f[2] < t {
+            (t, slot) = (f[2], 2);
+        }
+        match self.heap.peek() {
+            Some(&Reverse((h, s))) if h.as_nanos() < t => Some((h, s)),
+            _ if t == u64::MAX => None,
+            _ => Some((Instant::from_nanos(t), slot)),
+        }
     }
 
     #[inline(never)]
@@ -823,8 +832,10 @@ impl NodeAgent for SplitPair {
             if slot >= T_FLOWS {
                 self.heap.pop();
                 self.queued[slot as usize] = None;
+                self.deadline[slot as usize] = None;
+            } else {
+                self.set_timer(slot, None);
             }
-            self.deadline[slot as usize] = None;
             match slot {
                 T_TUNNEL_TX => {
                     self.tunnel_tx.handle_timeout(now);
