@@ -338,8 +338,8 @@ pub struct SplitPair {
     tunnel_tx: TcpSender,
     tunnel_rx: TcpSink,
     tunnel_delivered: u64,
-    /// Timers by slot, and the flows' earliest first (stale entries
-    /// skipped; the slots below `T_FLOWS` are not in the heap).
+    /// The flows' timers by slot (those below `T_FLOWS` are in `fixed`),
+    /// and the earliest first (stale entries skipped).
     deadline: Vec<Option<Instant>>,
     /// Each slot's earliest live heap entry (at or before its deadline).
     queued: Vec<Option<Instant>>,
@@ -462,11 +462,11 @@ impl SplitPair {
     #[inline]
     fn set_timer(&mut self, slot: u32, at: Option<Instant>) {
         let s = slot as usize;
-        self.deadline[s] = at;
         if slot < T_FLOWS {
             self.fixed[s] = at.map_or(u64::MAX, Instant::as_nanos);
             return;
         }
+        self.deadline[s] = at;
         if let Some(t) = at {
             if self.queued[s].is_none_or(|q| t < q) {
                 self.queue_timer(slot, t);
