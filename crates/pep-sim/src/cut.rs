@@ -252,8 +252,8 @@ fn leaves_far(far_node: &[bool], ports: &[crate::sim::Port], i: usize) -> bool {
 
 /// Waits for the other side's next batch, polling before it blocks.
 ///
-/// The side with less work waits at most stops, tens of microseconds
-/// each. Parked in the channel, it costs the other side a wake-up system
+/// The side with less work waits at most of its stops, tens of
+/// microseconds each. Parked in the channel, it costs the other side a wake-up system
 /// call at each of its sends (40,000 in a 2000 s ftp50-pep run, about
 /// half a second of kernel time on that side, which is the one the run
 /// waits for) and wakes late itself. Polling keeps it on its core. Only

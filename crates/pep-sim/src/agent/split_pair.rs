@@ -502,6 +502,7 @@ impl SplitPair {
     /// beside it.
     #[inline]
     fn earliest(&self) -> Option<(Instant, u32)> {
+        // Ties go to the lower slot, as in the heap.
         let f = &self.fixed;
         let (mut t, mut slot) = (f[0], 0);
         if f[1] < t {
@@ -1187,25 +1188,26 @@ mod tests {
         )
     }
 
-    /// The tunnel's segments for `bytes` of the flow, as split start sends
-    /// them.
-    fn tunnel_segments(pair: &mut SplitPair, bytes: u64, now: Instant) -> Vec<Packet> {
+    /// `bare_pair(check_ms)` past its wake-ups at zero (the tunnel's SYN,
+    /// if any, and the first check), with `bytes` of the flow written to
+    /// the tunnel: the pair and the tunnel's segments, as split start
+    /// sends them.
+    fn pair_with_segments(check_ms: u64, bytes: u64) -> (SplitPair, Vec<Packet>) {
+        let mut pair = bare_pair(check_ms);
         let mut out = Outbox::default();
+        pair.on_timeout(Instant::ZERO, &mut out);
+        out.packets.clear();
         pair.framing.push(0, bytes);
         pair.tunnel_tx.write(bytes);
-        pair.drain_tunnel_tx(now, &mut out);
-        out.packets.into_iter().map(|(_, p)| p).collect()
+        pair.drain_tunnel_tx(Instant::ZERO, &mut out);
+        let segs = out.packets.into_iter().map(|(_, p)| p).collect();
+        (pair, segs)
     }
 
     #[test]
     fn the_tunnel_receivers_delayed_ack_timer_is_kept_beside_the_heap() {
-        let mut pair = bare_pair(7);
+        let (mut pair, segs) = pair_with_segments(7, 3000);
         let mut out = Outbox::default();
-        // The constructor's wake-ups at zero: the tunnel's SYN (if any)
-        // and the first check.
-        pair.on_timeout(Instant::ZERO, &mut out);
-        out.packets.clear();
-        let segs = tunnel_segments(&mut pair, 3000, Instant::ZERO);
         assert!(segs.len() >= 2, "the initial window sends two segments");
         let at = Instant::ZERO + Duration::from_millis(300);
         // One segment: its ACK waits for the 100 ms timer, compared with
@@ -1247,11 +1249,8 @@ mod tests {
 
     #[test]
     fn a_lone_tunnel_segment_is_acknowledged_when_the_timer_fires() {
-        let mut pair = bare_pair(1000);
+        let (mut pair, segs) = pair_with_segments(1000, 1000);
         let mut out = Outbox::default();
-        pair.on_timeout(Instant::ZERO, &mut out);
-        out.packets.clear();
-        let segs = tunnel_segments(&mut pair, 1000, Instant::ZERO);
         assert_eq!(segs.len(), 1);
         let at = Instant::ZERO + Duration::from_millis(250);
         pair.on_packet(at, 1, segs[0], &mut out);
