@@ -65,15 +65,17 @@ int main(int argc, char **argv) {
 EOF
 cc -O2 -o "$WORK/probe" "$WORK/probe.c"
 
+# wall_s and user_s: the whole process (bash's `time`); Mevents/s: the
+# run's own figure (run.json), over the simulation alone.
+TIMEFORMAT='%R %U'
 printf '%-6s %-6s %-6s %-8s %-7s %-9s %s\n' round l3_ns cpu_s wall_s user_s Mevents/s binary
 for r in $(seq "$ROUNDS"); do
     l3=$("$WORK/probe" l3)
     cpu=$("$WORK/probe" cpu)
     for b in "${BINS[@]}"; do
-        t=$( { /usr/bin/time -f "%e %U" "$b" sim run "$SCEN" -o "$WORK/out" -q; } 2>&1 | tail -1)
-        ev=$(sed -n 's/.*"events": *\([0-9]*\).*/\1/p' "$WORK/out/run.json")
-        wall=${t% *}
-        printf '%-6s %-6s %-6s %-8s %-7s %-9s %s\n' "$r" "$l3" "$cpu" "$wall" "${t#* }" \
-            "$(awk -v e="$ev" -v w="$wall" 'BEGIN { printf "%.1f", e / w / 1e6 }')" "$b"
+        t=$( { time "$b" sim run "$SCEN" -o "$WORK/out" -q; } 2>&1 | tail -1)
+        eps=$(sed -n 's/.*"events_per_second": *\([0-9.]*\).*/\1/p' "$WORK/out/run.json")
+        printf '%-6s %-6s %-6s %-8s %-7s %-9.1f %s\n' "$r" "$l3" "$cpu" "${t% *}" "${t#* }" \
+            "$(awk -v e="$eps" 'BEGIN { print e / 1e6 }')" "$b"
     done
 done
