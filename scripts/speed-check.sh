@@ -6,6 +6,8 @@
 #   scripts/speed-check.sh [ROUNDS] [PEP...]
 #       ROUNDS defaults to 3; PEP to target/release/pep (and target/pgo/pep
 #       when it exists).
+#   SCENARIO=scenarios/gschwandtner/ftp500-pep.toml scripts/speed-check.sh 1
+#       another scenario: here the 500-flow target (under 60 s).
 #
 # On a shared VM the same binary's time moves by a third within the hour.
 # The probes say which way the machine moved: `l3_ns` is the latency of a
@@ -25,7 +27,8 @@ for b in "${BINS[@]}"; do
     [ -x "$b" ] || { echo "speed-check: no executable $b (cargo build --release -p pep-cli)" >&2; exit 1; }
 done
 command -v cc >/dev/null || { echo "speed-check: needs a C compiler (cc) for the probes" >&2; exit 1; }
-SCEN=$ROOT/scenarios/gschwandtner/ftp50-pep.toml
+SCEN=${SCENARIO:-$ROOT/scenarios/gschwandtner/ftp50-pep.toml}
+[ -f "$SCEN" ] || { echo "speed-check: no scenario file $SCEN" >&2; exit 1; }
 WORK=$(mktemp -d /tmp/speed-check.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
