@@ -122,6 +122,14 @@ pub struct Red<T> {
     /// Thresholds in the average's unit (packets or bytes).
     th_min: f64,
     th_max: f64,
+    /// ns-2's `v_a`, `v_b` (`p_b / max_p` is `v_a avg + v_b` up to
+    /// `max_th`) and `v_c`, `v_d` (gentle: `p_b` is `v_c avg + v_d` past
+    /// it), set once as its `reset()` does, so an arrival multiplies where
+    /// it would divide and rounds as ns-2 rounds.
+    v_a: f64,
+    v_b: f64,
+    v_c: f64,
+    v_d: f64,
     q: DropTail<T>,
     avg: f64,
     /// Arrivals (and their bytes) since the last drop.
@@ -143,9 +151,14 @@ impl<T: Queued> Red<T> {
             p.max_th = 2.0 * p.min_th;
         }
         let unit = if p.bytes { p.mean_pktsize as f64 } else { 1.0 };
+        let (th_min, th_max) = (p.min_th * unit, p.max_th * unit);
         Red {
-            th_min: p.min_th * unit,
-            th_max: p.max_th * unit,
+            th_min,
+            th_max,
+            v_a: 1.0 / (th_max - th_min),
+            v_b: -th_min / (th_max - th_min),
+            v_c: (1.0 - p.max_p) / th_max,
+            v_d: 2.0 * p.max_p - 1.0,
             p,
             // The hard limit is RED's own check; the FIFO holds anything.
             q: DropTail::new(p.limit),
@@ -169,17 +182,18 @@ impl<T: Queued> Red<T> {
     }
 
     /// The base drop probability `p_b` for an average queue of `avg`
-    /// (packets, or bytes in bytes mode): ns-2's `calculate_p_new`.
+    /// (packets, or bytes in bytes mode): ns-2's `calculate_p_new`, which
+    /// is `max_p (avg - min_th) / (max_th - min_th)` up to `max_th` and
+    /// `max_p + (1 - max_p) (avg - max_th) / max_th` past it (gentle).
     pub fn base_prob(&self, avg: f64) -> f64 {
-        let (min, max, max_p) = (self.th_min, self.th_max, self.p.max_p);
-        let p = if avg < min {
+        let p = if avg < self.th_min {
             0.0
-        } else if avg >= max && self.p.gentle {
-            max_p + (1.0 - max_p) * (avg - max) / max
-        } else if avg >= max {
+        } else if avg >= self.th_max && self.p.gentle {
+            self.v_c * avg + self.v_d
+        } else if avg >= self.th_max {
             1.0
         } else {
-            max_p * (avg - min) / (max - min)
+            (self.v_a * avg + self.v_b) * self.p.max_p
         };
         p.min(1.0)
     }
