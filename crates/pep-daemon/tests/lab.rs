@@ -4,9 +4,9 @@
 //! lock); each lab is removed on success and failure (`Lab`'s `Drop`), the
 //! daemon (declared after the lab) stops first.
 //!
-//! `cargo test -p pep-daemon --test lab -- --nocapture` prints the numbers.
+//! `cargo test -p pep-daemon --test root lab:: -- --nocapture` prints the numbers.
 
-mod common;
+use crate::common;
 
 use std::io::{ErrorKind, Read, Write};
 use std::sync::atomic::Ordering::Relaxed;

@@ -3,7 +3,7 @@
 //! `keep_client_source`, and starve it of file descriptors. Same harness
 //! and rules as `lab.rs`: one at a time, namespaces only, cleaned up.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};

@@ -16,10 +16,10 @@
 //!
 //! Paths run side by side in one lab, so the cases compared see the same
 //! machine load. Needs root; as another user it prints "skipped" and
-//! passes. Numbers: `cargo test -p pep-daemon --test packet_root --
+//! passes. Numbers: `cargo test -p pep-daemon --test root packet_root:: --
 //! --nocapture --test-threads 1`.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;

@@ -16,9 +16,9 @@
 //! forwards at layer 2.
 //!
 //! Needs root; as another user it prints "skipped" and passes. Numbers:
-//! `cargo test -p pep-daemon --test packet_watermark_root -- --nocapture`.
+//! `cargo test -p pep-daemon --test root packet_watermark_root:: -- --nocapture`.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -4,7 +4,7 @@
 //! subnet (`initcwnd`, `initrwnd` in the table the server legs' mark
 //! selects). Same harness as `lab.rs`: namespaces, one at a time.
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::time::Duration as StdDuration;

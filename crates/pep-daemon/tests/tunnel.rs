@@ -14,10 +14,10 @@
 //! Then the same twenty again beside a flow whose receiver never reads:
 //! per-flow credit keeps it from taking the others' goodput.
 //!
-//! `cargo test -p pep-daemon --test tunnel -- --nocapture` prints the
+//! `cargo test -p pep-daemon --test root tunnel:: -- --nocapture` prints the
 //! numbers.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration as StdDuration;

@@ -11,10 +11,10 @@
 //! buffers, up to `flow_window` each), then with the RED local queue, then
 //! with it beside a flow whose receiver never reads.
 //!
-//! `cargo test -p pep-daemon --test tunnel_localq -- --nocapture` prints
+//! `cargo test -p pep-daemon --test root tunnel_localq:: -- --nocapture` prints
 //! the numbers.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration as StdDuration;
@@ -370,7 +370,7 @@ fn the_red_local_queue_drops_keeps_the_link_busy_and_bounds_split_start() {
 }
 
 /// The link, for the docs (about two minutes):
-/// `cargo test -p pep-daemon --test tunnel_localq -- --ignored --nocapture`.
+/// `cargo test -p pep-daemon --test root tunnel_localq:: -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn full_scale_red() {

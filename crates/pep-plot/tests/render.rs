@@ -2,7 +2,7 @@
 //! output is byte-identical for the same input; bad data is skipped and
 //! counted or reported clearly.
 
-mod common;
+use crate::common;
 
 use common::{decode_png, parse_svg, point_count};
 use pep_plot::{

@@ -1,7 +1,7 @@
 //! The tidy CSV loader: grouping, empty cells, and error messages that name
 //! the file, line and column.
 
-mod common;
+use crate::common;
 
 use pep_plot::tidy::{load, Table};
 use pep_plot::{render_svg_string, Chart, PlotError};

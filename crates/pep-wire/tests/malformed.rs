@@ -1,7 +1,7 @@
 //! Malformed and unusual packets: each gives the error (or the `NotTcp`
 //! verdict) that says what is wrong, and nothing is modified on error.
 
-mod common;
+use crate::common;
 
 use common::{parse_tcp, vectors::*, ALL_VECTORS};
 use pep_wire::*;

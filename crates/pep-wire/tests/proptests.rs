@@ -2,7 +2,7 @@
 //! decoder, incremental checksums against full ones, and no panics on any
 //! input.
 
-mod common;
+use crate::common;
 
 use common::{arb_ip, arb_packet, arb_tcp, parse_tcp, ALL_VECTORS};
 use etherparse::{NetSlice, SlicedPacket, TransportSlice};

@@ -1,7 +1,7 @@
 //! Captures we write are read by tcpdump without complaint, and tcpdump
 //! agrees with our checksums. Skipped when tcpdump is not installed.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

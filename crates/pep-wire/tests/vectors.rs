@@ -1,6 +1,6 @@
 //! Byte test vectors: real packets, built by hand and checked with tcpdump.
 
-mod common;
+use crate::common;
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 

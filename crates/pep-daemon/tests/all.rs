@@ -1,0 +1,14 @@
+//! The daemon's root tests in the lab (as another user each prints "skipped" and passes).
+//! They share one lock (`common::root_test`), so one runs at a time. `load` (it
+//! measures the process's memory) and `packet` (no root) are binaries of their own.
+//! One module per file; `cargo test -p pep-daemon --test root <file>::` runs one file's tests.
+
+mod common;
+
+mod lab;
+mod ops;
+mod packet_root;
+mod packet_watermark_root;
+mod paths;
+mod tunnel;
+mod tunnel_localq;

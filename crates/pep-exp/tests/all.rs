@@ -1,0 +1,11 @@
+//! pep-exp's integration tests: the reproductions, shortened.
+//! One module per file; `cargo test -p pep-exp --test exp <file>::` runs one file's tests.
+
+mod errors;
+mod gschwandtner;
+mod johnson;
+mod osada2005;
+mod reproduce;
+mod shekhar;
+mod shikama;
+mod sweep;

@@ -1,0 +1,7 @@
+//! pep-plot's integration tests.
+//! One module per file; `cargo test -p pep-plot --test plot <file>::` runs one file's tests.
+
+mod common;
+
+mod render;
+mod tidy;
