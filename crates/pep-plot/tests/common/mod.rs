@@ -1,5 +1,4 @@
 //! Helpers to inspect rendered SVG and PNG output.
-#![allow(dead_code)]
 
 use pep_plot::{Rgb, PALETTE};
 

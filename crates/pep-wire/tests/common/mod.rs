@@ -1,5 +1,4 @@
 //! Shared by the integration tests: byte vectors and proptest strategies.
-#![allow(dead_code)] // each test binary uses a different part
 
 pub mod vectors;
 
