@@ -68,17 +68,23 @@ int main(int argc, char **argv) {
 EOF
 cc -O2 -o "$WORK/probe" "$WORK/probe.c"
 
-# wall_s and user_s: the whole process (bash's `time`); Mevents/s: the
-# run's own figure (run.json), over the simulation alone.
+# wall_s and user_s: the whole process (bash's `time`); steal_s: CPU time
+# the hypervisor gave other guests while this guest wanted it, both vCPUs
+# summed over the run (/proc/stat); Mevents/s: the run's own figure
+# (run.json), over the simulation alone.
 TIMEFORMAT='%R %U'
-printf '%-6s %-6s %-6s %-8s %-7s %-9s %s\n' round l3_ns cpu_s wall_s user_s Mevents/s binary
+steal() { awk '$1 == "cpu" { print $9 }' /proc/stat; }
+HZ=$(getconf CLK_TCK)
+printf '%-6s %-6s %-6s %-8s %-7s %-7s %-9s %s\n' round l3_ns cpu_s wall_s user_s steal_s Mevents/s binary
 for r in $(seq "$ROUNDS"); do
     l3=$("$WORK/probe" l3)
     cpu=$("$WORK/probe" cpu)
     for b in "${BINS[@]}"; do
+        st0=$(steal)
         t=$( { time "$b" sim run "$SCEN" -o "$WORK/out" -q; } 2>&1 | tail -1)
+        st=$(awk -v a="$st0" -v b="$(steal)" -v hz="$HZ" 'BEGIN { printf "%.2f", (b - a) / hz }')
         eps=$(sed -n 's/.*"events_per_second": *\([0-9.]*\).*/\1/p' "$WORK/out/run.json")
-        printf '%-6s %-6s %-6s %-8s %-7s %-9.1f %s\n' "$r" "$l3" "$cpu" "${t% *}" "${t#* }" \
+        printf '%-6s %-6s %-6s %-8s %-7s %-7s %-9.1f %s\n' "$r" "$l3" "$cpu" "${t% *}" "${t#* }" "$st" \
             "$(awk -v e="$eps" 'BEGIN { print e / 1e6 }')" "$b"
     done
 done

@@ -70,6 +70,7 @@ fn base_tcp_config(t: &crate::scenario::TcpSpec, sink: &crate::scenario::SinkSpe
         growth: match t.cc {
             CcKind::Tahoe | CcKind::Reno | CcKind::NewReno | CcKind::Sack => Growth::default(),
             CcKind::Cubic => Growth::Cubic(Default::default()),
+            CcKind::CubicNs2 => Growth::CubicNs2,
             CcKind::Westwood => Growth::Westwood,
         },
         recovery: match t.recovery(sink.sack) {

@@ -122,19 +122,26 @@ pub fn script(sc: &Scenario, warmup: Duration, ns_seed: u64) -> Result<String, S
     }
     for (i, f) in sc.flows.iter().enumerate() {
         let t = &f.tcp;
+        // ns-2's Linux agent brings its own loss recovery (a SACK
+        // scoreboard when the sink sends blocks), so `recovery` does not
+        // pick its class.
+        let linux = t.cc == crate::scenario::CcKind::CubicNs2;
         let agent = match t.recovery(f.sink.sack) {
+            _ if linux => "Agent/TCP/Linux",
             RecoveryKind::Tahoe => "Agent/TCP",
             RecoveryKind::Reno => "Agent/TCP/Reno",
             RecoveryKind::NewReno => "Agent/TCP/Newreno",
             RecoveryKind::Sack => "Agent/TCP/Sack1",
         };
-        if !matches!(
-            t.cc,
-            crate::scenario::CcKind::Tahoe
-                | crate::scenario::CcKind::Reno
-                | crate::scenario::CcKind::NewReno
-                | crate::scenario::CcKind::Sack
-        ) {
+        if !linux
+            && !matches!(
+                t.cc,
+                crate::scenario::CcKind::Tahoe
+                    | crate::scenario::CcKind::Reno
+                    | crate::scenario::CcKind::NewReno
+                    | crate::scenario::CcKind::Sack
+            )
+        {
             return Err(format!(
                 "flow {}: ns-2 has no {:?} agent here",
                 f.name, t.cc
@@ -166,6 +173,9 @@ pub fn script(sc: &Scenario, warmup: Duration, ns_seed: u64) -> Result<String, S
         );
         set(w, "maxburst_", t.max_burst.unwrap_or(0).to_string());
         set(w, "fid_", i.to_string());
+        if linux {
+            let _ = writeln!(w, "$ns at 0.0 \"$tcp({i}) select_ca cubic\"");
+        }
         let _ = writeln!(w, "set sink({i}) [new {sink}]");
         if let AckSpec::Delayed { timeout, .. } = f.sink.ack {
             let _ = writeln!(w, "$sink({i}) set interval_ {}", secs(timeout));

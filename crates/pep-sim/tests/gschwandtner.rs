@@ -446,6 +446,22 @@ fn sack_takes_w_over_2_rtts_to_refill_the_pipe_and_cubic_about_k() {
     // The gap grows with the BDP (SACK's time is linear in W, CUBIC's
     // goes as its cube root); at this scale it is about three times.
     assert!(sack > 2.5 * cubic, "sack {sack} cubic {cubic}");
+    // ns-2's Linux CUBIC (the thesis's tunnel): beta 819/1024, so the
+    // window after the loss is 0.8 W, K = cbrt(W (1 - beta) / C), and the
+    // curve reaches the BDP at K + cbrt((BDP - W) / C), as above; the
+    // loss recovery itself (about an RTT) comes on top, because this
+    // curve starts when recovery ends.
+    let (w, ns2, bdp) = tunnel_recovery("cubic-ns2");
+    let k = (w * (1.0 - 819.0 / 1024.0) / 0.4f64).cbrt();
+    let expect = k + ((bdp - w) / 0.4).cbrt() + rtt;
+    eprintln!(
+        "cubic-ns2: W {w:.0} BDP {bdp:.0} recovery {ns2:.1} s, K {k:.1} s, analytic {expect:.1} s"
+    );
+    assert!(
+        (ns2 - expect).abs() < (0.3 * expect).max(1.0),
+        "{ns2} vs {expect}"
+    );
+    assert!(ns2 < cubic, "ns-2 CUBIC {ns2} s, RFC 9438 CUBIC {cubic} s");
 }
 
 /// Jain's fairness index of the receivers' byte counts.

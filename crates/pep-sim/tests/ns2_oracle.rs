@@ -293,3 +293,48 @@ series = []
     );
     compare("sack-auto-red", &sc, &[1, 2, 3, 4], 0.03);
 }
+
+/// `cc = "cubic-ns2"` against ns-2's own `Agent/TCP/Linux` with
+/// `select_ca cubic` (Linux 2.6.22's module, the Gschwandtner thesis's
+/// tunnel): one SACK flow over a long link with a small DropTail queue,
+/// where the beta decides how far below the pipe each loss leaves the
+/// window. RFC 9438's CUBIC (beta 0.7) is run beside it to show the
+/// comparison can tell them apart.
+#[test]
+fn linux_cubic_matches_ns2s_and_rfc_cubic_does_not() {
+    if !have_ns() {
+        println!("skipped: ns not found (cubic-ns2)");
+        return;
+    }
+    // (rate, one-way delay, queue): pipe 1200 packets and queue 50; pipe
+    // 960 and queue 30.
+    for (rate, delay, q) in [("50Mbps", "100ms", 50), ("20Mbps", "200ms", 30)] {
+        let with = |cc: &str| {
+            let tcp = format!("cc = \"{cc}\"\n[defaults.sink]\nsack = true");
+            let mut sc = two_hosts(rate, delay, q, "\"none\"", &tcp, 300);
+            for f in &mut sc.flows {
+                f.sink.rwnd = 100_000 * f.tcp.mss;
+            }
+            sc
+        };
+        let sc = with("cubic-ns2");
+        let ns: f64 = ns_goodput(&sc, 1).iter().sum();
+        let ours: f64 = sim_goodput(&sc).iter().sum();
+        let rfc: f64 = sim_goodput(&with("cubic")).iter().sum();
+        println!(
+            "{rate} {delay} queue {q}: ns-2 {:.3} Mbit/s, cubic-ns2 {:.3} ({:.4}), \
+             RFC 9438 cubic {:.3} ({:.4})",
+            ns / 1e6,
+            ours / 1e6,
+            ours / ns,
+            rfc / 1e6,
+            rfc / ns
+        );
+        assert!(
+            (ours / ns - 1.0).abs() < 0.01,
+            "cubic-ns2/ns-2 = {}",
+            ours / ns
+        );
+        assert!(rfc / ns < 0.97, "RFC 9438 cubic/ns-2 = {}", rfc / ns);
+    }
+}

@@ -3,6 +3,7 @@
 //! CUBIC's beta and Westwood+'s bandwidth estimate are growth properties).
 
 use super::cubic::{Cubic, CubicConfig, CubicView};
+use super::cubic_ns2::{CubicNs2, CubicNs2View};
 use super::westwood::{Westwood, WestwoodView};
 use super::CcState;
 use crate::time::{Duration, Instant};
@@ -26,6 +27,11 @@ pub enum Growth {
     /// CUBIC (RFC 9438): cubic growth in time since the last reduction,
     /// `beta = 0.7`, Reno-friendly region, fast convergence.
     Cubic(CubicConfig),
+    /// CUBIC v2.1 as ns-2.35's `Agent/TCP/Linux` runs it (Linux 2.6.22.6's
+    /// `tcp_cubic.c`, `cubic_ns2.rs`): `beta = 819/1024`, growth in whole
+    /// packets per `cnt` ACKs, no timestamps. What the Gschwandtner
+    /// thesis's tunnel ran.
+    CubicNs2,
     /// Westwood+ (Mascolo et al.; Linux `tcp_westwood.c`): Reno growth, but a
     /// loss sets `ssthresh = max(BWE * RTTmin, 2*SMSS)` from a low-pass
     /// filtered estimate of the bandwidth the ACK stream reports.
@@ -61,6 +67,7 @@ pub enum WindowUnit {
 pub enum GrowthView {
     Reno,
     Cubic(CubicView),
+    CubicNs2(CubicNs2View),
     Westwood(WestwoodView),
 }
 
@@ -78,6 +85,7 @@ pub(super) enum GrowthState {
     },
     /// Boxed (allocated once per connection) so that Reno flows stay small.
     Cubic(Box<Cubic>),
+    CubicNs2(Box<CubicNs2>),
     Westwood(Box<Westwood>),
 }
 
@@ -90,6 +98,7 @@ impl GrowthState {
                 bytes_acked: 0,
             },
             Growth::Cubic(c) => GrowthState::Cubic(Box::new(Cubic::new(c))),
+            Growth::CubicNs2 => GrowthState::CubicNs2(Box::new(CubicNs2::new())),
             Growth::Westwood => GrowthState::Westwood(Box::new(Westwood::new())),
         }
     }
@@ -101,6 +110,7 @@ impl GrowthState {
                 unit: *unit,
             },
             GrowthState::Cubic(c) => Growth::Cubic(c.config()),
+            GrowthState::CubicNs2(_) => Growth::CubicNs2,
             GrowthState::Westwood(_) => Growth::Westwood,
         }
     }
@@ -109,6 +119,7 @@ impl GrowthState {
         match self {
             GrowthState::Reno { .. } => GrowthView::Reno,
             GrowthState::Cubic(c) => GrowthView::Cubic(c.view()),
+            GrowthState::CubicNs2(c) => GrowthView::CubicNs2(c.view()),
             GrowthState::Westwood(w) => GrowthView::Westwood(w.view()),
         }
     }
@@ -122,6 +133,7 @@ impl GrowthState {
                 bytes_acked,
             } => reno_on_ack(s, *abc, *unit, bytes_acked, acked as u64),
             GrowthState::Cubic(c) => c.on_ack(now, s, acked),
+            GrowthState::CubicNs2(c) => c.on_ack(now, s, acked),
             GrowthState::Westwood(_) => {
                 reno_on_ack(s, None, WindowUnit::Bytes, &mut 0, acked as u64)
             }
@@ -130,8 +142,10 @@ impl GrowthState {
 
     /// Any ACK of new data (in recovery or not) acknowledged `acked` bytes.
     pub(super) fn on_delivered(&mut self, now: Instant, s: &CcState, acked: u32) {
-        if let GrowthState::Westwood(w) = self {
-            w.on_ack(now, s, acked as u64, false);
+        match self {
+            GrowthState::Westwood(w) => w.on_ack(now, s, acked as u64, false),
+            GrowthState::CubicNs2(c) => c.on_delivered(s, acked),
+            _ => {}
         }
     }
 
@@ -155,6 +169,7 @@ impl GrowthState {
         match self {
             GrowthState::Reno { unit, .. } => unit_ssthresh(s, *unit, flight),
             GrowthState::Cubic(c) => c.on_loss(s, flight),
+            GrowthState::CubicNs2(c) => c.on_loss(s),
             GrowthState::Westwood(w) => w.ssthresh(s).unwrap_or(reno_ssthresh(s, flight)),
         }
     }
@@ -165,6 +180,7 @@ impl GrowthState {
         match self {
             GrowthState::Reno { unit, .. } => unit_ssthresh(s, *unit, flight),
             GrowthState::Cubic(c) => c.on_timeout(s, flight),
+            GrowthState::CubicNs2(c) => c.on_timeout(s),
             GrowthState::Westwood(w) => {
                 let t = w.ssthresh(s).unwrap_or(reno_ssthresh(s, flight));
                 w.on_timeout();

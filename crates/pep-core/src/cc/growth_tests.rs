@@ -309,3 +309,136 @@ fn westwood_ssthresh_is_bwe_times_rtt_min() {
     };
     assert_eq!(v.rtt_min, Some(Duration::from_millis(150)));
 }
+
+// ---- CUBIC as ns-2.35's Linux agent runs it (Linux 2.6.22 CUBIC v2.1) ----
+
+/// A `cubic-ns2` sender with `cwnd` and `ssthresh` in packets.
+fn cubic_ns2(cwnd: u64, ssthresh: u64) -> Congestion {
+    let cfg = CcConfig {
+        growth: Growth::CubicNs2,
+        ..CcConfig::new(MSS)
+    };
+    let mut c = Congestion::new(&cfg, Seq(0));
+    c.state.cwnd = cwnd * M;
+    c.state.ssthresh = ssthresh * M;
+    c
+}
+
+fn ns2_view(c: &Congestion) -> CubicNs2View {
+    let GrowthView::CubicNs2(v) = c.growth_view() else {
+        panic!("not cubic-ns2")
+    };
+    v
+}
+
+#[test]
+fn cubic_ns2_cube_root_is_within_one_or_one_percent() {
+    // The table and one Newton step, in integers: within one of the root
+    // for small arguments, and within 1 % from 2^20 up (K's arguments are
+    // `2^40 / 410` times a window difference, so above 2^31).
+    let mut worst = 0f64;
+    let mut a = 0u64;
+    while a < 1 << 50 {
+        let got = cubic_ns2_root(a) as f64;
+        let want = libm::cbrt(a as f64);
+        if a < 1 << 20 {
+            assert!((got - want).abs() < 1.0, "cbrt({a}): {got} vs {want}");
+        } else {
+            worst = worst.max((got - want).abs() / want);
+        }
+        a += a / 7 + 1;
+    }
+    assert!(worst < 0.01, "worst relative error {worst}");
+}
+
+#[test]
+fn cubic_ns2_reduces_cwnd_by_819_over_1024_and_converges_fast() {
+    let mut c = cubic_ns2(1000, 500);
+    // ssthresh comes from cwnd, not FlightSize: floor(1000 * 819 / 1024).
+    loss(&mut c, at_ms(0), 600 * MSS);
+    assert_eq!(c.ssthresh(), 799 * M);
+    let v = ns2_view(&c);
+    assert_eq!(
+        (v.last_max_cwnd, v.loss_cwnd, v.epoch_start),
+        (1000, 1000, 0)
+    );
+    // Recovery ends with the full ACK; a second loss below the last
+    // maximum sets W_max = cwnd * 1843 / 2048.
+    let una = Seq(1) + 600 * MSS;
+    c.on_new_ack(at_ms(5), una, 600 * MSS);
+    assert!(!c.in_recovery());
+    // Past the recovery point, so that duplicate ACKs start a new one
+    // (RFC 6582).
+    let una = una + 100 * MSS;
+    c.on_new_ack(at_ms(6), una, 100 * MSS);
+    c.state.cwnd = 900 * M;
+    for _ in 0..3 {
+        c.on_dupack(at_ms(10), una, una + 900 * MSS);
+    }
+    assert!(c.in_recovery());
+    assert_eq!(c.ssthresh(), (900 * 819 / 1024) * M);
+    assert_eq!(ns2_view(&c).last_max_cwnd, 900 * 1843 / 2048);
+    // A timeout resets the module, as entering TCP_CA_Loss does.
+    c.on_timeout(at_ms(20), una, una + 900 * MSS);
+    let v = ns2_view(&c);
+    assert_eq!((v.last_max_cwnd, v.loss_cwnd, v.delayed_ack), (0, 0, 32));
+}
+
+#[test]
+fn cubic_ns2_before_any_loss_adds_a_packet_every_26_acks() {
+    // cnt is 50 until the first loss, scaled by the packets per ACK:
+    // `delayed_ack` starts at 2 * 16 and, with one packet per ACK, the
+    // kernel's integer average settles at 31, so cnt = 50 * 16 / 31 = 25
+    // and cwnd grows on every 26th ACK.
+    let mut c = cubic_ns2(100, 100);
+    let mut ack = Seq(1);
+    let mut grew_at = Vec::new();
+    for i in 1..=26 * 4 {
+        ack += MSS;
+        let before = c.cwnd();
+        c.on_new_ack(at_ms(i), ack, MSS);
+        if c.cwnd() > before {
+            assert_eq!(c.cwnd(), before + M);
+            grew_at.push(i);
+        }
+    }
+    assert_eq!(ns2_view(&c).delayed_ack, 31);
+    assert_eq!(ns2_view(&c).cnt, 25);
+    assert_eq!(grew_at, [26, 52, 78, 104]);
+}
+
+#[test]
+fn cubic_ns2_follows_the_cubic_curve_through_k() {
+    // W_max 1000 packets, cwnd 799 after the loss:
+    // K = cbrt(201 / 0.4) = 7.95 s. With one ACK per packet every 100 ms
+    // the module's whole-packet steps (cnt = cwnd / (W(t) - cwnd), scaled
+    // by the ACK ratio) keep cwnd on W(t) = 0.4 (t - K)^3 + W_max, just
+    // below it, through the concave region, the plateau at K and into the
+    // convex region.
+    let mut c = cubic_ns2(1000, 1000);
+    loss(&mut c, at_ms(0), 1000 * MSS);
+    let mut ack = Seq(1) + 1000 * MSS;
+    c.on_new_ack(at_ms(100), ack, 1000 * MSS);
+    assert_eq!(c.cwnd(), 799 * M);
+    let k = libm::cbrt(201.0 / 0.4);
+    let rtt = Duration::from_millis(100);
+    let mut now = at_ms(200);
+    let start = now;
+    while now - start < Duration::from_secs(15) {
+        round(&mut c, &mut now, &mut ack, rtt);
+        let t = (now - start).as_secs_f64();
+        let want = 1000.0 + 0.4 * (t - k).powi(3);
+        let got = (c.cwnd() / M) as f64;
+        assert!(
+            got >= want - 10.0 && got <= want + 2.0,
+            "t {t:.1} s: cwnd {got} vs W(t) {want:.1}"
+        );
+    }
+    let v = ns2_view(&c);
+    assert_eq!(v.origin, 1000);
+    assert!(
+        (v.k as f64 / 1024.0 - k).abs() < 0.02 * k,
+        "K {} vs {k}",
+        v.k
+    );
+}

@@ -4,7 +4,8 @@
 //!
 //! * **Window growth** ([`Growth`]) decides how `cwnd` opens on ACKs that
 //!   acknowledge new data outside loss recovery, and the ssthresh a loss
-//!   sets: Reno (RFC 5681), CUBIC (RFC 9438, `cubic.rs`), Westwood+
+//!   sets: Reno (RFC 5681), CUBIC (RFC 9438, `cubic.rs`), CUBIC as
+//!   ns-2.35's Linux agent runs it (`cubic_ns2.rs`), Westwood+
 //!   (`westwood.rs`).
 //! * **Loss recovery** ([`Recovery`]) decides what happens on duplicate
 //!   ACKs, partial ACKs and the end of recovery: Tahoe, RFC 5681 fast
@@ -39,6 +40,7 @@
 //! (`now`); nothing here reads a clock.
 
 mod cubic;
+mod cubic_ns2;
 mod growth;
 mod hystart;
 mod prr;
@@ -55,6 +57,7 @@ mod sack_tests;
 mod tests;
 
 pub use cubic::{CubicConfig, CubicView};
+pub use cubic_ns2::{cubic_root as cubic_ns2_root, CubicNs2View};
 pub use growth::{Growth, GrowthView, WindowUnit};
 pub use rack::{is_dsack, Detection, Rack, REO_WND_PERSIST};
 pub use recovery::Recovery;

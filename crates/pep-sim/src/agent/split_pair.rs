@@ -54,7 +54,8 @@ struct Params {
     /// `send_check_interval_` (thesis table 5.1: 10 ms).
     #[serde(default = "default_interval")]
     send_check_interval: String,
-    /// Tunnel congestion control: "cubic" or "sack".
+    /// Tunnel congestion control: "cubic" (RFC 9438), "cubic-ns2" (ns-2.35's
+    /// Linux CUBIC, as the thesis ran it) or "sack".
     #[serde(default = "default_cc")]
     tunnel_cc: String,
     /// Tunnel receiver window in bytes ("set very high").
@@ -206,6 +207,7 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
     };
     tunnel.growth = match p.tunnel_cc.as_str() {
         "cubic" => Growth::Cubic(Default::default()),
+        "cubic-ns2" => Growth::CubicNs2,
         "sack" => match base.growth {
             g @ Growth::Reno { .. } => g,
             _ => Growth::default(),
@@ -213,7 +215,7 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
         other => {
             return Err(AgentError::new(
                 "tunnel_cc",
-                format!("expected \"cubic\" or \"sack\", got {other:?}"),
+                format!("expected \"cubic\", \"cubic-ns2\" or \"sack\", got {other:?}"),
             ))
         }
     };

@@ -35,6 +35,16 @@ fn each_name_maps_to_a_growth_and_a_recovery() {
         ("cc = \"cubic\"", "", (cubic, Recovery::NewReno)),
         ("cc = \"cubic\"", "sack = true", (cubic, Recovery::Sack)),
         (
+            "cc = \"cubic-ns2\"",
+            "",
+            (Growth::CubicNs2, Recovery::NewReno),
+        ),
+        (
+            "cc = \"cubic-ns2\"",
+            "sack = true",
+            (Growth::CubicNs2, Recovery::Sack),
+        ),
+        (
             "cc = \"westwood\"",
             "",
             (Growth::Westwood, Recovery::NewReno),

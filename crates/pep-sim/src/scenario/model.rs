@@ -306,6 +306,10 @@ pub enum CcKind {
     /// RFC 9438 growth; SACK recovery if the sink sends SACK blocks, else
     /// NewReno.
     Cubic,
+    /// CUBIC v2.1 as ns-2.35's `Agent/TCP/Linux` runs it (Linux 2.6.22,
+    /// beta 819/1024); recovery as for CUBIC.
+    #[serde(rename = "cubic-ns2")]
+    CubicNs2,
     /// Westwood+ growth and reduction; recovery as for CUBIC.
     Westwood,
 }
@@ -385,8 +389,8 @@ impl TcpSpec {
             CcKind::Reno => RecoveryKind::Reno,
             CcKind::NewReno => RecoveryKind::NewReno,
             CcKind::Sack => RecoveryKind::Sack,
-            CcKind::Cubic | CcKind::Westwood if sink_sack => RecoveryKind::Sack,
-            CcKind::Cubic | CcKind::Westwood => RecoveryKind::NewReno,
+            CcKind::Cubic | CcKind::CubicNs2 | CcKind::Westwood if sink_sack => RecoveryKind::Sack,
+            CcKind::Cubic | CcKind::CubicNs2 | CcKind::Westwood => RecoveryKind::NewReno,
         }
     }
 }
