@@ -126,22 +126,24 @@ pub fn script(sc: &Scenario, warmup: Duration, ns_seed: u64) -> Result<String, S
         // scoreboard when the sink sends blocks), so `recovery` does not
         // pick its class.
         let linux = t.cc == crate::scenario::CcKind::CubicNs2;
-        let agent = match t.recovery(f.sink.sack) {
-            _ if linux => "Agent/TCP/Linux",
-            RecoveryKind::Tahoe => "Agent/TCP",
-            RecoveryKind::Reno => "Agent/TCP/Reno",
-            RecoveryKind::NewReno => "Agent/TCP/Newreno",
-            RecoveryKind::Sack => "Agent/TCP/Sack1",
+        let agent = if linux {
+            "Agent/TCP/Linux"
+        } else {
+            match t.recovery(f.sink.sack) {
+                RecoveryKind::Tahoe => "Agent/TCP",
+                RecoveryKind::Reno => "Agent/TCP/Reno",
+                RecoveryKind::NewReno => "Agent/TCP/Newreno",
+                RecoveryKind::Sack => "Agent/TCP/Sack1",
+            }
         };
-        if !linux
-            && !matches!(
-                t.cc,
-                crate::scenario::CcKind::Tahoe
-                    | crate::scenario::CcKind::Reno
-                    | crate::scenario::CcKind::NewReno
-                    | crate::scenario::CcKind::Sack
-            )
-        {
+        if !matches!(
+            t.cc,
+            crate::scenario::CcKind::Tahoe
+                | crate::scenario::CcKind::Reno
+                | crate::scenario::CcKind::NewReno
+                | crate::scenario::CcKind::Sack
+                | crate::scenario::CcKind::CubicNs2
+        ) {
             return Err(format!(
                 "flow {}: ns-2 has no {:?} agent here",
                 f.name, t.cc

@@ -121,19 +121,13 @@ fn jiffies(now: Instant) -> u32 {
 }
 
 impl CubicNs2 {
+    /// `bictcp_reset` (the module's `init`, and on entering Loss), with
+    /// `snd_cwnd_cnt` cleared as ns-2's agent clears it at both.
     pub(super) fn new() -> Self {
-        let mut c = CubicNs2::default();
-        c.reset();
-        c
-    }
-
-    /// `bictcp_reset` (the module's `init`, and on entering Loss).
-    fn reset(&mut self) {
-        *self = CubicNs2 {
+        CubicNs2 {
             delayed_ack: 2 << ACK_RATIO_SHIFT,
-            cwnd_cnt: self.cwnd_cnt,
             ..CubicNs2::default()
-        };
+        }
     }
 
     pub(super) fn view(&self) -> CubicNs2View {
@@ -260,8 +254,7 @@ impl CubicNs2 {
     /// entering `TCP_CA_Loss` resets it.
     pub(super) fn on_timeout(&mut self, s: &CcState) -> u64 {
         let ssthresh = self.on_loss(s);
-        self.reset();
-        self.cwnd_cnt = 0;
+        *self = CubicNs2::new();
         ssthresh
     }
 }
