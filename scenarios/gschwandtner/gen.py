@@ -77,10 +77,6 @@ send_check_interval = "1ms"
 # The thesis's tunnel: ns-2.35's Linux CUBIC (2.6.22, beta 0.8); RFC 9438's
 # "cubic" (beta 0.7) carried 0.909 instead of 0.953 of the link (docs).
 tunnel_cc = "cubic-ns2"
-# From an unbounded ssthresh the tunnel's slow start overshoots the
-# 500-packet link queue, and our SACK recovery leaves the retransmissions
-# lost in it to the timer, where ns-2's Linux agent repairs them (docs).
-tunnel_ssthresh = 3000
 '''
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".toml"), "w") as f:
         f.write(t)

@@ -103,6 +103,11 @@ pub struct CcConfig {
     /// HyStart++ (RFC 9406) in the initial slow start; needs
     /// [`Congestion::on_ack_rtt`] on every ACK of new data.
     pub hystart: bool,
+    /// During SACK recovery, judge a retransmission lost once data first
+    /// sent after it is SACKed, and send it again (FACK's rule, as ns-2's
+    /// `Agent/TCP/Linux` and Linux before RACK do; RFC 6675 leaves a lost
+    /// retransmission to the retransmission timer).
+    pub lost_retransmit: bool,
 }
 
 impl CcConfig {
@@ -118,6 +123,7 @@ impl CcConfig {
             recovery: Recovery::default(),
             prr: false,
             hystart: false,
+            lost_retransmit: false,
         }
     }
 }
@@ -233,7 +239,7 @@ impl Congestion {
                 srtt: None,
             },
             growth: GrowthState::new(cfg.growth),
-            recovery: RecoveryState::new(cfg.recovery),
+            recovery: RecoveryState::new(cfg.recovery, cfg.lost_retransmit),
             prr: (cfg.prr && cfg.recovery == Recovery::Sack).then(prr::Prr::default),
             hystart: cfg
                 .hystart
@@ -471,6 +477,9 @@ impl Congestion {
         s.recover = snd_max;
         s.in_recovery = false;
         s.partial_acked = false;
+        if let RecoveryState::Sack(b) = &mut self.recovery {
+            b.forget_retransmissions();
+        }
         self.growth.on_congestion();
     }
 
@@ -586,6 +595,7 @@ impl Congestion {
             let old = b.high_rxt;
             b.high_rxt = b.high_rxt.max(end);
             b.memo_retransmit(old, seq, end);
+            b.log_retransmission(seq, end);
             // (4.3): the first retransmission sets RescueRxt as well.
             b.rescue_rxt.get_or_insert(end);
         }
@@ -595,7 +605,8 @@ impl Congestion {
     /// SACK recovery, pipe grows by its length without a new SetPipe().
     #[inline]
     pub fn on_new_data(&mut self, seq: Seq, end: Seq) {
-        if let RecoveryState::Sack(b) = &self.recovery {
+        if let RecoveryState::Sack(b) = &mut self.recovery {
+            b.on_sent_to(end);
             if self.state.in_recovery {
                 b.memo_new_data(seq, end);
             }

@@ -50,12 +50,16 @@ pub(super) enum RecoveryState {
 }
 
 impl RecoveryState {
-    pub(super) fn new(cfg: Recovery) -> Self {
+    pub(super) fn new(cfg: Recovery, lost_retransmit: bool) -> Self {
         match cfg {
             Recovery::Tahoe => RecoveryState::Tahoe,
             Recovery::Reno => RecoveryState::Reno,
             Recovery::NewReno => RecoveryState::NewReno,
-            Recovery::Sack => RecoveryState::Sack(Box::default()),
+            Recovery::Sack => {
+                let mut b = Box::new(Scoreboard::new());
+                b.lost_retransmit = lost_retransmit;
+                RecoveryState::Sack(b)
+            }
         }
     }
 
@@ -143,6 +147,7 @@ pub(super) fn enter(
             s.in_recovery = true;
             b.high_rxt = una;
             b.rescue_rxt = None;
+            b.forget_retransmissions();
             LossAction::FastRetransmit { go_back_n: false }
         }
     }

@@ -2,8 +2,9 @@
 //! IsLost(), SetPipe() and NextSeg().
 //!
 //! The scoreboard is a bounded, sorted list of SACKed byte ranges above
-//! SND.UNA (HighACK), stored in a fixed array allocated once per
-//! connection: no per-packet allocation, every routine O(ranges). Because
+//! SND.UNA (HighACK), in storage that only grows (no per-packet
+//! allocation once a connection has seen its widest loss), every routine
+//! O(ranges). Because
 //! IsLost() depends only on what was SACKed *above* a sequence number, it
 //! is constant over each hole and monotone (if a hole is lost, every hole
 //! below it is too), so the per-octet loops of RFC 6675 become per-hole
@@ -17,14 +18,16 @@
 //! past the highest octet retransmitted in this recovery.
 
 use std::cell::Cell;
+use std::collections::VecDeque;
 
 use crate::seq::Seq;
 
-/// Most SACKed ranges the scoreboard keeps. The simulator's sink keeps at
-/// most 32 out-of-order ranges; the sender can know more only if SACK
-/// information was lost with ACKs. When full, the highest ranges are
-/// forgotten (conservative: forgotten data is only retransmitted sooner).
-pub const SCOREBOARD_RANGES: usize = 256;
+/// Most SACKed ranges the scoreboard keeps; its storage grows to what a
+/// connection needs. A slow start that overshoots a long fat pipe's queue
+/// leaves a hole every other segment: thousands (ns-2 and Linux bound
+/// them only by the window). When full, the highest ranges are forgotten
+/// (conservative: forgotten data is only retransmitted sooner).
+pub const SCOREBOARD_RANGES: usize = 16_384;
 
 /// What NextSeg() chose to send (RFC 6675 section 4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,7 +47,7 @@ pub enum NextSeg {
 pub struct Scoreboard {
     /// `[start, end)` ranges: sorted, disjoint, not adjacent, all within
     /// `(una, max]`. Only the first `len` are meaningful.
-    ranges: [(Seq, Seq); SCOREBOARD_RANGES],
+    ranges: Vec<(Seq, Seq)>,
     len: usize,
     /// HighRxt as an exclusive end: one past the highest octet
     /// retransmitted in the current recovery (SND.UNA on entry).
@@ -57,6 +60,19 @@ pub struct Scoreboard {
     /// RACK (RFC 8985): unSACKed octets below this are lost whatever
     /// IsLost() says; `None` without RACK.
     pub(super) rack_lost: Option<Seq>,
+    /// FACK's detection of lost retransmissions is on
+    /// ([`super::CcConfig::lost_retransmit`]).
+    pub(super) lost_retransmit: bool,
+    /// With it: this recovery's retransmissions not yet judged, oldest
+    /// first, each with SND.MAX when it was sent.
+    rtx_log: VecDeque<Retransmitted>,
+    /// Retransmissions judged lost (unSACKed, above SND.UNA), to send again
+    /// before anything else; SetPipe() no longer counts them.
+    relost: VecDeque<(Seq, Seq)>,
+    /// Their bytes.
+    relost_bytes: u64,
+    /// SND.MAX as the transport last reported it.
+    snd_max: Seq,
     /// SetPipe()'s last answer and its inputs. A sender in SACK recovery
     /// asks for pipe on every poll; between two ACKs only its own sends
     /// change it, by amounts known without computing it again
@@ -73,9 +89,20 @@ struct PipeMemo {
     high_rxt: Seq,
     rescue_in_pipe: u64,
     rack_lost: Option<Seq>,
+    relost_bytes: u64,
     dupthresh: u32,
     smss: u32,
     pipe: u64,
+}
+
+/// A retransmission `[seq, end)` sent when SND.MAX was `max`: once an
+/// octet at or above `max` is SACKed, data sent after it has arrived and
+/// it has not (ns-2's `ScoreBoard1`: `GetSndNxt() <= fack_`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Retransmitted {
+    seq: Seq,
+    end: Seq,
+    max: Seq,
 }
 
 impl Default for Scoreboard {
@@ -101,12 +128,17 @@ struct Hole {
 impl Scoreboard {
     pub const fn new() -> Self {
         Scoreboard {
-            ranges: [(Seq(0), Seq(0)); SCOREBOARD_RANGES],
+            ranges: Vec::new(),
             len: 0,
             high_rxt: Seq(0),
             rescue_rxt: None,
             rescue_in_pipe: 0,
             rack_lost: None,
+            lost_retransmit: false,
+            rtx_log: VecDeque::new(),
+            relost: VecDeque::new(),
+            relost_bytes: 0,
+            snd_max: Seq(0),
             pipe_memo: Cell::new(None),
         }
     }
@@ -144,7 +176,8 @@ impl Scoreboard {
     /// changes nothing but the memo; the rest is [`Self::update_ranges`].
     #[inline]
     pub fn update(&mut self, una: Seq, max: Seq, blocks: &[(Seq, Seq)]) -> bool {
-        if self.len == 0 && blocks.is_empty() {
+        self.snd_max = max;
+        if self.len == 0 && blocks.is_empty() && self.relost.is_empty() {
             self.pipe_memo.set(None);
             return false;
         }
@@ -162,7 +195,85 @@ impl Scoreboard {
                 fresh |= self.insert(l, r);
             }
         }
+        if self.lost_retransmit {
+            self.judge_retransmissions(una);
+        }
         fresh
+    }
+
+    /// FACK's rule for lost retransmissions, after an update with SND.UNA
+    /// `una`: drops what is no longer outstanding, and moves each logged
+    /// retransmission that data sent after it has overtaken to `relost`.
+    fn judge_retransmissions(&mut self, una: Seq) {
+        let unsacked = |b: &Self, seq: Seq| seq.ge(una) && !b.is_sacked(seq);
+        let mut relost = std::mem::take(&mut self.relost);
+        let mut gone = 0u64;
+        relost.retain(|&(seq, end)| {
+            let keep = unsacked(self, seq);
+            if !keep {
+                gone += end.bytes_since(seq) as u64;
+            }
+            keep
+        });
+        self.relost = relost;
+        self.relost_bytes -= gone;
+        let fack = match self.ranges().last() {
+            Some(r) => r.1,
+            None => una,
+        };
+        while let Some(&r) = self.rtx_log.front() {
+            if r.end.gt(una) && !fack.gt(r.max) {
+                break;
+            }
+            self.rtx_log.pop_front();
+            if r.end.gt(una) && unsacked(self, r.seq) {
+                self.relost.push_back((r.seq, r.end));
+                self.relost_bytes += r.end.bytes_since(r.seq) as u64;
+            }
+        }
+    }
+
+    /// Whether octet `seq` lies in a SACKed range (binary search).
+    fn is_sacked(&self, seq: Seq) -> bool {
+        let r = self.ranges();
+        let i = r.partition_point(|x| x.1.le(seq));
+        i < r.len() && r[i].0.le(seq)
+    }
+
+    /// A retransmission of `[seq, end)` was sent: logged for FACK's rule,
+    /// and taken off `relost` if it was the next one there.
+    pub(super) fn log_retransmission(&mut self, seq: Seq, end: Seq) {
+        if !self.lost_retransmit {
+            return;
+        }
+        if self.relost.front().is_some_and(|r| r.0 == seq) {
+            let (s, e) = self.relost.pop_front().expect("front checked");
+            self.relost_bytes -= e.bytes_since(s) as u64;
+            self.pipe_memo.set(None);
+        }
+        self.rtx_log.push_back(Retransmitted {
+            seq,
+            end,
+            max: self.snd_max,
+        });
+    }
+
+    /// New data up to `end` was sent: SND.MAX for the next log entry.
+    #[inline]
+    pub(super) fn on_sent_to(&mut self, end: Seq) {
+        if end.gt(self.snd_max) {
+            self.snd_max = end;
+        }
+    }
+
+    /// A new recovery, or a timeout: the log and the lost ones go.
+    pub(super) fn forget_retransmissions(&mut self) {
+        if !self.rtx_log.is_empty() || !self.relost.is_empty() {
+            self.rtx_log.clear();
+            self.relost.clear();
+            self.relost_bytes = 0;
+            self.pipe_memo.set(None);
+        }
     }
 
     /// Removes ranges (and parts of ranges) below `una`.
@@ -206,6 +317,8 @@ impl Scoreboard {
                     return false; // above everything kept: forget it
                 }
                 self.len -= 1; // forget the highest range
+            } else if self.len == self.ranges.len() {
+                self.ranges.push((Seq(0), Seq(0)));
             }
             self.ranges.copy_within(i..self.len, i + 1);
             self.ranges[i] = (l, r);
@@ -339,6 +452,7 @@ impl Scoreboard {
             high_rxt: self.high_rxt,
             rescue_in_pipe: self.rescue_in_pipe,
             rack_lost: self.rack_lost,
+            relost_bytes: self.relost_bytes,
             dupthresh,
             smss,
             pipe: 0,
@@ -405,7 +519,8 @@ impl Scoreboard {
                 pipe -= h.min(cap).bytes_since(l) as u64;
             }
         }
-        pipe
+        // Lost again: below HighRxt, counted once as retransmitted.
+        pipe.saturating_sub(self.relost_bytes)
     }
 
     /// SetPipe() walking every hole, as RFC 6675 words it (tests compare).
@@ -416,7 +531,7 @@ impl Scoreboard {
             pipe += h.end.bytes_since(h.lost_end) as u64;
             pipe += h.end.min(self.high_rxt).bytes_since(h.start) as u64;
         }
-        pipe
+        pipe.saturating_sub(self.relost_bytes)
     }
 
     /// The memo's pipe if it is still valid for `[una, max)` (tests).
@@ -486,6 +601,11 @@ impl Scoreboard {
         dupthresh: u32,
         smss: u32,
     ) -> Option<NextSeg> {
+        // A retransmission found lost goes first (ns-2's Linux agent puts
+        // it back on its lost list, which it retransmits from the lowest).
+        if let Some(&(seq, end)) = self.relost.front() {
+            return Some(NextSeg::Retransmit { seq, end });
+        }
         // Rules (1) and (3) look above HighRxt only: the holes that end at
         // or below it (those before the first range starting above it) have
         // nothing left to retransmit. If one of them is not lost, no hole

@@ -568,3 +568,49 @@ mod update_against_octets {
         }
     }
 }
+
+#[test]
+fn fack_rule_sends_a_lost_retransmission_again() {
+    let mut pipes = vec![];
+    for on in [false, true] {
+        let cfg = CcConfig {
+            recovery: Recovery::Sack,
+            lost_retransmit: on,
+            ..CcConfig::new(MSS)
+        };
+        let mut c = Congestion::new(&cfg, Seq(0) - 1);
+        c.state.cwnd = 20 * MSS as u64;
+        c.on_new_data(s(0), s(20_000));
+        // Segment 0 lost, 1-3 SACKed: recovery, and 0 is retransmitted
+        // while SND.MAX is 20000.
+        assert!(ack(&mut c, 0, &[(1000, 4000)]).is_some());
+        c.on_retransmit(s(0), s(1000), false);
+        c.on_new_data(s(20_000), s(22_000));
+        // Nothing sent after it has arrived yet: it is in flight.
+        c.on_sack(s(0), s(22_000), &blocks(&[(1000, 4000)]));
+        assert_eq!(
+            c.next_seg_with_room(s(0), s(22_000), true),
+            Some(NextSeg::NewData)
+        );
+        // [20000, 21000), sent after it, is SACKed: it was lost again.
+        c.on_sack(s(0), s(22_000), &blocks(&[(20_000, 21_000), (1000, 4000)]));
+        let again = NextSeg::Retransmit {
+            seq: s(0),
+            end: s(1000),
+        };
+        let next = c.next_seg_with_room(s(0), s(22_000), true);
+        assert_eq!(next == Some(again), on, "lost_retransmit {on}: {next:?}");
+        pipes.push(c.pipe(s(0), s(22_000)).unwrap());
+        if on {
+            // Sent again: off the list, in the pipe once more.
+            c.on_retransmit(s(0), s(1000), false);
+            assert_eq!(
+                c.next_seg_with_room(s(0), s(22_000), true),
+                Some(NextSeg::NewData)
+            );
+            assert_eq!(c.pipe(s(0), s(22_000)), Some(pipes[0]));
+        }
+    }
+    // The lost copy no longer counts as in the network.
+    assert_eq!(pipes[1] + MSS as u64, pipes[0]);
+}

@@ -154,6 +154,9 @@ impl TcpConfig {
             recovery: self.recovery,
             prr: self.prr,
             hystart: self.hystart,
+            // ns-2's `Agent/TCP/Linux`, which runs `cubic-ns2`, finds lost
+            // retransmissions by FACK's rule; RACK has its own way.
+            lost_retransmit: self.growth == Growth::CubicNs2 && !self.rack,
         }
     }
 }

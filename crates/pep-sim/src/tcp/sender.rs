@@ -237,6 +237,13 @@ pub struct TcpSender {
     timestamps: bool,
     ts_clock: u32,
     limited_transmit: bool,
+    /// Two habits of ns-2's `Agent/TCP/Linux`, on with `cubic-ns2`, which
+    /// models that agent: every ACK restarts the retransmission timer
+    /// while data is outstanding (`renew_timer` in its `time_processing`;
+    /// RFC 6298 (5.3) restarts it on new data only), and the window grows
+    /// only on an ACK that found it full (its `tcp_is_cwnd_limited`:
+    /// packets in flight before the ACK at least cwnd).
+    linux_agent: bool,
     /// RFC 7661 state, if congestion-window validation is on.
     cwv: Option<Cwv>,
     /// RACK-TLP state, if on (`TcpConfig::rack` with SACK recovery).
@@ -342,6 +349,7 @@ impl TcpSender {
             timestamps: cfg.timestamps,
             ts_clock: 0,
             limited_transmit: cfg.limited_transmit,
+            linux_agent: cfg.growth == pep_core::cc::Growth::CubicNs2,
             cwv: cfg.cwv.then(Cwv::default),
             rack: (cfg.rack && cfg.recovery == pep_core::cc::Recovery::Sack).then(Box::default),
             reverse: cfg
@@ -693,6 +701,15 @@ impl TcpSender {
             self.cc.on_ack_rtt(rtt, ack, self.snd_nxt);
         }
         let acked = ack.bytes_since(self.snd_una);
+        // The agent's `prior_in_flight`: SND.NXT - SND.UNA less what is
+        // SACKed or lost, before this ACK.
+        let app_limited = self.linux_agent && {
+            let flight = match self.cc.pipe(self.snd_una, self.snd_nxt.max(self.snd_una)) {
+                Some(pipe) => pipe,
+                None => self.snd_nxt.bytes_since(self.snd_una) as u64,
+            };
+            flight < self.cc.cwnd()
+        };
         if let Some((end, sent)) = self.timing {
             if ack.ge(end) {
                 self.rtt_sample(now, sent);
@@ -709,7 +726,9 @@ impl TcpSender {
         let new_sack = self.read_sack(seg);
         if let Some(c) = self.cwv.as_mut() {
             let nvp = c.on_ack(now, acked as u64, self.rtt.srtt(), self.cc.cwnd());
-            self.cc.hold_growth(nvp);
+            self.cc.hold_growth(nvp || app_limited);
+        } else if self.linux_agent {
+            self.cc.hold_growth(app_limited);
         }
         let action = self.cc.on_new_ack(now, ack, acked);
         if let AppSource::Finite(n) = self.app {
@@ -749,6 +768,12 @@ impl TcpSender {
     }
 
     fn on_same_ack(&mut self, now: Instant, seg: &Segment) {
+        if self.linux_agent
+            && self.snd_max != self.snd_una
+            && matches!(self.timer, None | Some((_, Timer::Retransmit)))
+        {
+            self.timer = Some((now + self.rtt.rto(), Timer::Retransmit));
+        }
         // RFC 5681 section 2: "(a) the receiver of the ACK has outstanding
         // data, (b) the incoming acknowledgment carries no data, (c) the SYN
         // and FIN bits are both off, (d) the acknowledgment number is equal

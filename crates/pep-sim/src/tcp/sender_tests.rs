@@ -622,3 +622,53 @@ fn sack_recovery_sends_by_pipe_and_next_seg() {
     );
     assert_eq!(st.partial_ack_retransmits, 0);
 }
+
+/// `cubic-ns2` (ns-2's `Agent/TCP/Linux`) grows its window only on an ACK
+/// that found it full; RFC 5681 senders grow on every ACK of new data.
+#[test]
+fn linux_agent_grows_only_when_the_window_was_full() {
+    for (growth, grows) in [
+        (pep_core::cc::Growth::CubicNs2, false),
+        (pep_core::cc::Growth::default(), true),
+    ] {
+        let cfg = TcpConfig { growth, ..cfg() };
+        // Three segments written, a window of ten: application-limited.
+        let mut s = Script::new(cfg, AppSource::Open(3000));
+        assert_eq!(s.out(), offsets(0, 3));
+        s.at(ms(100));
+        s.ack(1000);
+        let expect = if grows { 11_000 } else { 10_000 };
+        assert_eq!(s.tx.cwnd(), expect, "{growth:?}");
+    }
+    // Window-limited, it grows as any slow start does.
+    let mut s = Script::bulk(TcpConfig {
+        growth: pep_core::cc::Growth::CubicNs2,
+        ..cfg()
+    });
+    s.out();
+    s.at(ms(100));
+    assert_eq!(s.ack(1000), [n(10_000), n(11_000)]);
+    assert_eq!(s.tx.cwnd(), 11_000);
+}
+
+/// `cubic-ns2` restarts the retransmission timer on every ACK while data
+/// is outstanding, duplicates too (the agent's `renew_timer`); RFC 6298
+/// only on new data.
+#[test]
+fn linux_agent_restarts_the_timer_on_every_ack() {
+    for (growth, renews) in [
+        (pep_core::cc::Growth::CubicNs2, true),
+        (pep_core::cc::Growth::default(), false),
+    ] {
+        let mut s = Script::bulk(TcpConfig { growth, ..cfg() });
+        s.out();
+        let first = s.tx.poll_timeout().expect("timer");
+        s.at(ms(300));
+        s.ack(0); // a duplicate: nothing new acknowledged
+        let after = s.tx.poll_timeout().expect("timer");
+        assert_eq!(after != first, renews, "{growth:?}");
+        if renews {
+            assert_eq!(after, first + ms(300));
+        }
+    }
+}

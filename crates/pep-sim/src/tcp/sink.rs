@@ -34,8 +34,10 @@ use pep_core::{Duration, Flags, FlowId, Instant, SackBlocks, Segment, Seq, Times
 use super::config::{AckPolicy, AppSource, SinkConfig, TcpConfig};
 use super::sender::TcpSender;
 
-/// Most out-of-order ranges the sink records.
-pub const MAX_OOO_RANGES: usize = 256;
+/// Most out-of-order ranges the sink records: far more than any window
+/// here leaves (a slow start that overshoots a long fat pipe's queue
+/// leaves a hole every other segment; ns-2's sink and Linux keep them all).
+pub const MAX_OOO_RANGES: usize = 16_384;
 
 /// SACK blocks per ACK (RFC 2018 allows 3 alongside timestamps; ns-2's
 /// sink sends up to 3).
@@ -638,8 +640,10 @@ impl TcpSink {
             return;
         }
         self.stats.bytes_dropped += end.bytes_since(e) as u64;
-        let covered: u32 = self
-            .ooo
+        // Only the ranges that overlap [s, e) cover any of it.
+        let lo = self.ooo.partition_point(|r| r.end.le(s));
+        let hi = self.ooo.partition_point(|r| r.start.lt(e));
+        let covered: u32 = self.ooo[lo..hi.max(lo)]
             .iter()
             .map(|r| e.min(r.end).bytes_since(s.max(r.start)))
             .sum();
@@ -668,16 +672,9 @@ impl TcpSink {
     fn record(&mut self, s: Seq, e: Seq) -> bool {
         self.stamp += 1;
         // Ranges i..j overlap or touch [s, e].
-        let i = self
-            .ooo
-            .iter()
-            .position(|r| r.end.ge(s))
-            .unwrap_or(self.ooo.len());
-        let j = self
-            .ooo
-            .iter()
-            .position(|r| r.start.gt(e))
-            .unwrap_or(self.ooo.len());
+        // Sorted and disjoint: both by binary search.
+        let i = self.ooo.partition_point(|r| r.end.lt(s));
+        let j = self.ooo.partition_point(|r| r.start.le(e));
         if i >= j {
             if self.ooo.len() == MAX_OOO_RANGES {
                 return false;

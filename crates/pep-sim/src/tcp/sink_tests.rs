@@ -348,7 +348,7 @@ fn data_beyond_the_window_is_dropped() {
 fn reassembly_record_is_bounded() {
     // A window wide enough for every range (two segments each).
     let mut s = Script::new(SinkConfig {
-        rwnd: 1 << 20,
+        rwnd: 1 << 26,
         ..SinkConfig::default()
     });
     for k in 0..MAX_OOO_RANGES as u32 {
