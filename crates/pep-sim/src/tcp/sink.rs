@@ -653,13 +653,17 @@ impl TcpSink {
         if s == self.rcv_nxt {
             self.stats.bytes_in_order += fresh;
             self.rcv_nxt = e;
-            while let Some(r) = self.ooo.first() {
+            // The ranges now contiguous go in one drain (a repair after a
+            // long burst of losses may join many).
+            let mut k = 0;
+            while let Some(r) = self.ooo.get(k) {
                 if r.start.gt(self.rcv_nxt) {
                     break;
                 }
                 self.rcv_nxt = self.rcv_nxt.max(r.end);
-                self.ooo.remove(0);
+                k += 1;
             }
+            self.ooo.drain(..k);
         } else if self.record(s, e) {
             self.stats.bytes_out_of_order += fresh;
         } else {
