@@ -36,6 +36,11 @@ fn ns_goodput(sc: &Scenario, seed: u64) -> Vec<f64> {
 
 /// Goodput per flow (bit/s) after the warm-up, from the simulator.
 fn sim_goodput(sc: &Scenario) -> Vec<f64> {
+    sim_run(sc).0
+}
+
+/// [`sim_goodput`] and the simulation it ran, for its other counters.
+fn sim_run(sc: &Scenario) -> (Vec<f64>, Simulation) {
     let mut sim = Simulation::new(sc);
     sim.run_until(Instant::ZERO + Duration::from_secs(WARMUP_S));
     let a: Vec<u64> = (0..sim.flow_count())
@@ -43,9 +48,10 @@ fn sim_goodput(sc: &Scenario) -> Vec<f64> {
         .collect();
     sim.run();
     let secs = (sc.duration.as_secs_f64()) - WARMUP_S as f64;
-    (0..sim.flow_count())
+    let goodput = (0..sim.flow_count())
         .map(|i| (sim.sender(i).map_or(0, |s| s.bytes_acked()) - a[i]) as f64 * 8.0 / secs)
-        .collect()
+        .collect();
+    (goodput, sim)
 }
 
 fn scenario(body: &str) -> Scenario {
@@ -294,6 +300,17 @@ series = []
     compare("sack-auto-red", &sc, &[1, 2, 3, 4], 0.03);
 }
 
+/// One SACK flow with `cc` for 300 s over [`two_hosts`]' path, its
+/// receiver's window `rwnd` segments (so that only the path limits it).
+fn one_sack_flow(cc: &str, rate: &str, delay: &str, q: u32, rwnd: u32) -> Scenario {
+    let tcp = format!("cc = \"{cc}\"\n[defaults.sink]\nsack = true");
+    let mut sc = two_hosts(rate, delay, q, "\"none\"", &tcp, 300);
+    for f in &mut sc.flows {
+        f.sink.rwnd = rwnd * f.tcp.mss;
+    }
+    sc
+}
+
 /// `cc = "cubic-ns2"` against ns-2's own `Agent/TCP/Linux` with
 /// `select_ca cubic` (Linux 2.6.22's module, the Gschwandtner thesis's
 /// tunnel): one SACK flow over a long link with a small DropTail queue,
@@ -309,14 +326,7 @@ fn linux_cubic_matches_ns2s_and_rfc_cubic_does_not() {
     // (rate, one-way delay, queue): pipe 1200 packets and queue 50; pipe
     // 960 and queue 30.
     for (rate, delay, q) in [("50Mbps", "100ms", 50), ("20Mbps", "200ms", 30)] {
-        let with = |cc: &str| {
-            let tcp = format!("cc = \"{cc}\"\n[defaults.sink]\nsack = true");
-            let mut sc = two_hosts(rate, delay, q, "\"none\"", &tcp, 300);
-            for f in &mut sc.flows {
-                f.sink.rwnd = 100_000 * f.tcp.mss;
-            }
-            sc
-        };
+        let with = |cc: &str| one_sack_flow(cc, rate, delay, q, 100_000);
         let sc = with("cubic-ns2");
         let ns: f64 = ns_goodput(&sc, 1).iter().sum();
         let ours: f64 = sim_goodput(&sc).iter().sum();
@@ -353,15 +363,10 @@ fn linux_agent_repairs_lost_retransmissions_like_ns2s() {
         return;
     }
     // Pipe about 6,000 packets, queue 500: the Gschwandtner tunnel's path.
-    let tcp = "cc = \"cubic-ns2\"\n[defaults.sink]\nsack = true";
-    let mut sc = two_hosts("100Mbps", "250ms", 500, "\"none\"", tcp, 300);
-    for f in &mut sc.flows {
-        f.sink.rwnd = 1_000_000 * f.tcp.mss;
-    }
+    let sc = one_sack_flow("cubic-ns2", "100Mbps", "250ms", 500, 1_000_000);
     let ns: f64 = ns_goodput(&sc, 1).iter().sum();
-    let ours: f64 = sim_goodput(&sc).iter().sum();
-    let mut sim = Simulation::new(&sc);
-    sim.run();
+    let (ours, sim) = sim_run(&sc);
+    let ours: f64 = ours.iter().sum();
     let timeouts = sim.sender(0).expect("sender").stats().timeouts;
     println!(
         "100Mbps 250ms queue 500: ns-2 {:.3} Mbit/s, cubic-ns2 {:.3} ({:.4}), {timeouts} timeouts",

@@ -3,8 +3,8 @@
 //!
 //! The scoreboard is a bounded, sorted list of SACKed byte ranges above
 //! SND.UNA (HighACK), in storage that only grows (no per-packet
-//! allocation once a connection has seen its widest loss), every routine
-//! O(ranges). Because
+//! allocation once a connection has seen its widest loss); lookups are
+//! binary searches, the other routines O(ranges). Because
 //! IsLost() depends only on what was SACKed *above* a sequence number, it
 //! is constant over each hole and monotone (if a hole is lost, every hole
 //! below it is too), so the per-octet loops of RFC 6675 become per-hole
@@ -46,9 +46,8 @@ pub enum NextSeg {
 #[derive(Clone, Debug)]
 pub struct Scoreboard {
     /// `[start, end)` ranges: sorted, disjoint, not adjacent, all within
-    /// `(una, max]`. Only the first `len` are meaningful.
+    /// `(una, max]`.
     ranges: Vec<(Seq, Seq)>,
-    len: usize,
     /// HighRxt as an exclusive end: one past the highest octet
     /// retransmitted in the current recovery (SND.UNA on entry).
     pub(super) high_rxt: Seq,
@@ -129,7 +128,6 @@ impl Scoreboard {
     pub const fn new() -> Self {
         Scoreboard {
             ranges: Vec::new(),
-            len: 0,
             high_rxt: Seq(0),
             rescue_rxt: None,
             rescue_in_pipe: 0,
@@ -145,7 +143,7 @@ impl Scoreboard {
 
     /// The SACKed ranges, lowest first.
     pub fn ranges(&self) -> &[(Seq, Seq)] {
-        &self.ranges[..self.len]
+        &self.ranges
     }
 
     /// SACKed bytes above SND.UNA.
@@ -163,7 +161,7 @@ impl Scoreboard {
 
     /// Forgets every SACKed range.
     pub fn clear(&mut self) {
-        self.len = 0;
+        self.ranges.clear();
         self.pipe_memo.set(None);
     }
 
@@ -177,7 +175,7 @@ impl Scoreboard {
     #[inline]
     pub fn update(&mut self, una: Seq, max: Seq, blocks: &[(Seq, Seq)]) -> bool {
         self.snd_max = max;
-        if self.len == 0 && blocks.is_empty() && self.relost.is_empty() {
+        if self.ranges.is_empty() && blocks.is_empty() && self.relost.is_empty() {
             self.pipe_memo.set(None);
             return false;
         }
@@ -205,7 +203,7 @@ impl Scoreboard {
     /// `una`: drops what is no longer outstanding, and moves each logged
     /// retransmission that data sent after it has overtaken to `relost`.
     fn judge_retransmissions(&mut self, una: Seq) {
-        let unsacked = |b: &Self, seq: Seq| seq.ge(una) && !b.is_sacked(seq);
+        let unsacked = |b: &Self, seq: Seq| seq.ge(una) && b.next_unsacked(seq).0 == seq;
         let mut relost = std::mem::take(&mut self.relost);
         let mut gone = 0u64;
         relost.retain(|&(seq, end)| {
@@ -231,13 +229,6 @@ impl Scoreboard {
                 self.relost_bytes += r.end.bytes_since(r.seq) as u64;
             }
         }
-    }
-
-    /// Whether octet `seq` lies in a SACKed range (binary search).
-    fn is_sacked(&self, seq: Seq) -> bool {
-        let r = self.ranges();
-        let i = r.partition_point(|x| x.1.le(seq));
-        i < r.len() && r[i].0.le(seq)
     }
 
     /// A retransmission of `[seq, end)` was sent: logged for FACK's rule,
@@ -278,56 +269,48 @@ impl Scoreboard {
 
     /// Removes ranges (and parts of ranges) below `una`.
     fn prune(&mut self, una: Seq) {
-        let gone = self.ranges().iter().take_while(|r| r.1.le(una)).count();
-        if gone > 0 {
-            self.ranges.copy_within(gone..self.len, 0);
-            self.len -= gone;
-        }
-        if self.len > 0 && self.ranges[0].0.lt(una) {
-            self.ranges[0].0 = una;
+        let gone = self.ranges.partition_point(|r| r.1.le(una));
+        self.ranges.drain(..gone);
+        if let Some(first) = self.ranges.first_mut() {
+            if first.0.lt(una) {
+                first.0 = una;
+            }
         }
     }
 
     /// Merges `[l, r)` in; true if it covered an octet not SACKed before.
     fn insert(&mut self, l: Seq, r: Seq) -> bool {
-        // Ranges i..j overlap or touch [l, r].
-        let i = self.ranges().iter().take_while(|x| x.1.lt(l)).count();
+        // Ranges i..j overlap or touch [l, r] (sorted: binary searches).
+        let n = self.ranges.len();
+        let i = self.ranges.partition_point(|x| x.1.lt(l));
         // Most blocks of a duplicate ACK repeat a known range or extend
         // one range without reaching the next: no shifting.
-        if i < self.len {
+        if i < n {
             let (a, b) = self.ranges[i];
-            if a.le(r) && (i + 1 == self.len || self.ranges[i + 1].0.gt(r)) {
+            if a.le(r) && (i + 1 == n || self.ranges[i + 1].0.gt(r)) {
                 let covered = r.min(b).bytes_since(l.max(a));
                 self.ranges[i] = (l.min(a), r.max(b));
                 return covered < r.bytes_since(l);
             }
         }
-        let j = i + self.ranges[i..self.len]
-            .iter()
-            .take_while(|x| x.0.le(r))
-            .count();
+        let j = self.ranges.partition_point(|x| x.0.le(r));
         let covered: u32 = self.ranges[i..j]
             .iter()
             .map(|x| r.min(x.1).bytes_since(l.max(x.0)))
             .sum();
         let fresh = covered < r.bytes_since(l);
         if i == j {
-            if self.len == SCOREBOARD_RANGES {
-                if i == self.len {
+            if n == SCOREBOARD_RANGES {
+                if i == n {
                     return false; // above everything kept: forget it
                 }
-                self.len -= 1; // forget the highest range
-            } else if self.len == self.ranges.len() {
-                self.ranges.push((Seq(0), Seq(0)));
+                self.ranges.pop(); // forget the highest range
             }
-            self.ranges.copy_within(i..self.len, i + 1);
-            self.ranges[i] = (l, r);
-            self.len += 1;
+            self.ranges.insert(i, (l, r));
         } else {
             let merged = (l.min(self.ranges[i].0), r.max(self.ranges[j - 1].1));
             self.ranges[i] = merged;
-            self.ranges.copy_within(j..self.len, i + 1);
-            self.len -= j - i - 1;
+            self.ranges.drain(i + 1..j);
         }
         fresh
     }
@@ -337,7 +320,7 @@ impl Scoreboard {
     /// must stop), if any.
     #[inline]
     pub fn next_unsacked(&self, seq: Seq) -> (Seq, Option<Seq>) {
-        if self.len == 0 {
+        if self.ranges.is_empty() {
             return (seq, None);
         }
         self.next_unsacked_walk(seq)
@@ -345,18 +328,14 @@ impl Scoreboard {
 
     #[inline(never)]
     fn next_unsacked_walk(&self, seq: Seq) -> (Seq, Option<Seq>) {
-        let mut s = seq;
-        for &(l, r) in self.ranges() {
-            if r.le(s) {
-                continue;
-            }
-            if l.le(s) {
-                s = r;
-                continue;
-            }
-            return (s, Some(l));
+        // The first range ending above `seq`; ranges are never adjacent,
+        // so past it lies unSACKed data up to the next one.
+        let i = self.ranges.partition_point(|x| x.1.le(seq));
+        match self.ranges.get(i) {
+            None => (seq, None),
+            Some(&(l, r)) if l.le(seq) => (r, self.ranges.get(i + 1).map(|x| x.0)),
+            Some(&(l, _)) => (seq, Some(l)),
         }
-        (s, None)
     }
 
     /// RFC 6675 IsLost(seq): "returns true when either DupThresh
@@ -400,7 +379,7 @@ impl Scoreboard {
         smss: u32,
         first: usize,
     ) -> impl Iterator<Item = Hole> + '_ {
-        let mut blocks = (self.len - first) as u32;
+        let mut blocks = (self.ranges.len() - first) as u32;
         let mut bytes = self.sacked_bytes_from(first);
         let mut at = match first {
             0 => una,
@@ -408,10 +387,10 @@ impl Scoreboard {
         };
         let mut i = first;
         std::iter::from_fn(move || loop {
-            if i > self.len {
+            if i > self.ranges.len() {
                 return None;
             }
-            let (end, next_at) = if i < self.len {
+            let (end, next_at) = if i < self.ranges.len() {
                 self.ranges[i]
             } else {
                 (max, max)
@@ -427,9 +406,9 @@ impl Scoreboard {
                 end,
                 lost: lost_end.gt(at),
                 lost_end,
-                top: i == self.len,
+                top: i == self.ranges.len(),
             };
-            if i < self.len {
+            if i < self.ranges.len() {
                 blocks -= 1;
                 bytes -= self.ranges[i].1.bytes_since(self.ranges[i].0) as u64;
             }

@@ -154,10 +154,16 @@ impl TcpConfig {
             recovery: self.recovery,
             prr: self.prr,
             hystart: self.hystart,
-            // ns-2's `Agent/TCP/Linux`, which runs `cubic-ns2`, finds lost
-            // retransmissions by FACK's rule; RACK has its own way.
-            lost_retransmit: self.growth == Growth::CubicNs2 && !self.rack,
+            // The agent finds lost retransmissions by FACK's rule; RACK
+            // has its own way.
+            lost_retransmit: self.linux_agent() && !self.rack,
         }
+    }
+
+    /// The sender is ns-2's `Agent/TCP/Linux`: what `cubic-ns2` models,
+    /// with the agent's habits (docs/tcp.md).
+    pub fn linux_agent(&self) -> bool {
+        self.growth == Growth::CubicNs2
     }
 }
 

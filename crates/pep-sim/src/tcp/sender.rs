@@ -349,7 +349,7 @@ impl TcpSender {
             timestamps: cfg.timestamps,
             ts_clock: 0,
             limited_transmit: cfg.limited_transmit,
-            linux_agent: cfg.growth == pep_core::cc::Growth::CubicNs2,
+            linux_agent: cfg.linux_agent(),
             cwv: cfg.cwv.then(Cwv::default),
             rack: (cfg.rack && cfg.recovery == pep_core::cc::Recovery::Sack).then(Box::default),
             reverse: cfg
