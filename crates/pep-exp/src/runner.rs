@@ -120,6 +120,61 @@ pub fn fnv64(bytes: &[u8]) -> u64 {
     })
 }
 
+/// The key of a run: the resolved scenario, the seed and the simulator
+/// build that ran it.
+pub fn task_key(scenario_toml: &str, seed: u64, build: &str) -> String {
+    format!(
+        "{:016x}",
+        fnv64(format!("{scenario_toml}\nseed={seed}\npep={build}").as_bytes())
+    )
+}
+
+/// Which simulator this process is: the crate version and a hash of the
+/// running executable. The version alone stays 0.1.0 across model changes,
+/// and a record computed by an older build must not be reused as this
+/// build's result. Hashed once per process (about 0.1 s for the `pep`
+/// binary); if the executable cannot be read, the version alone.
+pub fn build_identity() -> &'static str {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let version = env!("CARGO_PKG_VERSION");
+        match std::env::current_exe().and_then(hash_file) {
+            Ok(h) => format!("{version}+{h:016x}"),
+            Err(_) => version.to_string(),
+        }
+    })
+}
+
+/// FNV-1a over the file's 8-byte words (and its tail bytes), streamed.
+fn hash_file(path: PathBuf) -> std::io::Result<u64> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let (mut filled, mut total) = (0, 0u64);
+    loop {
+        let n = f.read(&mut buf[filled..])?;
+        filled += n;
+        total += n as u64;
+        // Whole words only until the end, so the chunking never shows.
+        if n != 0 && filled < buf.len() {
+            continue;
+        }
+        let words = if n == 0 { filled } else { filled - filled % 8 };
+        for w in buf[..words].chunks(8) {
+            let mut b = [0u8; 8];
+            b[..w.len()].copy_from_slice(w);
+            h = (h ^ u64::from_le_bytes(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        if n == 0 {
+            // The length tells apart files that differ by trailing zeros.
+            return Ok(h ^ total);
+        }
+        buf.copy_within(words..filled, 0);
+        filled -= words;
+    }
+}
+
 /// The runs of `exp` in `mode`, in point then seed order.
 pub fn tasks(exp: &Experiment, mode: Mode) -> Result<Vec<Task>, SweepError> {
     let resolved = exp.resolve(mode)?;
@@ -127,10 +182,7 @@ pub fn tasks(exp: &Experiment, mode: Mode) -> Result<Vec<Task>, SweepError> {
     for (i, r) in resolved.iter().enumerate() {
         let text = toml::to_string(&r.doc).expect("a parsed document encodes");
         for (k, &seed) in exp.seeds(mode).iter().enumerate() {
-            let key = format!(
-                "{:016x}",
-                fnv64(format!("{text}\nseed={seed}\npep={}", env!("CARGO_PKG_VERSION")).as_bytes())
-            );
+            let key = task_key(&text, seed, build_identity());
             out.push(Task {
                 point: i,
                 point_id: r.point.id.clone(),
@@ -291,4 +343,45 @@ pub fn sweep(
         wall_seconds: wall,
         results,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_of_another_build_is_stale() {
+        let text = "[scenario]\nname = \"x\"\n";
+        assert_eq!(task_key(text, 1, "0.1.0+a"), task_key(text, 1, "0.1.0+a"));
+        assert_ne!(task_key(text, 1, "0.1.0+a"), task_key(text, 1, "0.1.0+b"));
+        assert_ne!(task_key(text, 1, "0.1.0+a"), task_key(text, 2, "0.1.0+a"));
+        // This process's identity names the executable, not only the version.
+        assert!(build_identity().starts_with(concat!(env!("CARGO_PKG_VERSION"), "+")));
+    }
+
+    #[test]
+    fn the_file_hash_sees_every_byte() {
+        let dir = std::env::temp_dir().join(format!("pep-hash-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let hash = |name: &str, bytes: &[u8]| {
+            let p = dir.join(name);
+            std::fs::write(&p, bytes).unwrap();
+            hash_file(p).unwrap()
+        };
+        // Past one read buffer, with a tail that is not a whole word.
+        let base: Vec<u8> = (0..(1u32 << 20) + 13)
+            .map(|i| (i * 7 % 251) as u8)
+            .collect();
+        let same = hash("a", &base);
+        assert_eq!(same, hash("b", &base));
+        for at in [0, 5, 1 << 19, (1 << 20) + 12] {
+            let mut other = base.clone();
+            other[at] ^= 1;
+            assert_ne!(same, hash("c", &other), "byte {at} changed");
+        }
+        let mut longer = base.clone();
+        longer.push(0);
+        assert_ne!(same, hash("d", &longer));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
