@@ -191,6 +191,19 @@ impl Experiment {
     /// not read (for re-plotting a finished sweep from its copy).
     pub fn parse(text: &str, origin: &str, dir: Option<&Path>) -> Result<Experiment, ExpError> {
         let errs = Errs { origin, text };
+        if let Ok(t) = text.parse::<toml::Table>() {
+            if t.contains_key("scenario") && !t.contains_key("experiment") {
+                return Err(ExpError {
+                    origin: origin.into(),
+                    line: None,
+                    field: String::new(),
+                    message: "this is a scenario ([scenario], no [experiment]): \
+                              `pep sim run` runs it; a sweep needs an experiment \
+                              whose `base` names it (docs/experiments.md)"
+                        .into(),
+                });
+            }
+        }
         let raw: RawFile = match serde_path_to_error::deserialize(toml::Deserializer::new(text)) {
             Ok(r) => r,
             Err(e) => {

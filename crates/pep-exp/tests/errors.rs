@@ -189,3 +189,17 @@ fn unknown_papers_list_the_known_ones() {
         assert_eq!(pep_exp::reproduce::find(p.name).unwrap().name, p.name);
     }
 }
+
+#[test]
+fn a_scenario_given_as_an_experiment_says_which_command_runs_it() {
+    let e = err(BASE);
+    assert!(e.starts_with("exp.toml: "), "{e}");
+    assert!(
+        e.contains("this is a scenario") && e.contains("pep sim run"),
+        "{e}"
+    );
+    // An experiment with a stray [scenario] table is still an experiment,
+    // refused by field as before.
+    let e = err(&format!("{GOOD}\n[scenario]\nname = \"x\"\n"));
+    assert!(e.contains("unknown field `scenario`"), "{e}");
+}

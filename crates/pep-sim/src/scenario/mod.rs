@@ -145,7 +145,16 @@ fn check(text: &str, origin: &str, positions: bool) -> Result<Scenario, Scenario
     let doc: raw::Doc = match serde_path_to_error::deserialize(toml::Deserializer::new(text)) {
         Ok(d) => d,
         Err(e) => {
-            ctx.serde_err(e, "", None);
+            let experiment = text
+                .parse::<toml::Table>()
+                .is_ok_and(|t| t.contains_key("experiment") && !t.contains_key("scenario"));
+            if experiment {
+                let msg = "this is an experiment ([experiment], no [scenario]): \
+                           `pep sim sweep` runs it";
+                ctx.err(None, "", msg.to_string());
+            } else {
+                ctx.serde_err(e, "", None);
+            }
             return ctx.into_result(None);
         }
     };

@@ -392,6 +392,27 @@ fn unknown_field_lists_the_valid_ones() {
 }
 
 #[test]
+fn an_experiment_given_as_a_scenario_says_which_command_runs_it() {
+    let text = "[experiment]\nname = \"x\"\nbase = \"b.toml\"\n";
+    let e = Scenario::from_toml_str(text, "x.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("x.toml"), "{e}");
+    assert!(
+        e.contains("this is an experiment") && e.contains("pep sim sweep"),
+        "{e}"
+    );
+    // A scenario with a stray [experiment] is refused by field as before.
+    let text = base_with("[scenario]", "[experiment]\n[scenario]");
+    expect(
+        &text,
+        "experiment",
+        "[experiment]",
+        "unknown field `experiment`",
+    );
+}
+
+#[test]
 fn bad_unit() {
     let text = base_with("rate = \"1Mbps\"", "rate = \"1MB/s\"");
     let d = expect(&text, "link[1].rate", "1MB/s", "bytes per second");
