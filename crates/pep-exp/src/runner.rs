@@ -322,6 +322,7 @@ pub fn sweep(
     let wall = started.elapsed().as_secs_f64();
     let info = serde_json::json!({
         "pep_version": env!("CARGO_PKG_VERSION"),
+        "pep_build": build_identity(),
         "experiment": exp.name,
         "mode": if cfg.mode == Mode::Short { "short" } else { "full" },
         "jobs": jobs,

@@ -129,6 +129,10 @@ fn grid_gives_one_row_per_point_and_seed() {
     let out = dir.path().join("out");
     let o = run(&exp, &out, 2, None);
     assert_eq!((o.total, o.ran, o.reused), (18, 18, 0));
+    // sweep.json names the build whose records these are.
+    let info: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    assert_eq!(info["pep_build"], pep_exp::runner::build_identity());
     let rows = csv(&out.join("results.csv"));
     assert_eq!(
         rows[0],
