@@ -9,7 +9,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use pep_sim::scenario::{self, Dir, Scenario};
+use pep_sim::scenario::{self, has_table_without, Dir, Scenario};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use toml::Value;
@@ -191,8 +191,10 @@ impl Experiment {
     /// not read (for re-plotting a finished sweep from its copy).
     pub fn parse(text: &str, origin: &str, dir: Option<&Path>) -> Result<Experiment, ExpError> {
         let errs = Errs { origin, text };
-        if let Ok(t) = text.parse::<toml::Table>() {
-            if t.contains_key("scenario") && !t.contains_key("experiment") {
+        let raw: RawFile = match serde_path_to_error::deserialize(toml::Deserializer::new(text)) {
+            Ok(r) => r,
+            // Only a file that is not an experiment is parsed a second time.
+            Err(_) if has_table_without(text, "scenario", "experiment") => {
                 return Err(ExpError {
                     origin: origin.into(),
                     line: None,
@@ -203,9 +205,6 @@ impl Experiment {
                         .into(),
                 });
             }
-        }
-        let raw: RawFile = match serde_path_to_error::deserialize(toml::Deserializer::new(text)) {
-            Ok(r) => r,
             Err(e) => {
                 let line = e
                     .inner()

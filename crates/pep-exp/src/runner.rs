@@ -113,10 +113,13 @@ pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> SweepError +
     }
 }
 
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0100_0000_01b3;
+
 /// FNV-1a, 64 bits: stable across Rust releases, unlike `DefaultHasher`.
 pub fn fnv64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    bytes.iter().fold(FNV_OFFSET, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(FNV_PRIME)
     })
 }
 
@@ -152,7 +155,7 @@ fn hash_file(path: PathBuf) -> std::io::Result<u64> {
     use std::io::Read;
     let mut f = std::fs::File::open(path)?;
     let mut buf = vec![0u8; 1 << 20];
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut h = FNV_OFFSET;
     let (mut filled, mut total) = (0, 0u64);
     loop {
         let n = f.read(&mut buf[filled..])?;
@@ -164,7 +167,7 @@ fn hash_file(path: PathBuf) -> std::io::Result<u64> {
         for w in buf[..filled].chunks(8) {
             let mut b = [0u8; 8];
             b[..w.len()].copy_from_slice(w);
-            h = (h ^ u64::from_le_bytes(b)).wrapping_mul(0x0100_0000_01b3);
+            h = (h ^ u64::from_le_bytes(b)).wrapping_mul(FNV_PRIME);
         }
         if n == 0 {
             // The length tells apart files that differ by trailing zeros.

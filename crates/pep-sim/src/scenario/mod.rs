@@ -140,15 +140,20 @@ pub fn parse_document(text: &str, origin: &str) -> Result<toml::Table, ScenarioE
     }
 }
 
+/// Whether `text` is TOML with a top-level `has` key and no `lacks` key:
+/// how a scenario (`[scenario]`) and an experiment (`[experiment]`) tell
+/// each other apart when one is handed to the other's command.
+pub fn has_table_without(text: &str, has: &str, lacks: &str) -> bool {
+    text.parse::<toml::Table>()
+        .is_ok_and(|t| t.contains_key(has) && !t.contains_key(lacks))
+}
+
 fn check(text: &str, origin: &str, positions: bool) -> Result<Scenario, ScenarioError> {
     let mut ctx = Ctx::new(origin, positions.then_some(text));
     let doc: raw::Doc = match serde_path_to_error::deserialize(toml::Deserializer::new(text)) {
         Ok(d) => d,
         Err(e) => {
-            let experiment = text
-                .parse::<toml::Table>()
-                .is_ok_and(|t| t.contains_key("experiment") && !t.contains_key("scenario"));
-            if experiment {
+            if has_table_without(text, "experiment", "scenario") {
                 let msg = "this is an experiment ([experiment], no [scenario]): \
                            `pep sim sweep` runs it";
                 ctx.err(None, "", msg.to_string());
