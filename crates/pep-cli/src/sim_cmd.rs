@@ -46,9 +46,12 @@ pub enum SimCommand {
     Sweep(crate::exp_cmd::SweepArgs),
     /// Draw plots from a sweep's or a run's output directory.
     Plot(crate::exp_cmd::PlotArgs),
-    /// Validate scenario files without running them.
+    /// Validate scenario and experiment files without running them.
+    ///
+    /// An experiment is checked as `pep sim sweep` would check it: its base
+    /// scenario with every point's values, full and `--short`.
     Check {
-        /// Scenario files (TOML).
+        /// Scenario or experiment files (TOML).
         #[arg(required = true)]
         scenarios: Vec<PathBuf>,
     },
@@ -299,24 +302,8 @@ fn print_summary(s: &Summary, wall: f64, threads: usize) {
 fn check(paths: &[PathBuf]) -> Result<(), String> {
     let mut failed = 0;
     for p in paths {
-        match Scenario::load(p) {
-            Ok(sc) => println!(
-                "{}: ok ({} nodes, {} links, {} flows, {}{})",
-                p.display(),
-                sc.nodes.len(),
-                sc.links.len(),
-                sc.flows.len(),
-                sc.duration,
-                match &sc.cut {
-                    Some(c) => format!(
-                        ", cut at link {:?}: {} and {} nodes",
-                        sc.links[c.link].name,
-                        c.far.iter().filter(|&&f| !f).count(),
-                        c.far.iter().filter(|&&f| f).count()
-                    ),
-                    None => String::new(),
-                }
-            ),
+        match check_one(p) {
+            Ok(said) => println!("{}: ok ({said})", p.display()),
             Err(e) => {
                 failed += 1;
                 eprintln!("{e}");
@@ -324,10 +311,42 @@ fn check(paths: &[PathBuf]) -> Result<(), String> {
         }
     }
     if failed > 0 {
-        Err(format!("{failed} of {} scenario(s) invalid", paths.len()))
+        Err(format!("{failed} of {} file(s) invalid", paths.len()))
     } else {
         Ok(())
     }
+}
+
+/// What a valid scenario or experiment holds, in a few words.
+fn check_one(p: &Path) -> Result<String, String> {
+    let is_experiment = std::fs::read_to_string(p)
+        .is_ok_and(|t| pep_sim::scenario::has_table_without(&t, "experiment", "scenario"));
+    if is_experiment {
+        let exp = pep_exp::Experiment::load(p).map_err(|e| e.to_string())?;
+        return Ok(format!(
+            "experiment: {} point(s) x {} seed(s) over {}",
+            exp.points.len(),
+            exp.seeds.len(),
+            exp.base_path.display()
+        ));
+    }
+    let sc = Scenario::load(p).map_err(|e| e.to_string())?;
+    let cut = match &sc.cut {
+        Some(c) => format!(
+            ", cut at link {:?}: {} and {} nodes",
+            sc.links[c.link].name,
+            c.far.iter().filter(|&&f| !f).count(),
+            c.far.iter().filter(|&&f| f).count()
+        ),
+        None => String::new(),
+    };
+    Ok(format!(
+        "{} nodes, {} links, {} flows, {}{cut}",
+        sc.nodes.len(),
+        sc.links.len(),
+        sc.flows.len(),
+        sc.duration
+    ))
 }
 
 fn bench(flows: &[usize], seconds: u64) -> Result<(), String> {

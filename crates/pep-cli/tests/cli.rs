@@ -265,3 +265,41 @@ fn a_cut_scenario_says_so_and_takes_one_or_two_threads() {
         serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
     assert_eq!(run["threads"], 1);
 }
+
+#[test]
+fn check_validates_experiments_point_by_point() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/baseline");
+    let good = root.join("random-loss.toml");
+    let base = root.join("two-hosts.toml");
+    let ok = pep()
+        .args(["sim", "check"])
+        .arg(&good)
+        .arg(&base)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&ok.stdout);
+    assert!(
+        ok.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(
+        said.contains("experiment: 3 point(s) x 10 seed(s)"),
+        "{said}"
+    );
+    assert!(said.contains("two-hosts.toml: ok (2 nodes"), "{said}");
+    // A loss probability over 1 at one point: the point and the field named.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(&base, dir.path().join("two-hosts.toml")).unwrap();
+    let text = std::fs::read_to_string(&good)
+        .unwrap()
+        .replace("[0.0001, 0.001, 0.01]", "[0.0001, 1.5]");
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, text).unwrap();
+    let out = pep().args(["sim", "check"]).arg(&bad).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("point p001"), "{err}");
+    assert!(err.contains("loss.p = 1.5"), "{err}");
+    assert!(err.contains("1 of 1 file(s) invalid"), "{err}");
+}
