@@ -221,7 +221,10 @@ fn load(path: Option<&Path>, run: &RunArgs) -> Result<Scenario, String> {
         sc = sc.with_seed(s);
     }
     if let Some(d) = &run.duration {
-        sc.duration = parse_duration(d)?;
+        sc.duration = parse_duration(d).map_err(|e| format!("--duration {d}: {e}"))?;
+        if sc.duration.as_nanos() == 0 {
+            return Err(format!("--duration {d}: must be positive"));
+        }
     }
     Ok(sc)
 }
@@ -240,11 +243,19 @@ fn parse_size(s: &str) -> Result<u32, String> {
 /// TCP and have no meaning for the kernel's, so they are refused; so are,
 /// for now, the models the lab's link parameters do not carry yet (RED,
 /// priority and two-class queues, loss on one packet kind only,
-/// half-duplex media, host processing cost), rather than silently
-/// emulating something else.
+/// half-duplex media, host processing cost) and the PEP agents (in the
+/// lab the daemon is the PEP), rather than silently emulating something
+/// else.
 pub fn topology_from_scenario(sc: &Scenario) -> Result<LabTopology, String> {
     let mut t = LabTopology::new(&sc.name, sc.seed);
     let sim_only = |what: String| format!("{what} is simulator-only for now (not in the lab yet)");
+    if let Some(a) = sc.agents.first() {
+        return Err(sim_only(format!(
+            "agent {:?} (kind {:?}): a PEP agent; on real traffic the daemon is the PEP \
+             (`pep proxy`, docs/daemon.md), and `pep lab` does not start it from a scenario",
+            a.name, a.kind
+        )));
+    }
     for n in &sc.nodes {
         if n.processing.is_some() {
             return Err(sim_only(format!("node {}: a processing cost", n.name)));
@@ -786,6 +797,22 @@ mod tests {
             let e = topology_from_scenario(&scenario(link, node)).unwrap_err();
             assert!(e.contains(says) && e.contains("simulator-only"), "{e}");
         }
+    }
+
+    #[test]
+    fn a_scenario_with_an_agent_is_refused_not_run_without_it() {
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/shikama/pep.toml"),
+        )
+        .unwrap();
+        let sc = Scenario::from_toml_str(&text, "pep.toml").unwrap();
+        assert!(!sc.agents.is_empty());
+        let e = topology_from_scenario(&sc).unwrap_err();
+        assert!(
+            e.contains("a PEP agent") && e.contains("simulator-only"),
+            "{e}"
+        );
+        assert!(e.contains("kind \"split\""), "{e}");
     }
 
     #[test]

@@ -8,6 +8,7 @@ use clap::Subcommand;
 use indicatif::{ProgressBar, ProgressStyle};
 use pep_core::Instant;
 use pep_sim::output::Summary;
+use pep_sim::scenario::read_text;
 use pep_sim::{Scenario, Simulation};
 
 #[derive(Subcommand)]
@@ -131,10 +132,7 @@ fn load(path: Option<&Path>, pcap: &[String]) -> Result<Scenario, String> {
     }
     // `--pcap` adds [[trace]] tables, checked like the file's own.
     let (mut text, origin) = match path {
-        Some(p) => (
-            std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
-            p.display().to_string(),
-        ),
+        Some(p) => (read_text(p, "scenario file")?, p.display().to_string()),
         None => (
             pep_sim::scenario::DEFAULT_SCENARIO_TOML.to_string(),
             "scenarios/default.toml".to_string(),
@@ -319,8 +317,8 @@ fn check(paths: &[PathBuf]) -> Result<(), String> {
 
 /// What a valid scenario or experiment holds, in a few words.
 fn check_one(p: &Path) -> Result<String, String> {
-    let is_experiment = std::fs::read_to_string(p)
-        .is_ok_and(|t| pep_sim::scenario::has_table_without(&t, "experiment", "scenario"));
+    let text = read_text(p, "scenario or experiment file")?;
+    let is_experiment = pep_sim::scenario::has_table_without(&text, "experiment", "scenario");
     if is_experiment {
         let exp = pep_exp::Experiment::load(p).map_err(|e| e.to_string())?;
         return Ok(format!(
@@ -349,7 +347,38 @@ fn check_one(p: &Path) -> Result<String, String> {
     ))
 }
 
+/// Checks `pep sim bench`'s flags, naming the flag: the dumbbell's text
+/// grows with `--flows`, so a huge count is refused before it is built.
+fn check_bench_flags(flows: &[usize], seconds: u64) -> Result<(), String> {
+    use pep_sim::bench::{MAX_FLOWS, MAX_SECONDS};
+    if flows.is_empty() {
+        return Err("--flows: give at least one flow count, e.g. --flows 10,50".into());
+    }
+    for &n in flows {
+        if n == 0 {
+            return Err("--flows 0: each count must be at least 1 flow".into());
+        }
+        if n > MAX_FLOWS {
+            return Err(format!(
+                "--flows {n}: at most {MAX_FLOWS} flows (the simulator's {}-node limit; \
+                 the dumbbell has 2 routers and 2 hosts per flow)",
+                pep_sim::scenario::MAX_NODES
+            ));
+        }
+    }
+    if seconds == 0 {
+        return Err("--seconds 0: the run must last at least 1 simulated second".into());
+    }
+    if seconds > MAX_SECONDS {
+        return Err(format!(
+            "--seconds {seconds}: at most {MAX_SECONDS} simulated seconds"
+        ));
+    }
+    Ok(())
+}
+
 fn bench(flows: &[usize], seconds: u64) -> Result<(), String> {
+    check_bench_flags(flows, seconds)?;
     println!(
         "engine benchmark: dumbbell, N NewReno bulk flows, 100 Mbit/s 250 ms shared link, \
          {seconds} s simulated, single thread"

@@ -303,3 +303,161 @@ fn check_validates_experiments_point_by_point() {
     assert!(err.contains("loss.p = 1.5"), "{err}");
     assert!(err.contains("1 of 1 file(s) invalid"), "{err}");
 }
+
+/// Runs `pep args...` in `cwd`, killing it after `limit`: a hang fails the
+/// test instead of stalling it.
+fn pep_within(args: &[&str], cwd: &Path, limit: Duration) -> std::process::Output {
+    let mut child = pep()
+        .args(args)
+        .current_dir(cwd)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("`pep {}` still running after {limit:?}", args.join(" "));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn plotting_values_too_wide_for_an_axis_is_an_error_not_a_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    std::fs::write(
+        run.join("goodput.csv"),
+        "time_s,flow,bytes,goodput_mbps\n1,f,1,1e308\n2,f,1,-1e308\n",
+    )
+    .unwrap();
+    let out = pep_within(
+        &["sim", "plot", "run", "--format", "svg"],
+        dir.path(),
+        Duration::from_secs(60),
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("y axis: the data span -1e308..1e308"), "{err}");
+    assert!(err.contains("too wide to draw"), "{err}");
+}
+
+#[test]
+fn bench_flags_are_checked_before_anything_is_built() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, want) in [
+        (
+            &["--seconds", "0"][..],
+            "error: --seconds 0: the run must last at least 1 simulated second",
+        ),
+        (
+            &["--flows", "0"][..],
+            "error: --flows 0: each count must be at least 1 flow",
+        ),
+        (
+            &["--flows", "10,3000"][..],
+            "error: --flows 3000: at most 2047 flows (the simulator's 4096-node limit",
+        ),
+        (
+            &["--flows", "10000000"][..],
+            "error: --flows 10000000: at most 2047 flows",
+        ),
+        (
+            &["--seconds", "18446744073709551615"][..],
+            "error: --seconds 18446744073709551615: at most 1000000000 simulated seconds",
+        ),
+    ] {
+        let mut a = vec!["sim", "bench"];
+        a.extend_from_slice(args);
+        let out = pep_within(&a, dir.path(), Duration::from_secs(30));
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with(want), "{args:?}:\n{err}");
+        assert!(
+            out.stdout.is_empty(),
+            "nothing printed before the flags are checked"
+        );
+    }
+}
+
+#[test]
+fn ns2_refuses_bidirectional_paced_and_reading_flows() {
+    let dir = tempfile::tempdir().unwrap();
+    for (extra, want) in [
+        (
+            "reverse = \"bulk\"",
+            "ns-2 cannot express it: flow f: reverse:",
+        ),
+        (
+            "tcp = { pacing = true }",
+            "ns-2 cannot express it: flow f: tcp.pacing:",
+        ),
+        (
+            "sink = { app = { kind = \"reader\" } }",
+            "ns-2 cannot express it: flow f: sink.app:",
+        ),
+    ] {
+        let p = dir.path().join("s.toml");
+        std::fs::write(
+            &p,
+            BASE.replace(
+                "from = \"a\"\nto = \"b\"",
+                &format!("from = \"a\"\nto = \"b\"\n{extra}"),
+            ),
+        )
+        .unwrap();
+        let out = pep().args(["sim", "ns2"]).arg(&p).output().unwrap();
+        assert!(!out.status.success(), "{extra}");
+        assert!(out.stdout.is_empty(), "{extra}: no script on stdout");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{extra}:\n{err}");
+    }
+}
+
+#[test]
+fn sweep_refuses_an_experiment_name_that_leaves_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("a/b/c");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("base.toml"), BASE).unwrap();
+    std::fs::write(
+        work.join("exp.toml"),
+        EXPERIMENT.replace("name = \"busy\"", "name = \"../../../escaped\""),
+    )
+    .unwrap();
+    let out = pep_within(
+        &["sim", "sweep", "exp.toml", "-q"],
+        &work,
+        Duration::from_secs(60),
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("exp.toml:3: experiment.name: \"../../../escaped\" is not a plain name"),
+        "{err}"
+    );
+    assert!(!dir.path().join("escaped").exists());
+    assert!(!work.join("out").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn check_refuses_devices_instead_of_reading_them_forever() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = pep_within(
+        &["sim", "check", "/dev/zero"],
+        dir.path(),
+        Duration::from_secs(30),
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("/dev/zero: the scenario or experiment file must be a regular file, but this is a device"),
+        "{err}"
+    );
+}

@@ -106,6 +106,14 @@ pub struct WatermarkConfig {
     pub adaptive: bool,
 }
 
+/// Largest PEP buffer `N` (and so watermark `W`), in packets: far beyond
+/// any bandwidth-delay product simulated, and small enough that a typo
+/// such as `buffer = 4294967295` is refused rather than attempted.
+pub const MAX_CAPACITY: usize = 1_000_000;
+
+/// Slots reserved up front; the buffer grows past this only as it fills.
+const INITIAL_SLOTS: usize = 4096;
+
 impl WatermarkConfig {
     /// The paper's PEP: window copied from the destination, RFC 6298 timer
     /// with a 200 ms floor (ns-2's `minrto_`), three duplicate ACKs.
@@ -127,6 +135,15 @@ impl WatermarkConfig {
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
         if self.capacity == 0 {
             return Err(("buffer", "must be at least 1 packet".into()));
+        }
+        if self.capacity > MAX_CAPACITY {
+            return Err((
+                "buffer",
+                format!(
+                    "must be at most {MAX_CAPACITY} packets, got {}",
+                    self.capacity
+                ),
+            ));
         }
         if self.watermark > self.capacity {
             return Err((
@@ -251,7 +268,7 @@ impl Watermark {
             pipe: PipeEstimate::default(),
             ceiling: None,
             trial: Trial::Untried,
-            buf: VecDeque::with_capacity(cfg.capacity),
+            buf: VecDeque::with_capacity(cfg.capacity.min(INITIAL_SLOTS)),
             through: VecDeque::new(),
             dest_ack: None,
             sender_ack: None,

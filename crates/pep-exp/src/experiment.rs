@@ -176,11 +176,12 @@ impl Experiment {
     /// Reads an experiment file and the base scenario it names.
     pub fn load(path: &Path) -> Result<Experiment, ExpError> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ExpError {
+        // The error names the path; `origin` says it once.
+        let text = scenario::read_text(path, "experiment file").map_err(|m| ExpError {
             origin: origin.clone(),
             line: None,
             field: String::new(),
-            message: format!("cannot read the experiment: {e}"),
+            message: m.strip_prefix(&format!("{origin}: ")).unwrap_or(&m).into(),
         })?;
         let dir = path.parent().unwrap_or(Path::new("."));
         Experiment::parse(&text, &origin, Some(dir))
@@ -223,6 +224,15 @@ impl Experiment {
         if h.name.trim().is_empty() {
             return Err(errs.at("name", "experiment.name", "must not be empty"));
         }
+        // The name is the default output directory, out/<name>.
+        if !scenario::is_plain_name(&h.name) {
+            let msg = format!(
+                "{:?} is not a plain name: it names the output directory out/<name>, \
+                 so it must not contain '/' or '\\' nor be \".\" or \"..\"",
+                h.name
+            );
+            return Err(errs.at("name", "experiment.name", msg));
+        }
         let seeds = parse_seeds(&errs, h.seeds.as_ref(), "experiment.seeds")?.unwrap_or(vec![1]);
         if h.measures.is_empty() {
             let msg = "list at least one measure, e.g. [\"total_goodput_mbps\"]";
@@ -251,10 +261,8 @@ impl Experiment {
         let (base_path, base_text) = match dir {
             Some(d) => {
                 let p = d.join(&h.base);
-                let t = std::fs::read_to_string(&p).map_err(|e| {
-                    let msg = format!("cannot read the base scenario {}: {e}", p.display());
-                    errs.at("base", "experiment.base", msg)
-                })?;
+                let t = scenario::read_text(&p, "base scenario")
+                    .map_err(|msg| errs.at("base", "experiment.base", msg))?;
                 (p, t)
             }
             None => (PathBuf::from(&h.base), String::new()),
@@ -301,31 +309,75 @@ impl Experiment {
             text: &self.text,
         };
         let base_origin = self.base_path.display().to_string();
+        let base_invalid = |e: &dyn fmt::Display| format!("the base scenario is invalid:\n{e}");
         let mut doc0 = scenario::parse_document(&self.base_text, &base_origin)
-            .map_err(|e| errs.at("base", "experiment.base", e.to_string()))?;
+            .map_err(|e| errs.at("base", "experiment.base", base_invalid(&e)))?;
         let mut fixed: Vec<(&str, &String, &Value)> =
             self.set.iter().map(|(p, v)| ("set", p, v)).collect();
         if mode == Mode::Short {
             fixed.extend(self.short_set.iter().map(|(p, v)| ("short.set", p, v)));
         }
+        // What changed the base, for messages about the merged document.
+        let mut tables: Vec<&str> = Vec::new();
+        for (table, _, _) in &fixed {
+            let t = if *table == "set" {
+                "[set]"
+            } else {
+                "[short].set"
+            };
+            if !tables.contains(&t) {
+                tables.push(t);
+            }
+        }
+        // When something fails, the base is blamed first, with its
+        // line:column, if it is invalid on its own. (Only then: a base may
+        // be a template whose gaps every point fills.)
+        let or_base = |e: ExpError| match Scenario::from_toml_str(&self.base_text, &base_origin) {
+            Err(be) => errs.at("base", "experiment.base", base_invalid(&be)),
+            Ok(_) => e,
+        };
         for (table, path, v) in fixed {
             scenario::apply_override(&mut doc0, path, v.clone())
-                .map_err(|e| errs.at(path, format!("{table}.{path:?}"), e.to_string()))?;
+                .map_err(|e| or_base(errs.at(path, format!("{table}.{path:?}"), e.to_string())))?;
         }
+        // Errors in the merged document are reported against this origin,
+        // not the base file, which may well be fine on its own.
+        let merged_origin = format!("{base_origin} + overrides");
         let mut out = Vec::with_capacity(self.points.len());
         for p in &self.points {
             let mut doc = doc0.clone();
             for (path, v) in self.params.iter().zip(&p.values) {
                 if let Some(v) = v {
-                    scenario::apply_override(&mut doc, path, v.clone())
-                        .map_err(|e| errs.at(path, format!("point {}", p.id), e.to_string()))?;
+                    scenario::apply_override(&mut doc, path, v.clone()).map_err(|e| {
+                        or_base(errs.at(path, format!("point {}", p.id), e.to_string()))
+                    })?;
                 }
             }
-            let sc = Scenario::from_table(doc.clone(), &base_origin).map_err(|e| {
-                let what = self.describe(p);
-                let msg = format!("the scenario is invalid at ({what}):\n{e}");
-                errs.at("", format!("point {}", p.id), msg)
-            })?;
+            let sc = match Scenario::from_table(doc.clone(), &merged_origin) {
+                Ok(sc) => sc,
+                Err(e) => {
+                    let mut with: Vec<String> = tables
+                        .iter()
+                        .map(|t| format!("this experiment's {t}"))
+                        .collect();
+                    let what = self.describe(p);
+                    let field = if p.values.iter().any(Option::is_some) {
+                        with.push("the point's values".into());
+                        format!("point {} ({what})", p.id)
+                    } else {
+                        format!("point {}", p.id)
+                    };
+                    let msg = if with.is_empty() {
+                        format!("the base scenario is invalid:\n{e}")
+                    } else {
+                        format!(
+                            "the base scenario with {} is invalid:\n{e}",
+                            join_and(&with)
+                        )
+                    };
+                    return Err(or_base(errs.at("", field, msg)));
+                }
+            };
             out.push(Resolved {
                 point: p.clone(),
                 doc,
@@ -334,8 +386,14 @@ impl Experiment {
         }
         if let Some(first) = out.first() {
             let (flows, links) = names(&first.scenario);
+            let agents: Vec<String> = first
+                .scenario
+                .agents
+                .iter()
+                .map(|a| a.name.clone())
+                .collect();
             for (i, m) in self.measures.iter().enumerate() {
-                m.check(&flows, &links)
+                m.check(&flows, &links, &agents)
                     .map_err(|e| errs.at(&m.text, format!("experiment.measures[{i}]"), e.0))?;
             }
         }
@@ -356,6 +414,15 @@ impl Experiment {
         } else {
             parts.join(", ")
         }
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn join_and(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
 }
 

@@ -198,18 +198,35 @@ impl Measure {
     }
 
     /// Checks the names this measure refers to exist among `flows` (after
-    /// `count` expansion) and `links` (directions, "a->b").
-    pub fn check(&self, flows: &[String], links: &[String]) -> Result<(), MeasureError> {
+    /// `count` expansion), `links` (directions, "a->b") and `agents` (the
+    /// `[[agent]]` names, `<kind>@<node>` by default). An agent's stat is
+    /// not checked: each kind has its own, and an unknown one reads as an
+    /// empty cell.
+    pub fn check(
+        &self,
+        flows: &[String],
+        links: &[String],
+        agents: &[String],
+    ) -> Result<(), MeasureError> {
         let (kind, pattern, names) = match &self.target {
-            // Agent names and stats are the kind's: an unknown one reads as
-            // an empty cell.
-            Target::Run(_) | Target::Agent { .. } => return Ok(()),
+            Target::Run(_) => return Ok(()),
+            Target::Agent { name, .. } => ("agent", name, agents),
             Target::Flow { pattern, .. } => ("flow", pattern, flows),
             Target::Link { pattern, .. } => ("link", pattern, links),
         };
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        if names.iter().any(|n| glob(pattern, n)) {
+        let found = match &self.target {
+            Target::Agent { .. } => names.contains(&pattern.as_str()),
+            _ => names.iter().any(|n| glob(pattern, n)),
+        };
+        if found {
             return Ok(());
+        }
+        if names.is_empty() {
+            return Err(MeasureError(format!(
+                "{}: no {kind} is named {pattern:?}; the scenario has no {kind}s",
+                self.text
+            )));
         }
         let mut shown: Vec<&str> = names.iter().copied().take(12).collect();
         if names.len() > shown.len() {
@@ -516,15 +533,34 @@ mod tests {
         assert!(Measure::parse("flow.a.*.timeouts").is_err());
         Measure::parse("mean(flow.a.*.timeouts)")
             .unwrap()
-            .check(&flows, &links)
+            .check(&flows, &links, &[])
             .unwrap();
         let e = Measure::parse("link.r2->r1.utilisation")
             .unwrap()
-            .check(&flows, &links)
+            .check(&flows, &links, &[])
             .unwrap_err();
         assert_eq!(
             e.0,
             "link.r2->r1.utilisation: no link is named \"r2->r1\"; links are: r1->r2"
+        );
+        // An agent's name is checked, its stat is not (each kind has its own).
+        let agents = ["wm".to_string(), "split_pair@r".to_string()];
+        let check = |m: &str| Measure::parse(m).unwrap().check(&flows, &links, &agents);
+        check("agent.wm.premature_acks").unwrap();
+        check("agent.wm.no_such_stat").unwrap();
+        assert_eq!(
+            check("agent.x.y").unwrap_err().0,
+            "agent.x.y: no agent is named \"x\"; agents are: wm, split_pair@r"
+        );
+        // A name is not a pattern.
+        assert!(check("agent.w*.premature_acks").is_err());
+        let e = Measure::parse("agent.wm.x")
+            .unwrap()
+            .check(&flows, &links, &[])
+            .unwrap_err();
+        assert_eq!(
+            e.0,
+            "agent.wm.x: no agent is named \"wm\"; the scenario has no agents"
         );
     }
 }

@@ -114,7 +114,7 @@ fn mistakes_name_the_file_line_and_field() {
         (
             "base = \"base.toml\"",
             "base = \"nope.toml\"",
-            "exp.toml:3: experiment.base: cannot read the base scenario",
+            "exp.toml:3: experiment.base: /",
         ),
         (
             "name = \"x\"",
@@ -124,7 +124,7 @@ fn mistakes_name_the_file_line_and_field() {
         (
             "[\"10Mbps\", \"20Mbps\"]",
             "[\"10Mbps\", \"0Mbps\"]",
-            "exp.toml: point p001: the scenario is invalid at (link[0].rate = 0Mbps):",
+            "exp.toml: point p001 (link[0].rate = 0Mbps): the base scenario with the point's values is invalid:\n",
         ),
     ];
     for (from, to, want) in cases {
@@ -132,6 +132,12 @@ fn mistakes_name_the_file_line_and_field() {
         let got = err(&GOOD.replacen(from, to, 1));
         assert!(got.starts_with(want), "\n got: {got}\nwant: {want}");
     }
+    // The base that is not there, by its path.
+    let got = err(&GOOD.replacen("base = \"base.toml\"", "base = \"nope.toml\"", 1));
+    assert!(
+        got.contains("nope.toml: cannot read the base scenario: No such file"),
+        "{got}"
+    );
 }
 
 #[test]
@@ -202,4 +208,152 @@ fn a_scenario_given_as_an_experiment_says_which_command_runs_it() {
     // refused by field as before.
     let e = err(&format!("{GOOD}\n[scenario]\nname = \"x\"\n"));
     assert!(e.contains("unknown field `scenario`"), "{e}");
+}
+
+fn parse_with_base(text: &str, base: &str) -> Result<Experiment, String> {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("base.toml"), base).unwrap();
+    Experiment::parse(text, "exp.toml", Some(dir.path())).map_err(|e| e.to_string())
+}
+
+#[test]
+fn agent_measures_name_an_agent_that_exists() {
+    // No agents at all.
+    let text = GOOD.replace("\"flow.f.goodput_mbps\"", "\"agent.x.y\"");
+    assert_eq!(
+        err(&text),
+        "exp.toml:5: experiment.measures[0]: agent.x.y: no agent is named \"x\"; \
+         the scenario has no agents"
+    );
+    // One agent, named by default <kind>@<node>: its name is checked, the
+    // stat is the kind's and is not.
+    let base = format!("{BASE}\n[[agent]]\nkind = \"ack-regen\"\nnode = \"a\"\nfactor = 1\n");
+    let e = parse_with_base(&text, &base).unwrap_err();
+    assert_eq!(
+        e,
+        "exp.toml:5: experiment.measures[0]: agent.x.y: no agent is named \"x\"; \
+         agents are: ack-regen@a"
+    );
+    let ok = GOOD.replace("\"flow.f.goodput_mbps\"", "\"agent.ack-regen@a.whatever\"");
+    parse_with_base(&ok, &base).unwrap();
+}
+
+#[test]
+fn override_errors_blame_the_overrides_and_base_errors_the_base() {
+    // A [set] path the base does not have: not the base's fault.
+    let text = format!("{GOOD}\n[set]\n\"frob.x\" = 1\n");
+    let e = err(&text);
+    assert!(
+        e.starts_with(
+            "exp.toml: point p000 (link[0].rate = 10Mbps): the base scenario with this \
+             experiment's [set] and the point's values is invalid:\n"
+        ),
+        "{e}"
+    );
+    assert!(
+        e.contains("base.toml + overrides: frob: unknown field `frob`"),
+        "{e}"
+    );
+    assert!(!e.contains("base.toml: "), "{e}");
+    // [short].set alone, in a point that sets nothing.
+    let text = "[experiment]\nname = \"x\"\nbase = \"base.toml\"\nmeasures = [\"events\"]\n\
+                [short]\nset = { \"link[0].rate\" = \"0Mbps\" }\n";
+    let e = err(text);
+    assert!(
+        e.starts_with(
+            "exp.toml: point p000: the base scenario with this experiment's [short].set \
+             is invalid:\n"
+        ),
+        "{e}"
+    );
+    assert!(e.contains("base.toml + overrides: link[0].rate: "), "{e}");
+    // A base invalid on its own: the base, with its line and column.
+    let bad_base = BASE.replace("delay = \"10ms\"", "delay = \"ten\"");
+    let e = parse_with_base(GOOD, &bad_base).unwrap_err();
+    assert!(
+        e.starts_with("exp.toml:3: experiment.base: the base scenario is invalid:\n"),
+        "{e}"
+    );
+    assert!(e.contains("base.toml:12:9: link[0].delay: "), "{e}");
+    assert!(!e.contains("point p0"), "{e}");
+    // A base field every point overrides is the points' business: a base
+    // that is only a template is fine.
+    let template = BASE.replace("rate = \"10Mbps\"", "rate = \"0Mbps\"");
+    parse_with_base(GOOD, &template).unwrap();
+    let e = parse_with_base(GOOD, "[scenario]\nname = 3\n").unwrap_err();
+    assert!(
+        e.starts_with("exp.toml:3: experiment.base: the base scenario is invalid:\n"),
+        "{e}"
+    );
+}
+
+#[test]
+fn experiment_names_are_one_plain_path_component() {
+    for bad in ["../../../escaped", "a/b", "a\\\\b", ".", ".."] {
+        let e = err(&GOOD.replace("name = \"x\"", &format!("name = \"{bad}\"")));
+        assert!(
+            e.starts_with("exp.toml:2: experiment.name: ") && e.contains("not a plain name"),
+            "{bad}: {e}"
+        );
+    }
+    parse(&GOOD.replace("name = \"x\"", "name = \"x..y z\"")).unwrap();
+}
+
+#[test]
+fn only_regular_files_of_sensible_size_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("base.toml"), BASE).unwrap();
+    let load = |p: &Path| Experiment::load(p).map(|_| ()).unwrap_err().to_string();
+    // The experiment itself: a directory, a device, a huge (sparse) file.
+    let e = load(dir.path());
+    assert!(
+        e.ends_with("the experiment file must be a regular file, but this is a directory"),
+        "{e}"
+    );
+    #[cfg(unix)]
+    {
+        let e = load(Path::new("/dev/zero"));
+        assert_eq!(
+            e,
+            "/dev/zero: the experiment file must be a regular file, but this is a device"
+        );
+    }
+    let huge = dir.path().join("huge.toml");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(17 << 20)
+        .unwrap();
+    let e = load(&huge);
+    assert!(
+        e.ends_with("the experiment file is larger than 16 MiB"),
+        "{e}"
+    );
+    // The base it names.
+    let exp = dir.path().join("exp.toml");
+    for (base, want) in [
+        (
+            "/dev/zero",
+            "/dev/zero: the base scenario must be a regular file, but this is a device",
+        ),
+        (
+            "huge.toml",
+            "huge.toml: the base scenario is larger than 16 MiB",
+        ),
+        (
+            ".",
+            "the base scenario must be a regular file, but this is a directory",
+        ),
+    ] {
+        if cfg!(not(unix)) && base.starts_with("/dev") {
+            continue;
+        }
+        std::fs::write(&exp, GOOD.replace("base.toml", base)).unwrap();
+        let e = load(&exp);
+        assert!(
+            e.contains("exp.toml:3: experiment.base: ") && e.contains(want),
+            "{base}: {e}"
+        );
+    }
+    std::fs::write(&exp, GOOD).unwrap();
+    Experiment::load(&exp).unwrap();
 }

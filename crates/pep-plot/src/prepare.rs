@@ -145,7 +145,7 @@ pub(crate) fn prepare(chart: &Chart) -> Result<Prepared, PlotError> {
     let ylog = chart.y_scale == Scale::Log;
     for (axis, range, log) in [("x", chart.x_range, xlog), ("y", chart.y_range, ylog)] {
         if let Some((lo, hi)) = range {
-            if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+            if !(lo.is_finite() && hi.is_finite() && lo < hi && (hi - lo).is_finite()) {
                 return Err(invalid(format!(
                     "{axis} range {lo}..{hi} is empty or not finite"
                 )));
@@ -507,8 +507,10 @@ pub(crate) fn prepare(chart: &Chart) -> Result<Prepared, PlotError> {
     }
     dodge.resize(layers.len(), 0.0);
 
-    let x = fit_axis(&layers, xlog, chart.x_range, |p| p.0, |b| [b.0, b.0]);
-    let y = fit_axis(&layers, ylog, chart.y_range, |p| p.1, |b| [b.1, b.2]);
+    let x = fit_axis(&layers, xlog, chart.x_range, |p| p.0, |b| [b.0, b.0])
+        .map_err(|r| invalid(format!("x axis: {r}")))?;
+    let y = fit_axis(&layers, ylog, chart.y_range, |p| p.1, |b| [b.1, b.2])
+        .map_err(|r| invalid(format!("y axis: {r}")))?;
     for (layer, off) in layers.iter_mut().zip(&dodge) {
         if *off != 0.0 {
             shift_x(layer, &x, *off);
@@ -535,15 +537,17 @@ fn entry(name: &str, swatch: Swatch) -> LegendEntry {
 }
 
 /// Fit one axis to every coordinate the layers use, or take the fixed range.
+/// Fails (saying why) when the data span no drawable range: values so far
+/// apart that the padded range, or its width, overflows to infinity.
 fn fit_axis(
     layers: &[Layer],
     log: bool,
     fixed: Option<(f64, f64)>,
     coord: impl Fn(&(f64, f64)) -> f64,
     bar: impl Fn(&(f64, f64, f64)) -> [f64; 2],
-) -> Axis {
+) -> Result<Axis, String> {
     if let Some((lo, hi)) = fixed {
-        return Axis { lo, hi, log };
+        return Ok(Axis { lo, hi, log });
     }
     let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
     let mut see = |v: f64| {
@@ -558,8 +562,19 @@ fn fit_axis(
             Layer::Bars { bars, .. } => bars.iter().flat_map(&bar).for_each(&mut see),
         }
     }
+    if !(min.is_finite() && max.is_finite()) {
+        return Err(format!(
+            "the data span {min:e}..{max:e}, which is not finite"
+        ));
+    }
     let (lo, hi) = auto_range(min, max, log);
-    Axis { lo, hi, log }
+    if !(lo.is_finite() && hi.is_finite() && lo < hi && (hi - lo).is_finite()) {
+        return Err(format!(
+            "the data span {min:e}..{max:e}: too wide to draw (the axis range {lo:e}..{hi:e} \
+             overflows a 64-bit float)"
+        ));
+    }
+    Ok(Axis { lo, hi, log })
 }
 
 /// Padded range around `[min, max]` (finite, positive on a log axis).

@@ -398,3 +398,42 @@ fn render_picks_the_format_from_the_extension() {
     assert!(err.to_string().contains("missing/a.svg"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn data_too_wide_for_a_float_axis_is_an_error_not_a_hang() {
+    // ±1e308: the padded axis range (and its width) overflows to inf.
+    let invalid = |c: Chart| match render_svg_string(&c) {
+        Err(PlotError::Invalid { reason, .. }) => reason,
+        other => panic!("expected Invalid, got {other:?}"),
+    };
+    let wide = Series::new("f", [(1.0, 1e308), (2.0, -1e308)]);
+    let r = invalid(Chart::lines([wide.clone()]));
+    assert!(r.starts_with("y axis: the data span -1e308..1e308"), "{r}");
+    assert!(r.contains("too wide to draw"), "{r}");
+    let r = invalid(Chart::scatter([Series::new(
+        "f",
+        [(-1e308, 1.0), (1e308, 2.0)],
+    )]));
+    assert!(r.starts_with("x axis:"), "{r}");
+    // One huge value alone: the padding overflows.
+    let r = invalid(Chart::lines([Series::new(
+        "f",
+        [(1.0, 0.0), (2.0, f64::MAX)],
+    )]));
+    assert!(r.starts_with("y axis:"), "{r}");
+    let r = invalid(Chart::histogram(
+        [Samples::new("a", [1e308, -1e308])],
+        Bins::Auto,
+    ));
+    assert!(r.starts_with("x axis:"), "{r}");
+    let r = invalid(Chart::cdf([Samples::new("a", [1e308, -1e308])]));
+    assert!(r.starts_with("x axis:"), "{r}");
+    // A fixed range whose width overflows is refused too.
+    assert!(invalid(lines().y_range(-1e308, 1e308)).contains("y range"));
+    // Wide but drawable data still renders.
+    render_svg_string(&Chart::lines([Series::new(
+        "f",
+        [(1.0, 1e300), (2.0, -1e300)],
+    )]))
+    .unwrap();
+}

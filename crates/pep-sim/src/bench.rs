@@ -8,7 +8,22 @@
 
 use std::fmt::Write as _;
 
-use crate::scenario::{Scenario, ScenarioError};
+use crate::scenario::{Scenario, ScenarioError, MAX_NODES};
+
+/// Nodes of a dumbbell of `flows` flows: two routers, and a sender and a
+/// receiver host per flow.
+pub const fn node_count(flows: usize) -> usize {
+    2 + 2 * flows
+}
+
+/// The most flows a dumbbell can have within the simulator's node limit
+/// ([`MAX_NODES`]): 2047.
+pub const MAX_FLOWS: usize = (MAX_NODES - 2) / 2;
+
+/// The longest run, in simulated seconds, the benchmark accepts: time is
+/// kept in u64 nanoseconds (about 584 years); a billion seconds leaves
+/// ample headroom.
+pub const MAX_SECONDS: u64 = 1_000_000_000;
 
 /// The dumbbell scenario's TOML text.
 pub fn dumbbell_toml(flows: usize, duration_s: u64) -> String {
@@ -81,7 +96,27 @@ start = "{start}ms"
     s
 }
 
-/// The dumbbell scenario, validated.
+/// The dumbbell scenario, validated. `flows` should be within
+/// `1..=MAX_FLOWS` and `duration_s` within `1..=MAX_SECONDS` (callers check
+/// their inputs first: the text grows with `flows`).
 pub fn dumbbell(flows: usize, duration_s: u64) -> Result<Scenario, ScenarioError> {
     Scenario::from_toml_str(&dumbbell_toml(flows, duration_s), "<bench dumbbell>")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_flow_limit_is_the_node_limit() {
+        assert_eq!(MAX_FLOWS, 2047);
+        assert_eq!(node_count(MAX_FLOWS), MAX_NODES);
+        assert!(node_count(MAX_FLOWS + 1) > MAX_NODES);
+        assert!(dumbbell(MAX_FLOWS, 1).is_ok());
+        let e = dumbbell(MAX_FLOWS + 1, 1).unwrap_err().to_string();
+        assert!(e.contains("at most 4096"), "{e}");
+        let sc = dumbbell(3, 1).unwrap();
+        assert_eq!(sc.nodes.len(), node_count(3));
+        assert_eq!(sc.flows.len(), 3);
+    }
 }

@@ -7,6 +7,10 @@
 //! packets, placed after the queue as `$ns lossmodel` does), one-way TCP
 //! agents (`Agent/TCP` Tahoe, `/Reno`, `/Newreno`, `/Sack1`), `TCPSink`,
 //! `TCPSink/Sack1` and `TCPSink/DelAck`, FTP bulk or finite sources.
+//! Anything else is refused, naming the node, link or flow and the field,
+//! rather than silently dropped: among others bidirectional flows
+//! (`reverse`), `tcp.pacing`, `tcp.sndbuf`, `tcp.rack`, a reading
+//! application (`sink.app`) and a delayed-ACK `tick`.
 //!
 //! The script prints, for every flow, `ack <flow> <time> <acked-bytes>`
 //! at `warmup` and at the end of the run: payload bytes cumulatively
@@ -19,7 +23,8 @@ use pep_core::queue::QueueLimit;
 use pep_core::{Duration, KindFilter};
 
 use crate::scenario::{
-    AckSpec, Dir, LossSpec, MediumSpec, QueueSpec, RecoveryKind, RedSpec, Scenario, SourceSpec,
+    AckSpec, AppReadSpec, Dir, LossSpec, MediumSpec, QueueSpec, RecoveryKind, RedSpec, Scenario,
+    SourceSpec,
 };
 
 /// Seconds as ns-2 reads them.
@@ -46,6 +51,39 @@ fn red_defaults(w: &mut String, r: &RedSpec) {
     ] {
         let _ = writeln!(w, "Queue/RED set {k} {v}");
     }
+}
+
+/// Flow settings ns-2's one-way agents and sinks have no counterpart for:
+/// translating without them would run a different experiment, so each is
+/// refused, naming the flow and the field.
+fn unsupported_flow_features(f: &crate::scenario::FlowSpec) -> Result<(), String> {
+    let t = &f.tcp;
+    let refuse = |what: &str| Err(format!("flow {}: {what}", f.name));
+    if f.reverse.is_some() {
+        return refuse(
+            "reverse: data both ways over one connection (ns-2's one-way TCP agents \
+             carry data one way only)",
+        );
+    }
+    if t.pacing || t.max_pacing_rate.is_some() {
+        return refuse("tcp.pacing: ns-2's TCP agents do not pace");
+    }
+    if t.sndbuf.is_some() {
+        return refuse("tcp.sndbuf: ns-2's TCP agents have no send buffer limit");
+    }
+    if t.rack {
+        return refuse("tcp.rack: ns-2 2.35 has no RACK-TLP");
+    }
+    if f.sink.app != AppReadSpec::Immediate {
+        return refuse(
+            "sink.app: a reading application (ns-2's TCPSink takes data as it arrives, \
+             with a fixed window)",
+        );
+    }
+    if let AckSpec::Delayed { tick: Some(_), .. } = f.sink.ack {
+        return refuse("sink.ack.tick: ns-2's DelAck timer has no tick");
+    }
+    Ok(())
 }
 
 /// The ns-2 script for `sc`, recording acknowledged bytes at `warmup` and
@@ -149,6 +187,7 @@ pub fn script(sc: &Scenario, warmup: Duration, ns_seed: u64) -> Result<String, S
                 f.name, t.cc
             ));
         }
+        unsupported_flow_features(f)?;
         let sink = match (f.sink.sack, &f.sink.ack) {
             (false, AckSpec::Every) => "Agent/TCPSink".to_string(),
             (true, AckSpec::Every) => "Agent/TCPSink/Sack1".to_string(),
@@ -246,4 +285,72 @@ pub fn parse(stdout: &str, flows: usize) -> Result<Vec<(u64, u64)>, String> {
             _ => Err(format!("flow {i}: missing records in ns output")),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = r#"
+[scenario]
+name = "two"
+duration = "10s"
+[[node]]
+name = "a"
+[[node]]
+name = "b"
+[[link]]
+between = ["a", "b"]
+rate = "10Mbps"
+delay = "10ms"
+[[flow]]
+name = "f"
+from = "a"
+to = "b"
+"#;
+
+    fn script_with(flow_extra: &str) -> Result<String, String> {
+        let text = format!("{BASE}{flow_extra}\n");
+        let sc = Scenario::from_toml_str(&text, "t.toml").unwrap_or_else(|e| panic!("{e}"));
+        script(&sc, Duration::from_secs(1), 1)
+    }
+
+    #[test]
+    fn a_plain_flow_translates() {
+        let s = script_with("").unwrap();
+        assert!(s.contains("set tcp(0) [new Agent/TCP/Newreno]"), "{s}");
+        assert!(s.contains("[new Agent/TCPSink]"), "{s}");
+    }
+
+    #[test]
+    fn flow_features_ns2_lacks_are_refused_by_flow_and_field() {
+        for (extra, want) in [
+            ("reverse = \"bulk\"", "flow f: reverse: data both ways"),
+            (
+                "reverse = { kind = \"finite\", size = \"1MB\" }",
+                "flow f: reverse:",
+            ),
+            ("tcp = { pacing = true }", "flow f: tcp.pacing:"),
+            ("tcp = { sndbuf = \"64KiB\" }", "flow f: tcp.sndbuf:"),
+            ("tcp = { rack = true }", "flow f: tcp.rack:"),
+            (
+                "sink = { app = { kind = \"reader\" } }",
+                "flow f: sink.app:",
+            ),
+            (
+                "sink = { app = { kind = \"reader\", when = \"arrival\", chunk = \"4KiB\" } }",
+                "flow f: sink.app:",
+            ),
+            (
+                "sink = { ack = { kind = \"delayed\", timeout = \"0ms\", tick = \"200ms\" } }",
+                "flow f: sink.ack.tick:",
+            ),
+        ] {
+            let e = script_with(extra).expect_err(extra);
+            assert!(e.starts_with(want), "{extra}: {e}");
+        }
+        // The same settings off translate.
+        script_with("tcp = { pacing = false, rack = false }").unwrap();
+        script_with("sink = { app = \"immediate\", ack = \"delayed\" }").unwrap();
+    }
 }

@@ -563,6 +563,21 @@ fn bad_parameters_name_their_field() {
     assert!(WatermarkConfig::new(50, 50).validate().is_ok());
 }
 
+#[test]
+fn a_huge_buffer_is_refused_and_never_preallocated() {
+    let (field, msg) = WatermarkConfig::new(4_294_967_295, 30)
+        .validate()
+        .unwrap_err();
+    assert_eq!(field, "buffer");
+    assert!(msg.contains("at most 1000000 packets"), "{msg}");
+    assert!(WatermarkConfig::new(super::MAX_CAPACITY, 30)
+        .validate()
+        .is_ok());
+    // The core itself reserves only a modest start and grows as it fills.
+    let pep = Watermark::new(WatermarkConfig::new(usize::MAX, 0));
+    assert!(pep.buf.capacity() <= 4096);
+}
+
 /// One round of the destination leg: `n` packets from the sender at `at`
 /// ms, all acknowledged by the destination 100 ms later.
 fn round(pep: &mut Watermark, at: u64, next: &mut u32, n: u32) {

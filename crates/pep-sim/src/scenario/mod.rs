@@ -25,6 +25,7 @@ mod model;
 mod overrides;
 mod profile;
 mod raw;
+mod read;
 mod routes;
 mod tagged;
 mod trace;
@@ -36,6 +37,8 @@ mod cc_tests;
 mod cut_tests;
 #[cfg(test)]
 mod fuzz_tests;
+#[cfg(test)]
+mod limits_tests;
 #[cfg(test)]
 mod netmodel_tests;
 #[cfg(test)]
@@ -51,8 +54,9 @@ pub use model::{
     RecoveryKind, RedSpec, Scenario, Series, SinkSpec, SourceSpec, TcpSpec, TraceSpec,
 };
 pub use overrides::{apply_override, parse_override};
+pub use read::{read_text, MAX_TEXT_BYTES};
 pub use routes::{Routes, MAX_NODES};
-pub use validate::MAX_FLOWS;
+pub use validate::{MAX_FLOWS, MAX_MSS, MAX_OUTPUT_ROWS, MAX_WINDOW, MIN_CUT_DELAY, MIN_RTO_BOUND};
 
 use error::Ctx;
 
@@ -65,12 +69,26 @@ impl Scenario {
         check(text, origin, true)
     }
 
-    /// Reads and validates the file at `path`.
+    /// Reads and validates the file at `path`, which must be a regular
+    /// file of at most 16 MiB (see [`read_text`]).
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = match read::read_bounded(path) {
+            Ok(t) => t,
+            Err(read::ReadError::Io(source)) => {
+                return Err(ScenarioError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+            Err(e) => {
+                let origin = path.display().to_string();
+                let full = e.message(path, "scenario file");
+                let msg = full.strip_prefix(&format!("{origin}: ")).unwrap_or(&full);
+                let mut ctx = Ctx::new(&origin, None);
+                ctx.err(None, "", msg);
+                return ctx.into_result(None);
+            }
+        };
         Scenario::from_toml_str(&text, &path.display().to_string())
     }
 
@@ -138,6 +156,13 @@ pub fn parse_document(text: &str, origin: &str) -> Result<toml::Table, ScenarioE
             ctx.into_result(None)
         }
     }
+}
+
+/// Whether `name` can be the default output directory `out/<name>`: one
+/// plain path component (no `/` or `\`, not `.` or `..`). Scenario and
+/// experiment names must be.
+pub fn is_plain_name(name: &str) -> bool {
+    !name.contains(['/', '\\']) && name != "." && name != ".."
 }
 
 /// Whether `text` is TOML with a top-level `has` key and no `lacks` key:

@@ -600,8 +600,14 @@ fn rwnd_below_mss() {
     assert_eq!(all.len(), 1, "{all:#?}");
     assert_eq!(all[0].field, "defaults.sink.rwnd");
     // Raising the MSS in a flow against the default rwnd points at the MSS.
-    let text = base_plus("tcp = { mss = \"2MiB\" }\n");
-    expect(&text, "flow \"f1\".tcp.mss", "mss", "smaller than the MSS");
+    let text = base_with("[[node]]", "[defaults.sink]\nrwnd = \"32KiB\"\n\n[[node]]")
+        + "tcp = { mss = \"60000B\" }\n";
+    expect(
+        &text,
+        "flow \"f1\".tcp.mss",
+        "mss = ",
+        "smaller than the MSS",
+    );
     let text = base_plus("sink = { rwnd = \"4GiB\" }\n");
     expect(&text, "flow \"f1\".sink.rwnd", "rwnd", "32 bits");
 }

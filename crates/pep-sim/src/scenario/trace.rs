@@ -56,6 +56,14 @@ pub(crate) fn traces(
                          '.'), written in the run's output directory"
                     );
                     ctx.err(Some(f.span()), field("file"), msg);
+                } else if !name.ends_with(".pcap") {
+                    // The run's own outputs (summary.json, goodput.csv, ...)
+                    // share the directory: a capture must not overwrite them.
+                    let msg = format!(
+                        "invalid file name {name:?}: a capture's file name must end in \
+                         \".pcap\" (the run's other outputs share its directory)"
+                    );
+                    ctx.err(Some(f.span()), field("file"), msg);
                 }
                 name.clone()
             }

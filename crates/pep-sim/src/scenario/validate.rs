@@ -26,11 +26,38 @@ use crate::units::{fmt_bytes, positive_duration};
 /// Most flows a scenario may expand to (a guard against `count = 4e9`).
 pub const MAX_FLOWS: usize = 100_000;
 
+/// TCP's largest window, 65535 x 2^14 bytes (window scale 14, RFC 7323):
+/// the cap on `sink.rwnd` and on `init_cwnd x mss`. The sender's 32-bit
+/// sequence space cannot carry a window near 2^32.
+pub const MAX_WINDOW: u32 = 65_535 << 14;
+
+/// Largest MSS: an IPv4 packet of 65535 B less 40 B of IPv4 and TCP headers.
+pub const MAX_MSS: u32 = 65_535 - 40;
+
+/// Shortest `initial_rto` and `max_rto`: below this the retransmission
+/// timer fires so often that a run only grows its event queue.
+pub const MIN_RTO_BOUND: Duration = Duration::from_millis(1);
+
+/// Most rows an output series may have per flow: `duration / interval` and
+/// `duration / sample` are capped, so a typo such as `sample = "1ns"`
+/// cannot fill the memory.
+pub const MAX_OUTPUT_ROWS: u64 = 10_000_000;
+
+/// Shortest delay (in the shorter direction) of a link `scenario.cut` may
+/// name: the two threads meet once per delay, so less only costs time.
+pub const MIN_CUT_DELAY: Duration = Duration::from_millis(1);
+
 pub(crate) fn validate(doc: &raw::Doc, ctx: &mut Ctx) -> Option<Scenario> {
     let h = &doc.scenario;
     let name = h.name.get_ref().clone();
     if name.trim().is_empty() {
         ctx.err(Some(h.name.span()), "scenario.name", "must not be empty");
+    } else if !super::is_plain_name(&name) {
+        let msg = format!(
+            "invalid name {name:?}: the name is the default output directory out/<name>, \
+             so it must be one plain path component (no '/' or '\\', not \".\" or \"..\")"
+        );
+        ctx.err(Some(h.name.span()), "scenario.name", msg);
     }
     let duration = h.duration.get_ref().0;
     if let Err(e) = positive_duration(duration) {
@@ -60,7 +87,7 @@ pub(crate) fn validate(doc: &raw::Doc, ctx: &mut Ctx) -> Option<Scenario> {
             }
         }
     }
-    let output = output(doc, ctx);
+    let output = output(doc, ctx, duration, h.duration.span());
     let traces = super::trace::traces(doc, ctx, &nodes.specs, &links);
 
     if !ctx.errors.is_empty() {
@@ -326,6 +353,40 @@ fn positive(d: &raw::Dur) -> Result<Duration, String> {
     positive_duration(d.0).map_err(|e| e.message().to_string())
 }
 
+/// An RTO bound: at least [`MIN_RTO_BOUND`].
+fn rto_bound(d: &raw::Dur) -> Result<Duration, String> {
+    if d.0 < MIN_RTO_BOUND {
+        return Err(format!(
+            "must be at least {MIN_RTO_BOUND}, got {}: a shorter timer only fires \
+             retransmissions",
+            d.0
+        ));
+    }
+    Ok(d.0)
+}
+
+fn mss(v: &raw::Size) -> Result<u32, String> {
+    let m = size_u32(v.0, 1)?;
+    if m > MAX_MSS {
+        return Err(format!(
+            "must be at most {MAX_MSS}B (an IPv4 packet of 65535 B less 40 B of \
+             headers), got {m}B"
+        ));
+    }
+    Ok(m)
+}
+
+fn rwnd(v: &raw::Size) -> Result<u32, String> {
+    let w = size_u32(v.0, 1)?;
+    if w > MAX_WINDOW {
+        return Err(format!(
+            "must be at most {MAX_WINDOW}B (65535 x 2^14, TCP's largest window with \
+             window scale 14), got {w}B"
+        ));
+    }
+    Ok(w)
+}
+
 /// Lays one layer's `[tcp]` and `[sink]` values over `base`.
 fn apply(
     ctx: &mut Ctx,
@@ -351,7 +412,7 @@ fn apply(
         if let Some(v) = take(ctx, set, at, "tcp.recovery", &r.recovery, |v| Ok(*v)) {
             t.recovery = Some(v);
         }
-        if let Some(v) = take(ctx, set, at, "tcp.mss", &r.mss, |v| size_u32(v.0, 1)) {
+        if let Some(v) = take(ctx, set, at, "tcp.mss", &r.mss, mss) {
             t.mss = v;
         }
         if let Some(v) = take(ctx, set, at, "tcp.header", &r.header, |v| size_u32(v.0, 0)) {
@@ -367,10 +428,10 @@ fn apply(
         if let Some(v) = take(ctx, set, at, "tcp.min_rto", &r.min_rto, |d| Ok(d.0)) {
             t.min_rto = v;
         }
-        if let Some(v) = take(ctx, set, at, "tcp.initial_rto", &r.initial_rto, positive) {
+        if let Some(v) = take(ctx, set, at, "tcp.initial_rto", &r.initial_rto, rto_bound) {
             t.initial_rto = v;
         }
-        if let Some(v) = take(ctx, set, at, "tcp.max_rto", &r.max_rto, positive) {
+        if let Some(v) = take(ctx, set, at, "tcp.max_rto", &r.max_rto, rto_bound) {
             t.max_rto = v;
         }
         let g = &r.clock_granularity;
@@ -412,7 +473,7 @@ fn apply(
     }
     let Some(r) = sink else { return };
     let s = &mut base.sink;
-    if let Some(v) = take(ctx, set, at, "sink.rwnd", &r.rwnd, |v| size_u32(v.0, 1)) {
+    if let Some(v) = take(ctx, set, at, "sink.rwnd", &r.rwnd, rwnd) {
         s.rwnd = v;
     }
     if let Some(v) = take(ctx, set, at, "sink.sack", &r.sack, |b| Ok(*b)) {
@@ -449,6 +510,17 @@ fn cross_check(ctx: &mut Ctx, b: &Base, layer: Layer) {
             format!(
                 "rwnd ({}B) is smaller than the MSS ({}B): not even one segment fits",
                 s.rwnd, t.mss
+            ),
+        ),
+        (
+            u64::from(t.init_cwnd) * u64::from(t.mss) > u64::from(MAX_WINDOW),
+            &["tcp.init_cwnd", "tcp.mss"],
+            format!(
+                "init_cwnd x mss ({} x {}B = {}B) exceeds {MAX_WINDOW}B (65535 x 2^14, \
+                 TCP's largest window with window scale 14)",
+                t.init_cwnd,
+                t.mss,
+                u64::from(t.init_cwnd) * u64::from(t.mss)
             ),
         ),
         (
@@ -644,24 +716,51 @@ fn flows(doc: &raw::Doc, ctx: &mut Ctx, nodes: &Nodes, base: &Base, duration: Du
     (out, names, endpoints)
 }
 
-fn output(doc: &raw::Doc, ctx: &mut Ctx) -> OutputSpec {
+fn output(
+    doc: &raw::Doc,
+    ctx: &mut Ctx,
+    duration: Duration,
+    duration_span: Range<usize>,
+) -> OutputSpec {
     let mut out = OutputSpec {
         interval: Duration::from_secs(1),
         sample: Duration::from_millis(100),
         series: Series::ALL.to_vec(),
     };
-    let Some(o) = &doc.output else { return out };
+    let none = (None, None);
+    let (interval, sample) = doc
+        .output
+        .as_ref()
+        .map_or(none, |o| (o.interval.as_ref(), o.sample.as_ref()));
     for (field, raw, slot) in [
-        ("output.interval", &o.interval, &mut out.interval),
-        ("output.sample", &o.sample, &mut out.sample),
+        ("output.interval", interval, &mut out.interval),
+        ("output.sample", sample, &mut out.sample),
     ] {
         if let Some(d) = raw {
             match positive(d.get_ref()) {
                 Ok(v) => *slot = v,
-                Err(msg) => ctx.err(Some(d.span()), field, msg),
+                Err(msg) => {
+                    ctx.err(Some(d.span()), field, msg);
+                    continue;
+                }
             }
         }
+        // One row per period per series and flow: cap the count.
+        let rows = duration.0.div_ceil(slot.0.max(1));
+        if rows > MAX_OUTPUT_ROWS {
+            let (span, what) = match raw {
+                Some(d) => (d.span(), format!("{}", slot)),
+                None => (duration_span.clone(), format!("{} (the default)", slot)),
+            };
+            let msg = format!(
+                "{what} over a {duration} run is {rows} rows per series per flow; at most \
+                 {MAX_OUTPUT_ROWS} are allowed: use a longer {}",
+                field.trim_start_matches("output.")
+            );
+            ctx.err(Some(span), field, msg);
+        }
     }
+    let Some(o) = &doc.output else { return out };
     if let Some(list) = &o.series {
         out.series.clear();
         for (i, s) in list.iter().enumerate() {
@@ -721,6 +820,17 @@ fn cut(ctx: &mut Ctx, name: &Spanned<String>, sc: &Scenario) -> Option<CutSpec> 
             field,
             "the cut link needs a delay both ways: the delay is how far each side may run ahead",
         );
+        return None;
+    }
+    let shorter = l.forward.delay.min(l.reverse.delay);
+    if shorter < MIN_CUT_DELAY {
+        let msg = format!(
+            "link {:?} has a delay of {shorter}: a cut needs at least {MIN_CUT_DELAY} of delay \
+             to pay off (the two threads synchronise once per delay); remove `cut` to run on \
+             one thread",
+            l.name
+        );
+        ctx.err(span, field, msg);
         return None;
     }
     // The far side: every node reachable from `b` without the link.

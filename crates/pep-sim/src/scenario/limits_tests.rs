@@ -1,0 +1,296 @@
+//! Bounds that keep a scenario from panicking, hanging or filling the
+//! memory: each refused at load time, naming the field.
+
+use std::path::PathBuf;
+
+use super::tests::{base_plus, base_with, expect, load, BASE};
+use super::*;
+
+fn cut_at(link: &str, extra: &str) -> String {
+    let text = base_with(
+        "duration = \"10s\"\n",
+        &format!("duration = \"10s\"\ncut = \"{link}\"\n"),
+    );
+    format!("{text}{extra}")
+}
+
+#[test]
+fn a_huge_watermark_buffer_is_refused() {
+    for n in ["4294967295", "9223372036854775807", "1000001"] {
+        let t = base_plus(&format!(
+            "\n[[agent]]\nkind = \"watermark\"\nnode = \"r\"\nbuffer = {n}\nwatermark = 30\n"
+        ));
+        expect(
+            &t,
+            "agent[0].buffer",
+            "[[agent]]",
+            &format!("must be at most 1000000 packets, got {n}"),
+        );
+    }
+    let ok =
+        "\n[[agent]]\nkind = \"watermark\"\nnode = \"r\"\nbuffer = 1000000\nwatermark = 1000000\n";
+    assert!(load(&base_plus(ok)).is_ok());
+}
+
+#[test]
+fn windows_near_the_sequence_space_are_refused() {
+    // The sink's window: at most 65535 x 2^14.
+    let t = base_plus("sink = { rwnd = \"4294967295B\" }\n");
+    expect(
+        &t,
+        "flow \"f1\".sink.rwnd",
+        "rwnd",
+        "must be at most 1073725440B (65535 x 2^14, TCP's largest window with window scale 14)",
+    );
+    assert!(load(&base_plus("sink = { rwnd = \"1073725440B\" }\n")).is_ok());
+    let t = base_with("[[node]]", "[defaults.sink]\nrwnd = \"1GiB\"\n\n[[node]]");
+    expect(
+        &t,
+        "defaults.sink.rwnd",
+        "rwnd",
+        "must be at most 1073725440B",
+    );
+
+    // The MSS: at most an IPv4 packet less 40 B of headers.
+    let t = base_plus("tcp = { mss = \"4294967295B\", init_cwnd = 1 }\n");
+    expect(
+        &t,
+        "flow \"f1\".tcp.mss",
+        "mss",
+        "must be at most 65495B (an IPv4 packet of 65535 B less 40 B of headers), got 4294967295B",
+    );
+    let t = base_with("[[node]]", "[defaults.tcp]\nmss = \"65496B\"\n\n[[node]]");
+    expect(&t, "defaults.tcp.mss", "mss", "must be at most 65495B");
+    assert!(load(&base_plus("tcp = { mss = \"65495B\" }\n")).is_ok());
+
+    // The initial window.
+    let t = base_plus("tcp = { mss = \"1000B\", init_cwnd = 4294967 }\n");
+    expect(
+        &t,
+        "flow \"f1\".tcp.init_cwnd",
+        "init_cwnd",
+        "init_cwnd x mss (4294967 x 1000B = 4294967000B) exceeds 1073725440B",
+    );
+    let t = base_with(
+        "[[node]]",
+        "[defaults.tcp]\ninit_cwnd = 1000000\n\n[[node]]",
+    );
+    expect(
+        &t,
+        "defaults.tcp.init_cwnd",
+        "init_cwnd",
+        "exceeds 1073725440B",
+    );
+    // A default window a flow's MSS makes too large is reported at the flow.
+    let t = base_with("[[node]]", "[defaults.tcp]\ninit_cwnd = 20000\n\n[[node]]")
+        + "tcp = { mss = \"60000B\" }\n";
+    expect(&t, "flow \"f1\".tcp.mss", "mss = ", "exceeds 1073725440B");
+}
+
+#[test]
+fn a_cut_needs_a_millisecond_of_delay() {
+    let t = cut_at("r-b", "").replacen("delay = \"10ms\"", "delay = \"1ns\"", 1);
+    expect(
+        &t,
+        "scenario.cut",
+        "cut = ",
+        "link \"r-b\" has a delay of 1ns: a cut needs at least 1ms of delay to pay off",
+    );
+    let t = cut_at("r-b", "").replacen(
+        "delay = \"10ms\"",
+        "forward = { delay = \"10ms\" }\nreverse = { delay = \"999us\" }",
+        1,
+    );
+    let d = expect(&t, "scenario.cut", "cut = ", "a delay of 999us");
+    assert!(d.message.contains("remove `cut`"), "{d}");
+    let t = cut_at("r-b", "").replacen("delay = \"10ms\"", "delay = \"1ms\"", 1);
+    assert!(load(&t).is_ok());
+}
+
+#[test]
+fn a_polling_split_pair_needs_a_microsecond() {
+    let agent = "\n[[agent]]\nkind = \"split-pair\"\nnodes = [\"r\", \"b\"]\n";
+    let t = base_plus(&format!("{agent}send_check_interval = \"1ns\"\n"));
+    expect(
+        &t,
+        "agent[0].send_check_interval",
+        "[[agent]]",
+        "must be at least 1us, got 1ns",
+    );
+    let t = base_plus(&format!("{agent}send_check_interval = \"999ns\"\n"));
+    expect(
+        &t,
+        "agent[0].send_check_interval",
+        "[[agent]]",
+        "must be at least 1us",
+    );
+    assert!(load(&base_plus(&format!(
+        "{agent}send_check_interval = \"1us\"\n"
+    )))
+    .is_ok());
+    // Without polling the interval is unused.
+    let event = format!("{agent}check = \"event\"\nsend_check_interval = \"1ns\"\n");
+    assert!(load(&base_plus(&event)).is_ok());
+}
+
+#[test]
+fn output_rows_are_capped() {
+    let t = base_plus("[output]\ninterval = \"1ns\"\n");
+    expect(
+        &t,
+        "output.interval",
+        "interval",
+        "1ns over a 10s run is 10000000000 rows per series per flow; at most 10000000 are \
+         allowed: use a longer interval",
+    );
+    let t = base_plus("[output]\nsample = \"999ns\"\n");
+    expect(&t, "output.sample", "sample", "use a longer sample");
+    // Exactly ten million is fine.
+    assert!(load(&base_plus("[output]\nsample = \"1us\"\n")).is_ok());
+    // The default sample (100 ms) over a very long run: at the duration.
+    let t = base_with("duration = \"10s\"", "duration = \"2000000s\"");
+    expect(
+        &t,
+        "output.sample",
+        "duration",
+        "100ms (the default) over a 2000000s run is 20000000 rows",
+    );
+}
+
+#[test]
+fn rto_bounds_need_a_millisecond() {
+    let t = base_plus("tcp = { min_rto = \"0s\", initial_rto = \"1ns\", max_rto = \"1ns\" }\n");
+    expect(
+        &t,
+        "flow \"f1\".tcp.initial_rto",
+        "tcp =",
+        "must be at least 1ms, got 1ns",
+    );
+    expect(
+        &t,
+        "flow \"f1\".tcp.max_rto",
+        "tcp =",
+        "must be at least 1ms, got 1ns",
+    );
+    let t = base_with(
+        "[[node]]",
+        "[defaults.tcp]\nmax_rto = \"999us\"\n\n[[node]]",
+    );
+    expect(
+        &t,
+        "defaults.tcp.max_rto",
+        "max_rto",
+        "must be at least 1ms",
+    );
+    let ok = "tcp = { min_rto = \"0s\", initial_rto = \"1ms\", max_rto = \"1ms\" }\n";
+    assert!(load(&base_plus(ok)).is_ok());
+}
+
+#[test]
+fn the_name_is_one_path_component() {
+    for bad in ["/tmp/x", "../../../escaped", "a/b", "a\\\\b", ".", ".."] {
+        let t = base_with("name = \"t\"", &format!("name = \"{bad}\""));
+        expect(
+            &t,
+            "scenario.name",
+            "name = ",
+            "must be one plain path component",
+        );
+    }
+    for good in ["..x", ".hidden", "a.b", "x y"] {
+        let t = base_with("name = \"t\"", &format!("name = \"{good}\""));
+        assert!(load(&t).is_ok(), "{good}");
+    }
+}
+
+#[test]
+fn trace_files_end_in_pcap() {
+    for bad in ["summary.json", "goodput.csv", "x.pcapng", "pcap"] {
+        let t = base_plus(&format!("\n[[trace]]\nlink = \"r->b\"\nfile = \"{bad}\"\n"));
+        expect(
+            &t,
+            "trace[0].file",
+            "file = ",
+            "a capture's file name must end in \".pcap\"",
+        );
+    }
+    let t = base_plus("\n[[trace]]\nlink = \"r->b\"\nfile = \"x.pcap\"\n");
+    assert_eq!(load(&t).unwrap().traces[0].file, "x.pcap");
+}
+
+/// A fresh directory under the target dir for files made by one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pep-sim-limits-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn the_loader_reads_regular_files_of_at_most_16_mib() {
+    let dir = scratch("read");
+    // A directory.
+    let e = Scenario::load(&dir).unwrap_err().to_string();
+    let want = format!(
+        "{}: the scenario file must be a regular file, but this is a directory",
+        dir.display()
+    );
+    assert_eq!(e, want);
+    // Too large: refused after reading 16 MiB + 1 byte.
+    let big = dir.join("big.toml");
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(MAX_TEXT_BYTES + 1).unwrap();
+    let e = Scenario::load(&big).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        format!("{}: the scenario file is larger than 16 MiB", big.display())
+    );
+    let e = read_text(&big, "experiment file").unwrap_err();
+    assert_eq!(
+        e,
+        format!(
+            "{}: the experiment file is larger than 16 MiB",
+            big.display()
+        )
+    );
+    // Exactly at the limit: read (and then found to be bad TOML, not too big).
+    let edge = dir.join("edge.toml");
+    let mut text = BASE.to_string();
+    text.push_str(&"#".repeat(MAX_TEXT_BYTES as usize - BASE.len()));
+    std::fs::write(&edge, &text).unwrap();
+    assert_eq!(read_text(&edge, "scenario file").unwrap().len(), text.len());
+    assert!(Scenario::load(&edge).is_ok());
+    // A device that never ends.
+    #[cfg(unix)]
+    {
+        let e = Scenario::load(std::path::Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "/dev/zero: the scenario file must be a regular file, but this is a device"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_named_pipe_is_refused_without_blocking() {
+    let dir = scratch("fifo");
+    let fifo = dir.join("pipe.toml");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("no mkfifo: skipped");
+        return;
+    }
+    let e = read_text(&fifo, "scenario file").unwrap_err();
+    assert_eq!(
+        e,
+        format!(
+            "{}: the scenario file must be a regular file, but this is a named pipe (FIFO)",
+            fifo.display()
+        )
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
