@@ -3,7 +3,7 @@
 use super::tests::{base_plus, base_with, expect, load, BASE};
 
 /// `BASE` (a - r - b) cut at `link`, with `extra` appended.
-fn cut_at(link: &str, extra: &str) -> String {
+pub(super) fn cut_at(link: &str, extra: &str) -> String {
     let text = base_with(
         "duration = \"10s\"\n",
         &format!("duration = \"10s\"\ncut = \"{link}\"\n"),

@@ -3,16 +3,9 @@
 
 use std::path::PathBuf;
 
+use super::cut_tests::cut_at;
 use super::tests::{base_plus, base_with, expect, load, BASE};
 use super::*;
-
-fn cut_at(link: &str, extra: &str) -> String {
-    let text = base_with(
-        "duration = \"10s\"\n",
-        &format!("duration = \"10s\"\ncut = \"{link}\"\n"),
-    );
-    format!("{text}{extra}")
-}
 
 #[test]
 fn a_huge_watermark_buffer_is_refused() {
