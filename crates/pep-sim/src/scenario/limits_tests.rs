@@ -287,3 +287,15 @@ fn a_named_pipe_is_refused_without_blocking() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_segment_fits_an_ipv4_packet() {
+    let t = base_plus("tcp = { mss = \"1460B\", header = \"4294967295B\" }\n");
+    expect(
+        &t,
+        "flow \"f1\".tcp.header",
+        "header",
+        "mss + header (1460B + 4294967295B) exceeds 65535B, the largest IPv4 packet",
+    );
+    assert!(load(&base_plus("tcp = { mss = \"65495B\", header = \"40B\" }\n")).is_ok());
+}

@@ -145,6 +145,17 @@ fn priority_and_two_class() {
         "queue =",
         "above every listed band",
     );
+    // Without `bands`, band 15 leaves no band for the unlisted flows.
+    let t = on_link("queue = { kind = \"priority\", classify = \"flow\", flows = { f1 = 15 } }");
+    expect(
+        &t,
+        "link[1].queue.flows",
+        "queue =",
+        "band 15 is too high for the default band count",
+    );
+    let ok =
+        "queue = { kind = \"priority\", classify = \"flow\", bands = 16, flows = { f1 = 15 } }";
+    assert!(load(&on_link(ok)).is_ok());
     let t = on_link("queue = { kind = \"priority\", bands = 3 }");
     expect(
         &t,

@@ -322,6 +322,16 @@ fn priority(
         return None;
     };
     let top = listed.values().copied().max().unwrap_or(0);
+    if q.bands.is_none() && u64::from(top) + 2 > u64::from(MAX_BANDS) {
+        let msg = format!(
+            "band {top} is too high for the default band count (the highest listed band + 2, \
+             the last one for unlisted flows; at most {MAX_BANDS}): list bands up to {} or set \
+             bands",
+            MAX_BANDS - 2
+        );
+        ctx.err(span, join(field, "flows"), msg);
+        return None;
+    }
     let bands = q.bands.unwrap_or(top.saturating_add(2));
     if bands == 0 || bands > MAX_BANDS || top >= bands {
         let msg = format!(

@@ -524,6 +524,14 @@ fn cross_check(ctx: &mut Ctx, b: &Base, layer: Layer) {
             ),
         ),
         (
+            u64::from(t.mss) + u64::from(t.header) > 65_535,
+            &["tcp.header", "tcp.mss"],
+            format!(
+                "mss + header ({}B + {}B) exceeds 65535B, the largest IPv4 packet",
+                t.mss, t.header
+            ),
+        ),
+        (
             t.min_rto > t.max_rto,
             &["tcp.min_rto", "tcp.max_rto"],
             format!("min_rto ({}) exceeds max_rto ({})", t.min_rto, t.max_rto),
