@@ -54,7 +54,7 @@ pub struct ConfigArgs {
     #[arg(long, short)]
     config: Option<PathBuf>,
     /// TPROXY port (proxy.port).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     port: Option<u16>,
     /// Interfaces clients arrive on (intercept.interfaces), repeatable.
     #[arg(long = "interface")]
@@ -94,7 +94,7 @@ impl ConfigArgs {
     fn load(&self) -> Result<config::Settings, String> {
         let (text, file) = match &self.config {
             Some(p) => (
-                std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
+                pep_sim::scenario::read_text(p, "configuration file")?,
                 p.display().to_string(),
             ),
             None => (String::new(), "(flags)".to_string()),

@@ -461,3 +461,38 @@ fn check_refuses_devices_instead_of_reading_them_forever() {
         "{err}"
     );
 }
+
+#[test]
+fn proxy_flags_and_config_files_are_checked_by_name() {
+    let port = pep()
+        .args([
+            "proxy",
+            "rules",
+            "--interface",
+            "eth1",
+            "--subnet",
+            "10.0.0.0/24",
+            "--port",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    assert!(!port.status.success());
+    let err = String::from_utf8_lossy(&port.stderr);
+    assert!(
+        err.contains("'--port <PORT>'") && err.contains("1..=65535"),
+        "{err}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = pep()
+        .args(["proxy", "rules", "-c"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the configuration file must be a regular file, but this is a directory"),
+        "{err}"
+    );
+}

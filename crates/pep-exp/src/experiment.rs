@@ -521,6 +521,11 @@ fn check_path(errs: &Errs, path: &str, field: &str) -> Result<(), ExpError> {
         let msg = "the seed is set by `seeds`, not as a parameter";
         return Err(errs.at(path, field, msg));
     }
+    if path.trim().is_empty() {
+        let msg = "an empty key: write the full path of a field, such as \
+                   \"link[0].rate\" = [...]";
+        return Err(errs.at("\"\" =", field, msg));
+    }
     if !path.contains('.') && !path.contains('[') {
         let msg = format!(
             "`{path}` is a whole table: write the full path of a field as a quoted key, \

@@ -107,6 +107,11 @@ fn mistakes_name_the_file_line_and_field() {
             "exp.toml:8: vary.\"link\": `link` is a whole table: write the full path of a field as a quoted key",
         ),
         (
+            "\"link[0].rate\" =",
+            "\"\" =",
+            "exp.toml:8: vary.\"\": an empty key: write the full path of a field",
+        ),
+        (
             "seeds = 2",
             "seeds = \"two\"",
             "exp.toml:4: experiment.seeds: expected a count (seeds = 3 runs seeds 1, 2, 3) or a list",

@@ -200,6 +200,11 @@ fn bad_agent_parameters_are_named() {
     for (field, value, expect) in [
         ("agent[0].shape_rate", s("fast"), "shape_rate"),
         ("agent[0].mitigation", s("magic"), "unknown mitigation"),
+        (
+            "agent[0].mitigation",
+            s("shape-0M"),
+            "agent[0].mitigation: \"shape-0M\": the shaping rate must be positive",
+        ),
         ("agent[0].buffer", s("0B"), "must be positive"),
         ("agent[0].windw", s("1KB"), "windw"),
     ] {

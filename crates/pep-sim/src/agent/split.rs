@@ -87,7 +87,16 @@ fn apply_mitigation(p: &mut Params) -> Result<(), AgentError> {
         } else {
             r.to_string()
         };
-        parse_rate(&r).map_err(|_| bad())?;
+        match parse_rate(&r) {
+            Ok(rate) if rate.as_bps() == 0 => {
+                return Err(AgentError::new(
+                    "mitigation",
+                    format!("{m:?}: the shaping rate must be positive"),
+                ))
+            }
+            Ok(_) => {}
+            Err(_) => return Err(bad()),
+        }
         p.shape_rate.get_or_insert(r);
     } else if let Some(n) = m.strip_prefix("maxburst-") {
         let n: u32 = n.parse().map_err(|_| bad())?;
