@@ -319,8 +319,11 @@ fn check(paths: &[PathBuf]) -> Result<(), String> {
 fn check_one(p: &Path) -> Result<String, String> {
     let text = read_text(p, "scenario or experiment file")?;
     let is_experiment = pep_sim::scenario::has_table_without(&text, "experiment", "scenario");
+    let origin = p.display().to_string();
     if is_experiment {
-        let exp = pep_exp::Experiment::load(p).map_err(|e| e.to_string())?;
+        let dir = p.parent().unwrap_or(Path::new("."));
+        let exp =
+            pep_exp::Experiment::parse(&text, &origin, Some(dir)).map_err(|e| e.to_string())?;
         return Ok(format!(
             "experiment: {} point(s) x {} seed(s) over {}",
             exp.points.len(),
@@ -328,7 +331,7 @@ fn check_one(p: &Path) -> Result<String, String> {
             exp.base_path.display()
         ));
     }
-    let sc = Scenario::load(p).map_err(|e| e.to_string())?;
+    let sc = Scenario::from_toml_str(&text, &origin).map_err(|e| e.to_string())?;
     let cut = match &sc.cut {
         Some(c) => format!(
             ", cut at link {:?}: {} and {} nodes",

@@ -291,23 +291,7 @@ pub fn parse(stdout: &str, flows: usize) -> Result<Vec<(u64, u64)>, String> {
 mod tests {
     use super::*;
 
-    const BASE: &str = r#"
-[scenario]
-name = "two"
-duration = "10s"
-[[node]]
-name = "a"
-[[node]]
-name = "b"
-[[link]]
-between = ["a", "b"]
-rate = "10Mbps"
-delay = "10ms"
-[[flow]]
-name = "f"
-from = "a"
-to = "b"
-"#;
+    use crate::scenario::tests::BASE;
 
     fn script_with(flow_extra: &str) -> Result<String, String> {
         let text = format!("{BASE}{flow_extra}\n");
@@ -325,25 +309,25 @@ to = "b"
     #[test]
     fn flow_features_ns2_lacks_are_refused_by_flow_and_field() {
         for (extra, want) in [
-            ("reverse = \"bulk\"", "flow f: reverse: data both ways"),
+            ("reverse = \"bulk\"", "flow f1: reverse: data both ways"),
             (
                 "reverse = { kind = \"finite\", size = \"1MB\" }",
-                "flow f: reverse:",
+                "flow f1: reverse:",
             ),
-            ("tcp = { pacing = true }", "flow f: tcp.pacing:"),
-            ("tcp = { sndbuf = \"64KiB\" }", "flow f: tcp.sndbuf:"),
-            ("tcp = { rack = true }", "flow f: tcp.rack:"),
+            ("tcp = { pacing = true }", "flow f1: tcp.pacing:"),
+            ("tcp = { sndbuf = \"64KiB\" }", "flow f1: tcp.sndbuf:"),
+            ("tcp = { rack = true }", "flow f1: tcp.rack:"),
             (
                 "sink = { app = { kind = \"reader\" } }",
-                "flow f: sink.app:",
+                "flow f1: sink.app:",
             ),
             (
                 "sink = { app = { kind = \"reader\", when = \"arrival\", chunk = \"4KiB\" } }",
-                "flow f: sink.app:",
+                "flow f1: sink.app:",
             ),
             (
                 "sink = { ack = { kind = \"delayed\", timeout = \"0ms\", tick = \"200ms\" } }",
-                "flow f: sink.ack.tick:",
+                "flow f1: sink.ack.tick:",
             ),
         ] {
             let e = script_with(extra).expect_err(extra);

@@ -127,6 +127,10 @@ fn default_true() -> bool {
     true
 }
 
+/// Shortest `send_check_interval` of a polling pair: one poll per
+/// nanosecond would never let a run end.
+pub const MIN_SEND_CHECK_INTERVAL: Duration = Duration::from_micros(1);
+
 /// Builds the agent from its `[[agent]]` table.
 pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentError> {
     let p: Params = params(t)?;
@@ -186,8 +190,17 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
     let interval = crate::units::parse_duration(&p.send_check_interval)
         .map_err(|e| AgentError::new("send_check_interval", e.to_string()))?;
     let mode = match p.check.as_str() {
-        "poll" if interval > Duration::ZERO => CheckMode::Poll { interval },
-        "poll" => return Err(AgentError::new("send_check_interval", "must be positive")),
+        "poll" if interval >= MIN_SEND_CHECK_INTERVAL => CheckMode::Poll { interval },
+        "poll" if interval == Duration::ZERO => {
+            return Err(AgentError::new("send_check_interval", "must be positive"))
+        }
+        "poll" => {
+            let msg = format!(
+                "must be at least {MIN_SEND_CHECK_INTERVAL}, got {interval}: the PEP polls \
+                 once per interval"
+            );
+            return Err(AgentError::new("send_check_interval", msg));
+        }
         "event" => CheckMode::Event,
         other => {
             return Err(AgentError::new(

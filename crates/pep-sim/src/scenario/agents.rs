@@ -4,7 +4,6 @@
 
 use std::ops::Range;
 
-use pep_core::Duration;
 use toml::{Table, Value};
 
 use super::error::{join, Ctx};
@@ -171,10 +170,6 @@ fn one(
         }
     };
 
-    if let Some((key, msg)) = limits(kind.name, &t) {
-        ctx.err(span, join(field, key), msg);
-        return None;
-    }
     let site = AgentSite {
         scenario: sc,
         nodes: &nodes,
@@ -193,32 +188,6 @@ fn one(
         flows: flow_ids,
         params: t,
     })
-}
-
-/// Shortest `send_check_interval` of a polling `split-pair`: one poll per
-/// nanosecond would never let a run end.
-pub const MIN_SEND_CHECK_INTERVAL: Duration = Duration::from_micros(1);
-
-/// Bounds the kind's own parameter checks leave open, checked before the
-/// agent is built: `(field, message)` for the first one broken.
-fn limits(kind: &str, t: &Table) -> Option<(&'static str, String)> {
-    if kind == "split-pair" {
-        let polls = t.get("check").and_then(Value::as_str).unwrap_or("poll") == "poll";
-        let interval = t.get("send_check_interval").and_then(Value::as_str);
-        if let (true, Some(s)) = (polls, interval) {
-            // Unparsable and zero intervals are the kind's to report.
-            if let Ok(d) = crate::units::parse_duration(s) {
-                if d > Duration::ZERO && d < MIN_SEND_CHECK_INTERVAL {
-                    let msg = format!(
-                        "must be at least {MIN_SEND_CHECK_INTERVAL}, got {d}: the PEP polls \
-                         once per interval"
-                    );
-                    return Some(("send_check_interval", msg));
-                }
-            }
-        }
-    }
-    None
 }
 
 /// Flow ids agent number `index` may use for its own connections.
