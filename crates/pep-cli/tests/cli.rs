@@ -345,6 +345,8 @@ fn plotting_values_too_wide_for_an_axis_is_an_error_not_a_hang() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("y axis: the data span -1e308..1e308"), "{err}");
     assert!(err.contains("too wide to draw"), "{err}");
+    // ...and says which file holds them.
+    assert!(err.contains("plot goodput (from run/goodput.csv)"), "{err}");
 }
 
 #[test]

@@ -9,7 +9,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use pep_sim::scenario::{self, has_table_without, Dir, Scenario};
+use pep_sim::scenario::{self, field_at, has_table_without, tidy_number, Dir, Scenario};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use toml::Value;
@@ -212,11 +212,17 @@ impl Experiment {
                     .span()
                     .map(|s| text[..s.start].matches('\n').count() + 1);
                 let msg = e.inner().message().trim().replace('\n', ": ");
+                let mut field = e.path().to_string().replace("?", "");
+                if field == "." {
+                    // The tokenizer failed before serde had a path.
+                    let at = e.inner().span().and_then(|s| field_at(text, s));
+                    field = at.unwrap_or_default();
+                }
                 return Err(ExpError {
                     origin: origin.into(),
                     line,
-                    field: e.path().to_string().replace("?", ""),
-                    message: msg,
+                    field,
+                    message: tidy_number(msg),
                 });
             }
         };

@@ -14,6 +14,8 @@ use crate::results::Results;
 #[derive(Clone, Debug)]
 pub struct Named {
     pub name: String,
+    /// The file its data came from, named when it cannot be drawn.
+    pub source: PathBuf,
     pub chart: Chart,
     pub formats: Vec<String>,
 }
@@ -26,7 +28,8 @@ pub fn write(charts: &[Named], dir: &Path) -> Result<Vec<PathBuf>, String> {
     for c in charts {
         for f in &c.formats {
             let path = dir.join(format!("{}.{f}", c.name));
-            pep_plot::render(&c.chart, &path).map_err(|e| format!("plot {}: {e}", c.name))?;
+            pep_plot::render(&c.chart, &path)
+                .map_err(|e| format!("plot {} (from {}): {e}", c.name, c.source.display()))?;
             out.push(path);
         }
     }
@@ -71,8 +74,13 @@ pub fn sweep_charts(specs: &[PlotSpec], r: &Results, dir: &Path) -> Result<Vec<N
         .iter()
         .map(|s| {
             let chart = sweep_chart(s, r, dir)?;
+            let source = match &s.kind {
+                PlotKind::OverTime { csv, .. } => dir.join("points/*").join(format!("{csv}.csv")),
+                _ => dir.join("results.csv"),
+            };
             Ok(Named {
                 name: s.name.clone(),
+                source,
                 chart,
                 formats: s.formats.clone(),
             })
@@ -353,9 +361,10 @@ pub fn run_charts(dir: &Path, kinds: &[String]) -> Result<Vec<Named>, String> {
         tidy::load(&p).map(Some).map_err(|e| e.to_string())
     };
     let mut out = Vec::new();
-    let mut push = |name: &str, chart: Chart| {
+    let mut push = |name: &str, file: &str, chart: Chart| {
         out.push(Named {
             name: name.into(),
+            source: dir.join(file),
             chart,
             formats: vec!["svg".into(), "png".into()],
         })
@@ -366,6 +375,7 @@ pub fn run_charts(dir: &Path, kinds: &[String]) -> Result<Vec<Named>, String> {
             let s = busiest(t.series_by("flow", "time_s", "goodput_mbps").map_err(e)?);
             push(
                 "goodput",
+                "goodput.csv",
                 Chart::lines(s)
                     .title("Goodput per flow")
                     .x_label("time (s)")
@@ -382,6 +392,7 @@ pub fn run_charts(dir: &Path, kinds: &[String]) -> Result<Vec<Named>, String> {
                 );
                 push(
                     "throughput",
+                    "links.csv",
                     Chart::lines(s)
                         .title("Throughput per link direction")
                         .x_label("time (s)")
@@ -392,6 +403,7 @@ pub fn run_charts(dir: &Path, kinds: &[String]) -> Result<Vec<Named>, String> {
                 let s = busiest(t.series_by("link", "time_s", "utilisation").map_err(e)?);
                 push(
                     "utilisation",
+                    "links.csv",
                     Chart::lines(s)
                         .title("Link utilisation")
                         .x_label("time (s)")
@@ -414,6 +426,7 @@ pub fn run_charts(dir: &Path, kinds: &[String]) -> Result<Vec<Named>, String> {
                     .collect();
                 push(
                     "queue_cdf",
+                    "queues.csv",
                     Chart::cdf(samples)
                         .title("Queue length distribution (samples)")
                         .x_label("queue length (packets)")
@@ -423,6 +436,7 @@ pub fn run_charts(dir: &Path, kinds: &[String]) -> Result<Vec<Named>, String> {
             if want("queues") && !s.is_empty() {
                 push(
                     "queues",
+                    "queues.csv",
                     Chart::lines(s)
                         .title("Queue length")
                         .x_label("time (s)")
@@ -436,6 +450,7 @@ pub fn run_charts(dir: &Path, kinds: &[String]) -> Result<Vec<Named>, String> {
             let s = busiest(t.series_by("flow", "time_s", "cwnd_bytes").map_err(e)?);
             push(
                 "cwnd",
+                "cwnd.csv",
                 Chart::lines(s)
                     .title("Congestion window")
                     .x_label("time (s)")
@@ -449,6 +464,7 @@ pub fn run_charts(dir: &Path, kinds: &[String]) -> Result<Vec<Named>, String> {
         if !flows.is_empty() {
             push(
                 "tseq",
+                "tseq.csv",
                 Chart::time_sequence(flows)
                     .title("Time-sequence graph (tseq.csv)")
                     .y_label("sequence number (bytes, relative)"),
@@ -471,10 +487,14 @@ pub fn run_charts(dir: &Path, kinds: &[String]) -> Result<Vec<Named>, String> {
             let stem = p
                 .file_stem()
                 .map_or("trace".into(), |s| s.to_string_lossy());
+            let file = p
+                .file_name()
+                .map_or("trace.pcap".into(), |s| s.to_string_lossy());
             // More than a few flows on one graph is unreadable.
             let flows: Vec<_> = flows.into_iter().take(4).collect();
             push(
                 &format!("tseq-{stem}"),
+                &file,
                 Chart::time_sequence(flows)
                     .title(format!("Time-sequence graph ({stem}.pcap)"))
                     .y_label("sequence number (bytes, relative)"),

@@ -213,9 +213,14 @@ impl Results {
         let mut rows = Vec::new();
         for (i, l) in lines.enumerate() {
             let c = split(l);
-            let bad = || format!("{}:{}: malformed row", path.display(), i + 2);
+            let at = format!("{}:{}", path.display(), i + 2);
             if c.len() != head.len() {
-                return Err(bad());
+                return Err(format!(
+                    "{at}: {} cells, but the header has {} columns (a truncated file? \
+                     `pep sim sweep` writes it again)",
+                    c.len(),
+                    head.len()
+                ));
             }
             if points.last().map(|p| &p.id) != Some(&c[0]) {
                 let values = c[2..2 + n_p]
@@ -227,20 +232,25 @@ impl Results {
                     values,
                 });
             }
-            let values: Result<Vec<Option<f64>>, _> = c[2 + n_p..]
-                .iter()
-                .map(|t| {
-                    if t.is_empty() {
-                        Ok(None)
-                    } else {
-                        t.parse().map(Some)
-                    }
+            let number = |col: usize| -> Result<Option<f64>, String> {
+                let t = &c[col];
+                if t.is_empty() {
+                    return Ok(None);
+                }
+                t.parse().map(Some).map_err(|_| {
+                    format!(
+                        "{at}: column '{}': cannot read {t:?} as a number",
+                        head[col]
+                    )
                 })
-                .collect();
+            };
+            let seed = c[1]
+                .parse()
+                .map_err(|_| format!("{at}: column 'seed': not a seed: {:?}", c[1]))?;
             rows.push(Row {
                 point: points.len() - 1,
-                seed: c[1].parse().map_err(|_| bad())?,
-                values: values.map_err(|_| bad())?,
+                seed,
+                values: (2 + n_p..c.len()).map(number).collect::<Result<_, _>>()?,
             });
         }
         Ok(Results {

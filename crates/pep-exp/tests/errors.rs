@@ -362,3 +362,10 @@ fn only_regular_files_of_sensible_size_are_read() {
     std::fs::write(&exp, GOOD).unwrap();
     Experiment::load(&exp).unwrap();
 }
+
+#[test]
+fn an_integer_beyond_i64_is_named_by_its_field() {
+    let e = err(&GOOD.replace("seeds = 2", "seeds = 99999999999999999999"));
+    assert!(e.contains("experiment.seeds"), "{e}");
+    assert!(e.contains("integer too large"), "{e}");
+}

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use pep_exp::{plots, sweep, Experiment, Mode, Outcome, SweepConfig};
+use pep_exp::{plots, sweep, Experiment, Mode, Outcome, Results, SweepConfig};
 
 const BASE: &str = r#"
 [scenario]
@@ -335,6 +335,40 @@ fn sweep_plots_have_the_expected_series() {
         .any(|x| x == "queue length (packets)"));
     // CDF: one step line per rate.
     assert_eq!(palette_polylines(&svg("cdf")), 2);
+}
+
+#[test]
+fn a_damaged_results_file_is_named_with_its_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = setup(dir.path(), EXPERIMENT);
+    let out = dir.path().join("out");
+    run(&exp, &out, 2, None);
+    let path = out.join("results.csv");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(Results::load(&out, &exp).is_ok());
+    // Cut off after the second cell of its second data row (line 3).
+    let row = text.match_indices('\n').nth(1).unwrap().0 + 1;
+    let cut = row + text[row..].match_indices(',').nth(1).unwrap().0;
+    std::fs::write(&path, &text[..cut]).unwrap();
+    let e = Results::load(&out, &exp).unwrap_err();
+    assert!(e.contains("results.csv:3: "), "{e}");
+    assert!(e.contains("cells, but the header has"), "{e}");
+    assert!(e.contains("a truncated file?"), "{e}");
+    // A measure that is not a number is named by its column.
+    let head = text.lines().next().unwrap();
+    let measure = head.rsplit(',').next().unwrap();
+    let mut rows: Vec<String> = text.lines().map(String::from).collect();
+    let mut cells: Vec<&str> = rows[1].split(',').collect();
+    *cells.last_mut().unwrap() = "oops";
+    rows[1] = cells.join(",");
+    std::fs::write(&path, rows.join("\n")).unwrap();
+    let e = Results::load(&out, &exp).unwrap_err();
+    assert!(
+        e.contains(&format!(
+            "results.csv:2: column '{measure}': cannot read \"oops\" as a number"
+        )),
+        "{e}"
+    );
 }
 
 #[test]

@@ -33,6 +33,7 @@ use toml::Table;
 
 use super::{params, AgentError, AgentSite, CutMessage, NodeAgent, Outbox};
 use crate::packet::{NodeIndex, Packet};
+use crate::scenario::MAX_WINDOW;
 use crate::tcp::{AckPolicy, AppSource, SinkConfig, TcpConfig, TcpSender, TcpSink};
 use pep_core::cc::{Growth, Recovery};
 
@@ -58,7 +59,8 @@ struct Params {
     /// Linux CUBIC, as the thesis ran it) or "sack".
     #[serde(default = "default_cc")]
     tunnel_cc: String,
-    /// Tunnel receiver window in bytes ("set very high").
+    /// Tunnel receiver window in bytes ("set very high"; at most TCP's
+    /// largest window, as `sink.rwnd`).
     #[serde(default = "default_rwnd")]
     tunnel_rwnd: u32,
     /// The tunnel's receiver uses delayed ACKs (the thesis's
@@ -115,7 +117,7 @@ fn default_cc() -> String {
     "cubic".into()
 }
 fn default_rwnd() -> u32 {
-    1 << 30
+    MAX_WINDOW
 }
 fn default_sched() -> String {
     "fifo".into()
@@ -210,6 +212,28 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
         }
     };
     let base = site.tcp_config(first);
+    if p.buffer_start == 0 {
+        // No credit at the start and none until something is sent: the
+        // tunnel would never carry a byte.
+        return Err(AgentError::new(
+            "buffer_start",
+            "must be at least 1 packet: split start sends only with credit",
+        ));
+    }
+    if !(base.mss..=MAX_WINDOW).contains(&p.tunnel_rwnd) {
+        let msg = format!(
+            "must be from one segment ({}B, the flows' mss) to {MAX_WINDOW}B (65535 x 2^14, \
+             TCP's largest window), got {}B",
+            base.mss, p.tunnel_rwnd
+        );
+        return Err(AgentError::new("tunnel_rwnd", msg));
+    }
+    if p.tunnel_ssthresh.is_some_and(|n| n < 2) {
+        return Err(AgentError::new(
+            "tunnel_ssthresh",
+            "must be at least 2 packets (RFC 5681's smallest ssthresh)",
+        ));
+    }
     let mut tunnel = TcpConfig {
         initial_rwnd: p.tunnel_rwnd,
         initial_ssthresh: p

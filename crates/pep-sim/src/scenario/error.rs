@@ -122,9 +122,16 @@ impl<'t> Ctx<'t> {
         prefix: &str,
         span: Option<Range<usize>>,
     ) {
-        let field = join(prefix, &render_path(e.path()));
+        let mut field = join(prefix, &render_path(e.path()));
         let span = e.inner().span().or(span);
-        let msg = tidy(e.inner().message());
+        if field.is_empty() {
+            // The tokenizer (an integer beyond i64, say) fails before serde
+            // has a path; find the key holding the bad value instead.
+            if let (Some(text), Some(s)) = (self.text, span.clone()) {
+                field = join(prefix, &field_at(text, s).unwrap_or_default());
+            }
+        }
+        let msg = tidy_number(tidy(e.inner().message()));
         self.err(span, field, msg)
     }
 
@@ -176,6 +183,61 @@ fn render_path(path: &serde_path_to_error::Path) -> String {
 }
 
 /// One line: toml's messages sometimes span several.
+/// The dotted path (`link[2].queue.limit`) of the value at `span`, found by
+/// putting a marker string in its place and looking for it in the parsed
+/// document; `None` when the text still does not parse that way (a syntax
+/// error, not a bad value).
+pub fn field_at(text: &str, span: Range<usize>) -> Option<String> {
+    // Plain ASCII: written into the TOML as is, no escapes needed.
+    const MARK: &str = "<<pep: the value that failed>>";
+    // toml's span may cover only the token's first character.
+    let rest = text.get(span.start..)?;
+    let token = rest
+        .find([' ', '\t', '\r', '\n', ',', '}', ']', '#'])
+        .unwrap_or(rest.len());
+    let span = span.start..span.end.max(span.start + token);
+    let patched = format!(
+        "{}\"{MARK}\"{}",
+        text.get(..span.start)?,
+        text.get(span.end..)?
+    );
+    let doc: toml::Table = patched.parse().ok()?;
+    fn find(v: &toml::Value, path: &mut String) -> bool {
+        let steps: Vec<(String, &toml::Value)> = match v {
+            toml::Value::String(s) => return s == MARK,
+            toml::Value::Table(t) => {
+                let dot = if path.is_empty() { "" } else { "." };
+                t.iter().map(|(k, v)| (format!("{dot}{k}"), v)).collect()
+            }
+            toml::Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (format!("[{i}]"), v))
+                .collect(),
+            _ => return false,
+        };
+        steps.into_iter().any(|(step, v)| {
+            let len = path.len();
+            path.push_str(&step);
+            find(v, path) || {
+                path.truncate(len);
+                false
+            }
+        })
+    }
+    let mut path = String::new();
+    find(&toml::Value::Table(doc), &mut path).then_some(path)
+}
+
+/// toml's words for an integer beyond i64, with the limit they leave out.
+pub fn tidy_number(msg: String) -> String {
+    if msg == "number too large to fit in target type" {
+        "integer too large (TOML integers go up to 9223372036854775807)".into()
+    } else {
+        msg
+    }
+}
+
 fn tidy(msg: &str) -> String {
     msg.trim()
         .lines()

@@ -127,6 +127,74 @@ fn a_polling_split_pair_needs_a_microsecond() {
 }
 
 #[test]
+fn a_split_pair_that_could_never_send_is_refused() {
+    // Each of these ran before and delivered nothing (or 33 bytes) in 20 s.
+    let agent = "\n[[agent]]\nkind = \"split-pair\"\nnodes = [\"r\", \"b\"]\n";
+    let cases = [
+        (
+            "buffer_start = 0",
+            "agent[0].buffer_start",
+            "must be at least 1 packet",
+        ),
+        (
+            "tunnel_rwnd = 0",
+            "agent[0].tunnel_rwnd",
+            "must be from one segment",
+        ),
+        (
+            "tunnel_rwnd = 4294967295",
+            "agent[0].tunnel_rwnd",
+            "got 4294967295B",
+        ),
+        (
+            "tunnel_ssthresh = 0",
+            "agent[0].tunnel_ssthresh",
+            "at least 2 packets",
+        ),
+        (
+            "tunnel_ssthresh = 1",
+            "agent[0].tunnel_ssthresh",
+            "at least 2 packets",
+        ),
+    ];
+    for (line, field, msg) in cases {
+        expect(
+            &base_plus(&format!("{agent}{line}\n")),
+            field,
+            "[[agent]]",
+            msg,
+        );
+    }
+    for line in [
+        "tunnel_rwnd = 1073725440",
+        "tunnel_ssthresh = 2",
+        "buffer_start = 1",
+    ] {
+        assert!(
+            load(&base_plus(&format!("{agent}{line}\n"))).is_ok(),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn an_integer_beyond_i64_is_named_by_its_field() {
+    // toml fails in its tokenizer, before serde knows the field.
+    let big = "99999999999999999999";
+    let t = base_with(
+        "delay = \"10ms\"",
+        &format!("delay = \"10ms\"\nqueue = {{ limit = {big} }}"),
+    );
+    let d = expect(&t, "link[1].queue.limit", big, "integer too large");
+    assert!(d.message.contains("9223372036854775807"), "{d}");
+    let t = base_with("[scenario]", &format!("[scenario]\nseed = {big}"));
+    expect(&t, "scenario.seed", big, "integer too large");
+    // A syntax error after the number leaves no value to name.
+    let t = base_with("[scenario]", &format!("[scenario]\nseed = {big} 1"));
+    expect(&t, "", big, "integer too large");
+}
+
+#[test]
 fn output_rows_are_capped() {
     let t = base_plus("[output]\ninterval = \"1ns\"\n");
     expect(

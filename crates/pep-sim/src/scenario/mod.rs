@@ -47,7 +47,7 @@ pub(crate) mod tests;
 use std::path::Path;
 
 pub(crate) use agents::private_flows;
-pub use error::{Diagnostic, Pos, ScenarioError};
+pub use error::{field_at, tidy_number, Diagnostic, Pos, ScenarioError};
 pub use model::{
     AckSpec, AgentSpec, AppReadSpec, CcKind, ClassifySpec, CutSpec, Dir, FlowSpec, LinkDirSpec,
     LinkSpec, LossSpec, MediumSpec, NodeKind, NodeSpec, OutputSpec, Profile, QueueSpec, ReadWhen,
