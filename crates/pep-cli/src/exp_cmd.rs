@@ -50,9 +50,16 @@ pub struct PlotArgs {
     out: Option<PathBuf>,
 }
 
+/// The registered papers and `all`, which `--help` lists.
+fn paper_names() -> clap::builder::PossibleValuesParser {
+    let names = pep_exp::reproduce::registry().iter().map(|p| p.name);
+    clap::builder::PossibleValuesParser::new(names.chain(["all"]))
+}
+
 #[derive(Args)]
 pub struct ReproduceArgs {
     /// The paper to reproduce, or `all`.
+    #[arg(value_parser = paper_names())]
     paper: String,
     /// Run at the paper's length (default: shortened runs that finish in minutes).
     #[arg(long)]
