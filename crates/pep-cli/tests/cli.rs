@@ -175,8 +175,12 @@ fn unknown_paper_lists_the_known_ones() {
     let out = pep().args(["reproduce", "nope"]).output().unwrap();
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let known = "[possible values: baseline, osada2005, shekhar, johnson, shikama, gschwandtner, all]";
-    assert!(stderr.contains("invalid value 'nope' for '<PAPER>'"), "{stderr}");
+    let known =
+        "[possible values: baseline, osada2005, shekhar, johnson, shikama, gschwandtner, all]";
+    assert!(
+        stderr.contains("invalid value 'nope' for '<PAPER>'"),
+        "{stderr}"
+    );
     assert!(stderr.contains(known), "{stderr}");
     // --help lists them too.
     let help = pep().args(["reproduce", "--help"]).output().unwrap();

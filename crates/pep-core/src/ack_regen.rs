@@ -109,9 +109,10 @@ impl AckRegen {
     pub fn handle_ack(&mut self, now: Instant, seg: Segment) {
         debug_assert!(seg.is_pure_ack());
         self.stats.arrived += 1;
-        let has_room = self.flows.len() < self.cfg.max_flows || self.evict_idle();
         let Some(st) = self.flows.get_mut(&seg.flow) else {
-            if has_room {
+            // Room is made only for a new flow: a full table must not evict
+            // the flow whose ACK this is.
+            if self.flows.len() < self.cfg.max_flows || self.evict_idle() {
                 self.flows.insert(
                     seg.flow,
                     FlowAr {

@@ -141,3 +141,21 @@ fn flows_are_independent_and_state_is_bounded() {
     let out: Vec<u32> = drain(&mut ar, ms(11), ms(11)).iter().map(|x| x.1).collect();
     assert_eq!(&out[5..], &[1000, 2000, 2000]);
 }
+
+#[test]
+fn a_full_table_keeps_the_flow_whose_ack_arrives() {
+    // One flow and room for one: it must keep its state and be regenerated
+    // (it used to be evicted by its own ACK, and every ACK passed as is).
+    let mut c = cfg(1, false);
+    c.max_flows = 1;
+    let mut ar = AckRegen::new(c);
+    ar.handle_ack(ms(0), ack(1, 1000));
+    ar.handle_ack(ms(10), ack(1, 4000));
+    let out: Vec<u32> = drain(&mut ar, ms(10), ms(10)).iter().map(|x| x.1).collect();
+    assert_eq!(out, vec![1000, 2000, 3000, 4000]);
+    assert_eq!(ar.stats.regenerated, 2);
+    // A second flow finds the table full of a flow with nothing pending:
+    // that one goes, the newcomer takes its place.
+    ar.handle_ack(ms(20), ack(2, 500));
+    assert!(ar.flows.contains_key(&FlowId(2)) && !ar.flows.contains_key(&FlowId(1)));
+}

@@ -24,6 +24,7 @@ use toml::Table;
 
 use super::{params, AgentError, AgentSite, NodeAgent, Outbox};
 use crate::packet::{NodeIndex, Packet};
+use crate::scenario::MAX_MSS;
 use crate::units;
 
 #[derive(Deserialize)]
@@ -55,8 +56,12 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
     };
     let mss = match &p.mss {
         Some(s) => match units::parse_bytes(s) {
-            Ok(b) if (1..=u32::MAX as u64).contains(&b) => b as u32,
-            Ok(_) => return Err(AgentError::new("mss", "must be positive")),
+            Ok(b) if (1..=MAX_MSS as u64).contains(&b) => b as u32,
+            Ok(0) => return Err(AgentError::new("mss", "must be positive")),
+            Ok(b) => {
+                let msg = format!("must be at most {MAX_MSS}B, as a flow's mss, got {b}B");
+                return Err(AgentError::new("mss", msg));
+            }
             Err(e) => return Err(AgentError::new("mss", e.to_string())),
         },
         None => match site.flows.first() {

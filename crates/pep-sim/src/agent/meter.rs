@@ -25,6 +25,7 @@ use toml::Table;
 
 use super::{params, AgentError, AgentSite, NodeAgent, Outbox};
 use crate::packet::{NodeIndex, Packet};
+use crate::scenario::MAX_OUTPUT_ROWS;
 use crate::units::{parse_duration, positive_duration};
 
 #[derive(Deserialize)]
@@ -52,6 +53,15 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
             .and_then(positive_duration)
             .map_err(|e| AgentError::new("interval", e.message()))?,
     };
+    // One counter per interval, as the output series' rows.
+    let bins = site.scenario.duration.as_nanos() / interval.as_nanos();
+    if bins > MAX_OUTPUT_ROWS {
+        let msg = format!(
+            "{} gives {bins} intervals in the run's {}; at most {MAX_OUTPUT_ROWS} are kept",
+            interval, site.scenario.duration
+        );
+        return Err(AgentError::new("interval", msg));
+    }
     let mut covers = vec![false; site.scenario.flows.len()];
     for &f in site.flows {
         covers[f] = true;

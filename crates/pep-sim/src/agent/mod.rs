@@ -187,6 +187,21 @@ pub struct AgentKind {
     /// How many nodes the kind sits on (1 for a router agent, 2 for the
     /// two ends of a tunnel).
     pub nodes: usize,
+    /// Where on a covered flow's path its node(s) must be.
+    pub sits: Sits,
+}
+
+/// Where an agent kind acts on a flow: the loader refuses an agent none of
+/// whose flows' packets would reach it there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sits {
+    /// Strictly between the flow's source and destination; a kind on two
+    /// nodes, in the data's order.
+    Between,
+    /// Between them or on the source, where the ACKs arrive.
+    BeforeDestination,
+    /// On the source or the destination: it sees what arrives at a host.
+    AtEnds,
 }
 
 /// Every agent kind a scenario can name.
@@ -196,12 +211,14 @@ pub const KINDS: &[AgentKind] = &[
         about: "premature ACKs bounded by a watermark (Osada et al. 2005)",
         make: watermark::make,
         nodes: 1,
+        sits: Sits::Between,
     },
     AgentKind {
         name: "meter",
         about: "counts the bytes of packets arriving at a host per interval",
         make: meter::make,
         nodes: 1,
+        sits: Sits::AtEnds,
     },
     AgentKind {
         name: "ack-regen",
@@ -209,6 +226,7 @@ pub const KINDS: &[AgentKind] = &[
             "ACK regeneration after a slow reverse link (Shekhar et al.): R ACKs per suppressed ACK",
         make: ack_regen::make,
         nodes: 1,
+        sits: Sits::BeforeDestination,
     },
     AgentKind {
         name: "split",
@@ -216,12 +234,14 @@ pub const KINDS: &[AgentKind] = &[
             "split-connection PEP: terminates each flow and forwards its bytes on a new connection",
         make: split::make,
         nodes: 1,
+        sits: Sits::Between,
     },
     AgentKind {
         name: "split-pair",
         about: "distributed split-connection PEP (Gschwandtner): local queue, credit, one tunnel",
         make: split_pair::make,
         nodes: 2,
+        sits: Sits::Between,
     },
 ];
 

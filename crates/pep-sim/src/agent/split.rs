@@ -44,7 +44,7 @@ use toml::Table;
 
 use super::{params, AgentError, AgentSite, NodeAgent, Outbox};
 use crate::packet::{NodeIndex, Packet};
-use crate::scenario::CcKind;
+use crate::scenario::{CcKind, MAX_WINDOW};
 use crate::tcp::{AppSource, SinkConfig, TcpConfig, TcpSender, TcpSink};
 use crate::units::{parse_bytes, parse_rate};
 
@@ -99,6 +99,9 @@ fn apply_mitigation(p: &mut Params) -> Result<(), AgentError> {
         }
         p.shape_rate.get_or_insert(r);
     } else if let Some(n) = m.strip_prefix("maxburst-") {
+        if !n.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad()); // u32's parser takes "+3"
+        }
         let n: u32 = n.parse().map_err(|_| bad())?;
         p.max_burst.get_or_insert(n);
     } else if m == "pacing" {
@@ -140,15 +143,40 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
         p.shape_rate = None;
     }
     let rwnd = bytes("rwnd", &p.rwnd)?;
-    if rwnd.is_some_and(|r| r > u32::MAX as u64 / 2) {
-        return Err(AgentError::new("rwnd", "must be below 2 GB"));
+    if rwnd.is_some_and(|r| r > MAX_WINDOW as u64) {
+        let msg = format!("must be at most {MAX_WINDOW}B (65535 x 2^14, TCP's largest window)");
+        return Err(AgentError::new("rwnd", msg));
     }
     let buffer = bytes("buffer", &p.buffer)?.unwrap_or(1 << 20);
     let sndbuf = bytes("sndbuf", &p.sndbuf)?.unwrap_or(1 << 20);
+    // Below one segment the legs crawl a few bytes at a time (a 1 B window
+    // delivered 982 B in 20 s where 12 MB was possible).
+    let mss = site
+        .flows
+        .iter()
+        .map(|&f| site.scenario.flows[f].tcp.mss)
+        .max();
+    for (field, v) in [
+        ("rwnd", rwnd),
+        ("buffer", Some(buffer)),
+        ("sndbuf", Some(sndbuf)),
+    ] {
+        if let (Some(v), Some(mss)) = (v, mss) {
+            if v < mss as u64 {
+                let msg = format!("{v}B is less than one segment: the flows' mss is {mss}B");
+                return Err(AgentError::new(field, msg));
+            }
+        }
+    }
     let shape_rate = rate("shape_rate", &p.shape_rate)?;
     let shape_burst = bytes("shape_burst", &p.shape_burst)?;
     if shape_burst.is_some() && shape_rate.is_none() {
         return Err(AgentError::new("shape_burst", "needs shape_rate"));
+    }
+    if shape_burst.is_some_and(|b| b > MAX_WINDOW as u64) {
+        // Deeper buckets overflow the shaper's nanosecond arithmetic.
+        let msg = format!("must be at most {MAX_WINDOW}B");
+        return Err(AgentError::new("shape_burst", msg));
     }
     let node = site.nodes[0];
     let mut legs = Vec::new();

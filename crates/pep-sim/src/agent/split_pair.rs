@@ -136,9 +136,6 @@ pub const MIN_SEND_CHECK_INTERVAL: Duration = Duration::from_micros(1);
 /// Builds the agent from its `[[agent]]` table.
 pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentError> {
     let p: Params = params(t)?;
-    if !p.enabled {
-        return Ok(Box::new(Disabled { passed: 0 }));
-    }
     let sc = site.scenario;
     let &[start, end] = site.nodes else {
         return Err(AgentError::new("nodes", "split-pair sits on two nodes"));
@@ -192,6 +189,14 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
     let interval = crate::units::parse_duration(&p.send_check_interval)
         .map_err(|e| AgentError::new("send_check_interval", e.to_string()))?;
     let mode = match p.check.as_str() {
+        "poll" if interval >= sc.duration => {
+            let msg = format!(
+                "{interval} is not shorter than the run ({}): split start would never \
+                 poll, and nothing would cross the tunnel",
+                sc.duration
+            );
+            return Err(AgentError::new("send_check_interval", msg));
+        }
         "poll" if interval >= MIN_SEND_CHECK_INTERVAL => CheckMode::Poll { interval },
         "poll" if interval == Duration::ZERO => {
             return Err(AgentError::new("send_check_interval", "must be positive"))
@@ -296,6 +301,11 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
         packet,
         mode,
     };
+    // Checked like an enabled pair: a sweep switching `enabled` must not
+    // find its errors only at the points where it is on.
+    if !p.enabled {
+        return Ok(Box::new(Disabled { passed: 0 }));
+    }
     let flows = site
         .flows
         .iter()

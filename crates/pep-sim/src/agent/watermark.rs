@@ -30,6 +30,7 @@ use toml::Table;
 
 use super::{params, AgentError, AgentSite, NodeAgent, Outbox};
 use crate::packet::{NodeIndex, Packet};
+use crate::scenario::MAX_WINDOW;
 use crate::units::{parse_bytes, parse_duration};
 
 #[derive(Deserialize)]
@@ -66,16 +67,30 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
     let mut cfg = WatermarkConfig::new(p.buffer, p.watermark);
     if let Some(w) = &p.window {
         let b = parse_bytes(w).map_err(|e| AgentError::new("window", e.message()))?;
-        if b == 0 || b > u32::MAX as u64 {
-            return Err(AgentError::new(
-                "window",
-                "must be between 1 byte and 4 GiB",
-            ));
+        // Below one segment the PEP's sender crawls (1 B delivered 122 B
+        // in 20 s where 2.3 MB was possible).
+        let mss = site
+            .flows
+            .iter()
+            .map(|&f| site.scenario.flows[f].tcp.mss)
+            .max();
+        let least = mss.unwrap_or(1) as u64;
+        if b < least || b > MAX_WINDOW as u64 {
+            let msg = format!(
+                "must be from one segment ({least}B, the flows' mss) to {MAX_WINDOW}B \
+                 (65535 x 2^14, TCP's largest window), got {b}B"
+            );
+            return Err(AgentError::new("window", msg));
         }
         cfg.window = Some(b as u32);
     }
     if let Some(m) = &p.min_rto {
         let d = parse_duration(m).map_err(|e| AgentError::new("min_rto", e.message()))?;
+        if d > cfg.rtt.max_rto {
+            // It would be clamped to the maximum without a word.
+            let msg = format!("{d} is above the largest RTO ({})", cfg.rtt.max_rto);
+            return Err(AgentError::new("min_rto", msg));
+        }
         cfg.rtt.min_rto = d;
         cfg.rtt.initial_rto = cfg.rtt.initial_rto.max(d);
     }

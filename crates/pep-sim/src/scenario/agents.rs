@@ -8,10 +8,11 @@ use toml::{Table, Value};
 
 use super::error::{join, Ctx};
 use super::model::AgentSpec;
+use super::model::Dir;
 use super::raw;
 use super::tagged::FlowNames;
 use super::Scenario;
-use crate::agent::{self, AgentSite, PRIVATE_FLOWS_PER_AGENT};
+use crate::agent::{self, AgentKind, AgentSite, Sits, PRIVATE_FLOWS_PER_AGENT};
 
 pub(crate) fn agents(
     doc: &raw::Doc,
@@ -119,6 +120,7 @@ fn one(
         nodes.push(i);
     }
 
+    let listed = t.contains_key("flows");
     let flow_ids = match t.remove("flows") {
         None => (0..sc.flows.len()).collect(),
         Some(Value::Array(a)) => {
@@ -146,6 +148,11 @@ fn one(
             return None;
         }
     };
+    if flow_ids.is_empty() {
+        let msg = "lists no flow: the agent would act on nothing";
+        ctx.err(span, join(field, "flows"), msg);
+        return None;
+    }
     // Agents are written for one-way flows: a bidirectional flow's segments
     // carry data both ways.
     if let Some(f) = flow_ids
@@ -181,6 +188,12 @@ fn one(
         ctx.err(span, join(field, &e.field), e.message);
         return None;
     }
+    // After the kind's own checks, which name a mistyped field more
+    // precisely than "off the path" would.
+    if let Err((at, msg)) = check_on_path(sc, kind, &nodes, &flow_ids, listed) {
+        ctx.err(span, join(field, at), msg);
+        return None;
+    }
     Some(AgentSpec {
         name,
         kind: kind.name.to_string(),
@@ -188,6 +201,106 @@ fn one(
         flows: flow_ids,
         params: t,
     })
+}
+
+/// An agent acts only on packets that reach its node(s): each flow listed
+/// in `flows` must pass them (and, with no list, at least one flow must),
+/// or the run would silently carry no traffic through the PEP.
+fn check_on_path(
+    sc: &Scenario,
+    kind: &AgentKind,
+    nodes: &[usize],
+    flows: &[usize],
+    listed: bool,
+) -> Result<(), (&'static str, String)> {
+    let name = |n: usize| format!("{:?}", sc.nodes[n].name);
+    // "no flow {none}", "flow "f1" {not}".
+    let (none, not) = match (nodes, kind.sits) {
+        ([n], Sits::AtEnds) => (
+            format!("starts or ends at node {}", name(*n)),
+            format!("neither starts nor ends at node {}", name(*n)),
+        ),
+        ([n], sits) => {
+            let place = if sits == Sits::Between {
+                "between its ends"
+            } else {
+                "before its destination"
+            };
+            let at = format!("node {} {place}", name(*n));
+            (format!("passes {at}"), format!("does not pass {at}"))
+        }
+        _ => {
+            let all: Vec<String> = nodes.iter().map(|&n| name(n)).collect();
+            let at = format!("{} in that order, between its ends", all.join(" and then "));
+            (format!("passes {at}"), format!("does not pass {at}"))
+        }
+    };
+    if listed {
+        if let Some(&f) = flows.iter().find(|&&f| !passes(sc, kind, nodes, f)) {
+            let msg = format!(
+                "flow {:?} {not} (its path: {})",
+                sc.flows[f].name,
+                route_text(sc, f)
+            );
+            return Err(("flows", msg));
+        }
+    } else if !flows.iter().any(|&f| passes(sc, kind, nodes, f)) {
+        let paths: Vec<String> = flows
+            .iter()
+            .take(3)
+            .map(|&f| format!("{}: {}", sc.flows[f].name, route_text(sc, f)))
+            .collect();
+        let more = if flows.len() > 3 { ", ..." } else { "" };
+        let msg = format!("no flow {none} (flows go {}{more})", paths.join("; "));
+        return Err(("node", msg));
+    }
+    Ok(())
+}
+
+/// The nodes flow `f`'s packets visit from `src` to `dst`, both included.
+fn route_nodes(sc: &Scenario, src: usize, dst: usize) -> Vec<usize> {
+    let mut at = vec![src];
+    for (l, d) in sc.routes.path(src, dst).unwrap_or_default() {
+        let link = &sc.links[l];
+        at.push(if d == Dir::Forward { link.b } else { link.a });
+    }
+    at
+}
+
+/// Whether `nodes` lie where the kind acts on flow `f`'s data path (in
+/// order), or, for one node between the ends, on its ACKs' path (which may
+/// differ where routes tie).
+fn passes(sc: &Scenario, kind: &AgentKind, nodes: &[usize], f: usize) -> bool {
+    let (src, dst) = (sc.flows[f].src, sc.flows[f].dst);
+    if kind.sits == Sits::AtEnds {
+        return nodes.iter().all(|&n| n == src || n == dst);
+    }
+    let on = |path: Vec<usize>, at_first: bool| {
+        if path.len() < 2 {
+            return true; // no route: reported at the flow already
+        }
+        let inner = &path[usize::from(!at_first)..path.len() - 1];
+        let mut from = 0;
+        nodes
+            .iter()
+            .all(|n| match inner[from..].iter().position(|x| x == n) {
+                Some(p) => {
+                    from += p + 1;
+                    true
+                }
+                None => false,
+            })
+    };
+    let at_source = kind.sits == Sits::BeforeDestination;
+    on(route_nodes(sc, src, dst), at_source)
+        || (nodes.len() == 1 && on(route_nodes(sc, dst, src), false))
+}
+
+/// `a -> r1 -> b`: flow `f`'s data path by node names.
+fn route_text(sc: &Scenario, f: usize) -> String {
+    let path = route_nodes(sc, sc.flows[f].src, sc.flows[f].dst);
+    let names: Vec<&str> = path.iter().map(|&n| sc.nodes[n].name.as_str()).collect();
+    names.join(" -> ")
 }
 
 /// Flow ids agent number `index` may use for its own connections.

@@ -1,6 +1,6 @@
 //! `scenario.cut`: what may be cut, and the errors that say why not.
 
-use super::tests::{base_plus, base_with, expect, load, BASE};
+use super::tests::{base_with, expect, load, two_routers, BASE};
 
 /// `BASE` (a - r - b) cut at `link`, with `extra` appended.
 pub(super) fn cut_at(link: &str, extra: &str) -> String {
@@ -72,19 +72,19 @@ fn a_trace_of_both_directions_of_the_cut_link_is_refused() {
 #[test]
 fn an_agent_whose_halves_share_state_cannot_be_cut() {
     let agent = "\n[[agent]]\nkind = \"split-pair\"\nname = \"pep\"\nnodes = [\"r\", \"b\"]\n";
-    let t = cut_at(
-        "r-b",
-        &format!("{agent}end_buffer = 20\nflow_credit = true\n"),
+    let base = two_routers();
+    let cut = base.replacen(
+        "duration = \"10s\"\n",
+        "duration = \"10s\"\ncut = \"r-b\"\n",
+        1,
     );
+    let credit = format!("{agent}end_buffer = 20\nflow_credit = true\n");
     expect(
-        &t,
+        &format!("{cut}{credit}"),
         "scenario.cut",
         "cut = ",
         "agent[0] (\"pep\") sits on both sides: per-flow credit",
     );
-    assert!(load(&cut_at("r-b", agent)).is_ok());
-    assert!(load(&base_plus(&format!(
-        "{agent}end_buffer = 20\nflow_credit = true\n"
-    )))
-    .is_ok());
+    assert!(load(&format!("{cut}{agent}")).is_ok());
+    assert!(load(&format!("{base}{credit}")).is_ok());
 }

@@ -4,7 +4,12 @@
 use std::path::PathBuf;
 
 use super::cut_tests::cut_at;
-use super::tests::{base_plus, base_with, expect, load, BASE};
+use super::tests::{base_plus, base_with, expect, load, two_routers, BASE};
+
+/// [`two_routers`] with `extra` appended.
+fn pair_plus(extra: &str) -> String {
+    format!("{}{extra}", two_routers())
+}
 use super::*;
 
 #[test]
@@ -103,27 +108,27 @@ fn a_cut_needs_a_millisecond_of_delay() {
 #[test]
 fn a_polling_split_pair_needs_a_microsecond() {
     let agent = "\n[[agent]]\nkind = \"split-pair\"\nnodes = [\"r\", \"b\"]\n";
-    let t = base_plus(&format!("{agent}send_check_interval = \"1ns\"\n"));
+    let t = pair_plus(&format!("{agent}send_check_interval = \"1ns\"\n"));
     expect(
         &t,
         "agent[0].send_check_interval",
         "[[agent]]",
         "must be at least 1us, got 1ns",
     );
-    let t = base_plus(&format!("{agent}send_check_interval = \"999ns\"\n"));
+    let t = pair_plus(&format!("{agent}send_check_interval = \"999ns\"\n"));
     expect(
         &t,
         "agent[0].send_check_interval",
         "[[agent]]",
         "must be at least 1us",
     );
-    assert!(load(&base_plus(&format!(
+    assert!(load(&pair_plus(&format!(
         "{agent}send_check_interval = \"1us\"\n"
     )))
     .is_ok());
     // Without polling the interval is unused.
     let event = format!("{agent}check = \"event\"\nsend_check_interval = \"1ns\"\n");
-    assert!(load(&base_plus(&event)).is_ok());
+    assert!(load(&pair_plus(&event)).is_ok());
 }
 
 #[test]
@@ -159,7 +164,7 @@ fn a_split_pair_that_could_never_send_is_refused() {
     ];
     for (line, field, msg) in cases {
         expect(
-            &base_plus(&format!("{agent}{line}\n")),
+            &pair_plus(&format!("{agent}{line}\n")),
             field,
             "[[agent]]",
             msg,
@@ -171,10 +176,167 @@ fn a_split_pair_that_could_never_send_is_refused() {
         "buffer_start = 1",
     ] {
         assert!(
-            load(&base_plus(&format!("{agent}{line}\n"))).is_ok(),
+            load(&pair_plus(&format!("{agent}{line}\n"))).is_ok(),
             "{line}"
         );
     }
+}
+
+#[test]
+fn an_agent_off_its_flows_path_is_refused() {
+    // Each of these ran before and delivered nothing through the PEP.
+    let split = |node: &str, flows: &str| {
+        base_plus(&format!(
+            "\n[[agent]]\nkind = \"split\"\nnode = \"{node}\"\n{flows}"
+        ))
+    };
+    for end in ["a", "b"] {
+        let msg =
+            format!("no flow passes node \"{end}\" between its ends (flows go f1: a -> r -> b)");
+        expect(&split(end, ""), "agent[0].node", "[[agent]]", &msg);
+    }
+    assert!(load(&split("r", "")).is_ok());
+    let listed = split("b", "flows = [\"f1\"]\n");
+    let msg = "flow \"f1\" does not pass node \"b\" between its ends (its path: a -> r -> b)";
+    expect(&listed, "agent[0].flows", "[[agent]]", msg);
+    expect(
+        &split("r", "flows = []\n"),
+        "agent[0].flows",
+        "[[agent]]",
+        "lists no flow",
+    );
+    // A meter counts what arrives at a host: either end, not a router.
+    let meter = |node: &str| {
+        base_plus(&format!(
+            "\n[[agent]]\nkind = \"meter\"\nnode = \"{node}\"\n"
+        ))
+    };
+    assert!(load(&meter("a")).is_ok() && load(&meter("b")).is_ok());
+    expect(
+        &meter("r"),
+        "agent[0].node",
+        "[[agent]]",
+        "no flow starts or ends at node \"r\"",
+    );
+    // A split pair's nodes must come in the data's order.
+    let pair = |nodes: &str| {
+        pair_plus(&format!(
+            "\n[[agent]]\nkind = \"split-pair\"\nnodes = {nodes}\nflows = [\"f1\"]\n"
+        ))
+    };
+    assert!(load(&pair("[\"r\", \"b\"]")).is_ok());
+    let msg = "flow \"f1\" does not pass \"b\" and then \"r\" in that order, between its ends";
+    expect(&pair("[\"b\", \"r\"]"), "agent[0].flows", "[[agent]]", msg);
+}
+
+#[test]
+fn agent_settings_that_starve_or_swamp_a_run_are_refused() {
+    // Each was accepted before: a window or buffer under one segment
+    // crawled, a 1 ns meter interval took 4 GB, a min_rto over max_rto was
+    // clamped without a word, a poll as long as the run never polled.
+    let agent = |kind: &str, node: &str, extra: &str| {
+        base_plus(&format!(
+            "\n[[agent]]\nkind = \"{kind}\"\nnode = \"{node}\"\n{extra}\n"
+        ))
+    };
+    let wm = "buffer = 50\nwatermark = 40\n";
+    let cases = [
+        (
+            agent("split", "r", "rwnd = \"1459B\""),
+            "rwnd",
+            "1459B is less than one segment: the flows' mss is 1460B",
+        ),
+        (
+            agent("split", "r", "rwnd = \"2147483647B\""),
+            "rwnd",
+            "must be at most 1073725440B",
+        ),
+        (
+            agent("split", "r", "buffer = \"1B\""),
+            "buffer",
+            "less than one segment",
+        ),
+        (
+            agent("split", "r", "sndbuf = \"1B\""),
+            "sndbuf",
+            "less than one segment",
+        ),
+        (
+            agent("split", "r", "shape_rate = \"1bps\"\nshape_burst = \"2GB\""),
+            "shape_burst",
+            "at most 1073725440B",
+        ),
+        (
+            agent("split", "r", "mitigation = \"maxburst-+3\""),
+            "mitigation",
+            "unknown mitigation",
+        ),
+        (
+            agent("watermark", "r", &format!("{wm}window = \"1B\"")),
+            "window",
+            "from one segment (1460B",
+        ),
+        (
+            agent("watermark", "r", &format!("{wm}window = \"4GB\"")),
+            "window",
+            "got 4000000000B",
+        ),
+        (
+            agent("watermark", "r", &format!("{wm}min_rto = \"61s\"")),
+            "min_rto",
+            "61s is above the largest RTO (60s)",
+        ),
+        (
+            agent("meter", "b", "interval = \"999ns\""),
+            "interval",
+            "999ns gives 10010010 intervals",
+        ),
+        (
+            agent("ack-regen", "a", "mss = \"100000B\""),
+            "mss",
+            "must be at most 65495B",
+        ),
+    ];
+    for (text, field, says) in &cases {
+        expect(text, &format!("agent[0].{field}"), "[[agent]]", says);
+    }
+    for ok in [
+        agent(
+            "split",
+            "r",
+            "rwnd = \"1460B\"\nbuffer = \"1460B\"\nsndbuf = \"1460B\"",
+        ),
+        agent(
+            "watermark",
+            "r",
+            &format!("{wm}window = \"1460B\"\nmin_rto = \"60s\""),
+        ),
+        agent("meter", "b", "interval = \"1ms\""),
+    ] {
+        assert!(load(&ok).is_ok(), "{ok}");
+    }
+    let pair = |extra: &str| {
+        pair_plus(&format!(
+            "\n[[agent]]\nkind = \"split-pair\"\nnodes = [\"r\", \"b\"]\n{extra}\n"
+        ))
+    };
+    let never = "10s is not shorter than the run (10s): split start would never poll";
+    expect(
+        &pair("send_check_interval = \"10s\""),
+        "agent[0].send_check_interval",
+        "[[agent]]",
+        never,
+    );
+    // A disabled pair is checked all the same: a sweep over `enabled`
+    // must not meet the error only where the PEP is on.
+    let off = pair("enabled = false\nlocal_queue = \"bogus\"");
+    expect(
+        &off,
+        "agent[0].local_queue",
+        "[[agent]]",
+        "expected \"red\" or \"droptail\"",
+    );
+    assert!(load(&pair("enabled = false")).is_ok());
 }
 
 #[test]

@@ -47,6 +47,21 @@ pub(crate) fn base_with(from: &str, to: &str) -> String {
     BASE.replacen(from, to, 1)
 }
 
+/// `BASE` with `b` a router and a host `c` behind it that `f1` goes to,
+/// so a split pair can sit on `["r", "b"]`, between the flow's ends.
+pub(crate) fn two_routers() -> String {
+    base_with(
+        "name = \"b\"\n",
+        "name = \"b\"\nkind = \"router\"\n[[node]]\nname = \"c\"\n",
+    )
+    .replacen(
+        "[[flow]]",
+        "[[link]]\nbetween = [\"b\", \"c\"]\nrate = \"10Mbps\"\ndelay = \"1ms\"\n\n[[flow]]",
+        1,
+    )
+    .replacen("to = \"b\"", "to = \"c\"", 1)
+}
+
 /// `BASE` with `extra` appended.
 pub(super) fn base_plus(extra: &str) -> String {
     format!("{BASE}{extra}")
