@@ -79,8 +79,9 @@ pub struct ConfigArgs {
     metrics: Option<String>,
 }
 
+/// `s` as a TOML string (escaped as TOML escapes, not as Rust does).
 fn quoted(s: &str) -> String {
-    format!("{s:?}")
+    toml::Value::String(s.to_string()).to_string()
 }
 
 fn list(v: &[String]) -> String {
@@ -100,32 +101,48 @@ impl ConfigArgs {
             None => (String::new(), "(flags)".to_string()),
         };
         let mut o: Vec<(String, String)> = Vec::new();
-        let mut add = |k: &str, v: String| o.push((k.to_string(), v));
+        // The flag each key came from, to blame it rather than the file.
+        let mut flags: Vec<(&str, &str)> = Vec::new();
+        let mut add = |k: &'static str, flag: &'static str, v: String| {
+            o.push((k.to_string(), v));
+            flags.push((k, flag));
+        };
         if let Some(p) = self.port {
-            add("proxy.port", p.to_string());
+            add("proxy.port", "port", p.to_string());
         }
         if !self.interfaces.is_empty() {
-            add("intercept.interfaces", list(&self.interfaces));
+            add("intercept.interfaces", "interface", list(&self.interfaces));
         }
         if !self.subnets.is_empty() {
-            add("intercept.subnets", list(&self.subnets));
+            add("intercept.subnets", "subnet", list(&self.subnets));
         }
         if let Some(c) = &self.client_cc {
-            add("client_leg.cc", quoted(c));
+            add("client_leg.cc", "client-cc", quoted(c));
         }
         if let Some(c) = &self.server_cc {
-            add("server_leg.cc", quoted(c));
+            add("server_leg.cc", "server-cc", quoted(c));
         }
         if let Some(b) = &self.buffer {
-            add("proxy.buffer", quoted(b));
+            add("proxy.buffer", "buffer", quoted(b));
         }
         if let Some(n) = self.max_connections {
-            add("proxy.max_connections", n.to_string());
+            add("proxy.max_connections", "max-connections", n.to_string());
         }
         if let Some(m) = &self.metrics {
-            add("proxy.metrics", quoted(m));
+            add("proxy.metrics", "metrics", quoted(m));
         }
-        config::parse_with(&text, &file, &o).map_err(|e| e.to_string())
+        config::parse_with(&text, &file, &o).map_err(|e| match e {
+            config::ConfigError::Field { field, msg, .. } => {
+                let flag = flags.iter().find(|(k, _)| {
+                    field == *k || field.strip_prefix(*k).is_some_and(|r| r.starts_with('['))
+                });
+                match flag {
+                    Some((_, f)) => format!("--{f}: {field}: {msg}"),
+                    None => format!("{file}: {field}: {msg}"),
+                }
+            }
+            e => e.to_string(),
+        })
     }
 }
 

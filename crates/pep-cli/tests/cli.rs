@@ -504,3 +504,86 @@ fn proxy_flags_and_config_files_are_checked_by_name() {
         "{err}"
     );
 }
+
+#[test]
+fn a_bad_proxy_flag_is_blamed_not_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pep.toml");
+    std::fs::write(
+        &file,
+        "[intercept]\ninterfaces = [\"eth1\"]\nsubnets = [\"10.0.0.0/8\"]\n",
+    )
+    .unwrap();
+    let out = pep()
+        .args(["proxy", "check", "--buffer", "1KiB", "-c"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.trim(),
+        "error: --buffer: proxy.buffer: must be between 4KiB and 1GiB"
+    );
+    // A mistake in the file itself still names the file.
+    std::fs::write(&file, "[intercept]\ninterfaces = [\"eth1\"]\nsubnets = [\"10.0.0.0/8\"]\n[proxy]\nbuffer = \"1KiB\"\n").unwrap();
+    let out = pep()
+        .args(["proxy", "check", "--port", "7071", "-c"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("pep.toml: proxy.buffer: must be between"),
+        "{err}"
+    );
+}
+
+#[test]
+fn proxy_check_reads_the_tunnel_keys_as_run_would() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["a", "b"] {
+        let out = pep()
+            .args(["proxy", "keygen", "--name", name, "--dir"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let file = dir.path().join("pep.toml");
+    let conf = |key: &str| {
+        let d = dir.path().display();
+        format!(
+            "[tunnel]\nrole = \"split-end\"\nlisten = \"127.0.0.1:4433\"\nallow = [\"0.0.0.0/0\"]\n\
+             cert = \"{d}/a.pem\"\nkey = \"{d}/{key}\"\npeer_cert = \"{d}/b.pem\"\n"
+        )
+    };
+    std::fs::write(&file, conf("a.key")).unwrap();
+    let out = pep()
+        .args(["proxy", "check", "-c"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // b's key with a's certificate: `run` refused it, and now `check` does.
+    std::fs::write(&file, conf("b.key")).unwrap();
+    let out = pep()
+        .args(["proxy", "check", "-c"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("tunnel.key does not match tunnel.cert"),
+        "{err}"
+    );
+}

@@ -503,6 +503,10 @@ pub fn parse_with(
     file: &str,
     overrides: &[(String, String)],
 ) -> Result<Settings, ConfigError> {
+    if overrides.is_empty() {
+        // Keeps toml's line and column pointing into the file itself.
+        return parse(text, file);
+    }
     let perr = |msg: String| ConfigError::Parse {
         file: file.into(),
         msg,
@@ -554,11 +558,17 @@ fn tunnel(t: &RawTunnel) -> FieldResult<crate::tunnel::TunnelSettings> {
     let addr = |name: &str, v: &Option<String>| -> FieldResult<Option<std::net::SocketAddr>> {
         v.as_deref()
             .map(|s| {
-                field(
+                let a: std::net::SocketAddr = field(
                     name,
                     s.parse()
                         .map_err(|e| format!("{s:?}: {e} (expected ip:port)")),
-                )
+                )?;
+                // Port 0 listens on a free port (tests read it back); a
+                // peer there cannot be reached.
+                if a.port() == 0 && name == "tunnel.peer" {
+                    return Err((name.to_string(), format!("{s:?}: port 0 is not a port")));
+                }
+                Ok(a)
             })
             .transpose()
     };
@@ -666,11 +676,24 @@ fn int_in(name: &str, v: Option<i64>, default: i64, lo: i64, hi: i64) -> FieldRe
 }
 
 fn cidrs(name: &str, v: &Option<Vec<String>>) -> FieldResult<Vec<Cidr>> {
-    v.iter()
+    let list: Vec<Cidr> = v
+        .iter()
         .flatten()
         .enumerate()
         .map(|(i, s)| field(&format!("{name}[{i}]"), s.parse::<Cidr>()))
-        .collect()
+        .collect::<FieldResult<_>>()?;
+    // nft refuses overlapping intervals in one set, at run time.
+    for (j, b) in list.iter().enumerate() {
+        if let Some(i) = list[..j].iter().position(|a| a.overlaps(b)) {
+            let msg = format!(
+                "{:?} overlaps {name}[{i}] ({:?}): list each address once",
+                v.as_ref().map_or("", |v| &v[j]),
+                v.as_ref().map_or("", |v| &v[i])
+            );
+            return Err((format!("{name}[{j}]"), msg));
+        }
+    }
+    Ok(list)
 }
 
 fn windows(prefix: &str, r: &RawLeg) -> FieldResult<InitWindows> {
@@ -748,13 +771,31 @@ fn leg(prefix: &str, r: &RawLeg) -> FieldResult<LegOptions> {
         max_pacing_rate: r
             .max_pacing_rate
             .as_deref()
-            .map(|s| field(&f("max_pacing_rate"), parse_rate(s)))
+            .map(|s| {
+                let bps = field(&f("max_pacing_rate"), parse_rate(s))?;
+                if bps < 8 {
+                    // The kernel takes bytes per second: 0 would mean unpaced.
+                    let msg =
+                        format!("{s:?}: at least 8bps (the kernel counts whole bytes per second)");
+                    return Err((f("max_pacing_rate"), msg));
+                }
+                Ok(bps)
+            })
             .transpose()?,
         nodelay: r.nodelay,
         keepalive: r
             .keepalive
             .as_deref()
-            .map(|s| field(&f("keepalive"), parse_duration(s)))
+            .map(|s| {
+                let d = field(&f("keepalive"), parse_duration(s))?;
+                // TCP_KEEPIDLE takes whole seconds, 1..=32767; the kernel
+                // refuses anything else on every connection.
+                if !(1..=32_767).contains(&d.as_secs()) || d.subsec_nanos() != 0 {
+                    let msg = format!("{s:?}: whole seconds from 1s to 32767s (TCP_KEEPIDLE)");
+                    return Err((f("keepalive"), msg));
+                }
+                Ok(d)
+            })
             .transpose()?,
         mss,
     })
@@ -798,10 +839,15 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         .metrics
         .as_deref()
         .map(|s| {
-            field(
+            let a: std::net::SocketAddr = field(
                 "proxy.metrics",
                 s.parse().map_err(|e| format!("{s:?}: {e}")),
-            )
+            )?;
+            if a.port() == 0 {
+                let msg = format!("{s:?}: port 0 is not a port");
+                return Err(("proxy.metrics".to_string(), msg));
+            }
+            Ok(a)
         })
         .transpose()?;
     let tunnel = raw.tunnel.as_ref().map(tunnel).transpose()?;
@@ -823,6 +869,8 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
     }
     for (k, n) in interfaces.iter().enumerate() {
         let ok = !n.is_empty()
+            && n != "."
+            && n != ".."
             && n.len() < 16
             && n.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"-_.@".contains(&b));
@@ -865,13 +913,31 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         }
     };
     let table = int_in("intercept.table", i.table, 100, 1, 0xffff_fff0)? as u32;
-    let out_table = int_in(
-        "intercept.out_table",
-        i.out_table,
-        table as i64 + 1,
-        1,
-        0xffff_fff0,
-    )? as u32;
+    // The next one that is not the kernel's own.
+    let next = if (252..=254).contains(&table) {
+        256
+    } else {
+        table as i64 + 1
+    };
+    let out_table = int_in("intercept.out_table", i.out_table, next, 1, 0xffff_fff0)? as u32;
+    for (name, t) in [
+        ("intercept.table", table),
+        ("intercept.out_table", out_table),
+    ] {
+        if (253..=255).contains(&t) {
+            // The proxy flushes its tables when it installs and removes
+            // its rules: these would take the host's routes with them.
+            let msg = format!(
+                "{t} is the kernel's {} table: pick another",
+                match t {
+                    253 => "default",
+                    254 => "main",
+                    _ => "local",
+                }
+            );
+            return Err((name.into(), msg));
+        }
+    }
     if out_table == table {
         return Err((
             "intercept.out_table".into(),
@@ -958,6 +1024,64 @@ mod tests {
         parse(&format!("{MIN}{extra}"), "pep.toml")
             .unwrap_err()
             .to_string()
+    }
+
+    #[test]
+    fn values_the_kernel_or_nft_would_refuse_at_run_time_are_refused_here() {
+        // Found by feeding `proxy check` edge values: each was accepted and
+        // then failed (or did harm) only once the proxy ran.
+        let cases = [
+            ("table = 254", "intercept.table: 254 is the kernel's main table"),
+            ("out_table = 255", "intercept.out_table: 255 is the kernel's local table"),
+            ("table = 253", "intercept.table: 253 is the kernel's default table"),
+            ("subnets = [\"10.0.0.0/8\", \"10.1.0.0/16\"]", "intercept.subnets[1]: \"10.1.0.0/16\" overlaps intercept.subnets[0] (\"10.0.0.0/8\")"),
+            ("bypass = [\"192.0.2.0/24\", \"192.0.2.7/32\"]", "intercept.bypass[1]"),
+            ("interfaces = [\"..\"]", "intercept.interfaces[0]: \"..\" is not an interface name"),
+            ("[server_leg]\nkeepalive = \"0s\"", "server_leg.keepalive: \"0s\": whole seconds from 1s to 32767s"),
+            ("[server_leg]\nkeepalive = \"10h\"", "server_leg.keepalive"),
+            ("[client_leg]\nkeepalive = \"1500ms\"", "client_leg.keepalive"),
+            ("[server_leg]\nmax_pacing_rate = \"7bps\"", "server_leg.max_pacing_rate: \"7bps\": at least 8bps"),
+            ("[proxy]\nmetrics = \"127.0.0.1:0\"", "proxy.metrics: \"127.0.0.1:0\": port 0 is not a port"),
+        ];
+        for (extra, says) in cases {
+            // The [intercept] keys replace MIN's own.
+            let text = if extra.starts_with('[') {
+                format!("{MIN}{extra}\n")
+            } else {
+                let key = extra.split(' ').next().unwrap();
+                let mut t: Vec<String> = MIN
+                    .lines()
+                    .filter(|l| !l.starts_with(&format!("{key} ")))
+                    .map(String::from)
+                    .collect();
+                t.insert(1, extra.to_string());
+                t.join("\n") + "\n"
+            };
+            let e = parse(&text, "pep.toml").unwrap_err().to_string();
+            assert!(e.contains(says), "{extra}: {e}");
+        }
+        // Next to a reserved table, the default out_table skips them all.
+        let s = parse(&format!("{MIN}table = 252\n"), "f").unwrap();
+        assert_eq!((s.table, s.out_table), (252, 256));
+        let ok = format!("{MIN}[server_leg]\nkeepalive = \"32767s\"\nmax_pacing_rate = \"8bps\"\n");
+        assert!(parse(&ok, "f").is_ok());
+        let tunnel = "[tunnel]\nrole = \"split-start\"\npeer = \"192.0.2.2:0\"\ncert = \"a\"\nkey = \"b\"\npeer_cert = \"c\"\n";
+        let e = parse(&format!("{MIN}{tunnel}"), "f")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("tunnel.peer: \"192.0.2.2:0\": port 0 is not a port"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn errors_without_overrides_point_into_the_file_itself() {
+        // parse_with used to re-serialise the file first, so toml's line
+        // and column pointed into text the user never saw.
+        let text = format!("{MIN}\n\n[proxy]\nworkers = \"0\"\n");
+        let e = parse_with(&text, "pep.toml", &[]).unwrap_err().to_string();
+        assert!(e.contains("line 7"), "{e}");
     }
 
     #[test]

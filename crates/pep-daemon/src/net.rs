@@ -36,6 +36,12 @@ impl Cidr {
         }
     }
 
+    /// Whether some address is in both (one holds the other's network).
+    pub fn overlaps(&self, other: &Cidr) -> bool {
+        self.addr.is_ipv4() == other.addr.is_ipv4()
+            && (self.contains(other.addr) || other.contains(self.addr))
+    }
+
     pub fn is_v4(&self) -> bool {
         self.addr.is_ipv4()
     }

@@ -211,10 +211,17 @@ async fn accept_loop(listener: TcpListener, adm: Arc<Admission>, shared: Shared)
     }
 }
 
-/// Checks what the kernel must provide for `s` (congestion controls).
+/// Checks what the kernel must provide for `s` (congestion controls) and
+/// that the tunnel's key material loads.
 pub fn preflight(s: &Settings) -> Result<(), String> {
     for (field, cc) in s.cc_names() {
         net::check_cc(&cc).map_err(|e| format!("{field}: {e}"))?;
+    }
+    if let Some(t) = &s.tunnel {
+        // The key material, read and matched as the tunnel will: `check`
+        // must not pass a file `run` then refuses.
+        let transport = tunnel::transport(t, s.max_connections, Arc::new(Metrics::default()));
+        tunnel::load_tls(&t.tls, transport)?;
     }
     Ok(())
 }

@@ -260,6 +260,20 @@ pub fn localq_commands(s: &Settings, add: bool) -> Vec<String> {
 pub fn render(s: &Settings) -> String {
     let mut o =
         String::from("#!/bin/sh\n# Interception rules for pep proxy (generated).\nset -e\n");
+    // The modes `proxy run --install-rules` installs nothing for.
+    if s.packet.is_some() {
+        o += "# Packet mode intercepts nothing: it takes its packets from the [packet]\n\
+              # interfaces itself (docs/packet-mode.md). No rules to install.\n";
+        return o;
+    }
+    if s.tunnel
+        .as_ref()
+        .is_some_and(|t| t.role == crate::tunnel::Role::SplitEnd)
+    {
+        o += "# split-end intercepts nothing: its flows arrive through the tunnel.\n\
+              # No rules to install.\n";
+        return o;
+    }
     match s.backend {
         Backend::Nft => {
             o += &format!("nft -f - <<'EOF'\n{}EOF\n", nft_script(s));
@@ -341,6 +355,15 @@ fn run(cmd: &str, args: &[String], stdin: Option<&str>) -> Result<(), String> {
 /// Applies the rules (replacing any earlier pepkit table). Needs root.
 pub fn install(s: &Settings) -> Result<(), String> {
     let _ = remove(s);
+    // All or nothing: rules left half-installed would steer clients'
+    // connections to a port nobody listens on.
+    install_all(s).map_err(|e| {
+        let _ = remove(s);
+        format!("{e} (the rules installed before it were removed)")
+    })
+}
+
+fn install_all(s: &Settings) -> Result<(), String> {
     match s.backend {
         Backend::Nft => run("nft", &["-f".into(), "-".into()], Some(&nft_script(s)))?,
         Backend::Iptables => {
@@ -459,6 +482,28 @@ mod tests {
         assert_eq!(del[0], add[0].replace(" -I ", " -D "));
         let script = render(&s);
         assert!(script.contains(&add[0]) && script.contains(&del[0]));
+    }
+
+    #[test]
+    fn modes_that_intercept_nothing_print_no_rules() {
+        // Before, packet mode and split-end printed a TPROXY script with an
+        // empty interface set, which nft rejects.
+        let packet = parse("[packet]\na = \"e1\"\nb = \"e2\"\n", "t").unwrap();
+        let script = render(&packet);
+        assert!(
+            script.contains("Packet mode intercepts nothing"),
+            "{script}"
+        );
+        assert!(
+            !script.contains("nft") && !script.contains("ip rule"),
+            "{script}"
+        );
+        let end =
+            "[tunnel]\nrole = \"split-end\"\nlisten = \"0.0.0.0:4433\"\nallow = [\"0.0.0.0/0\"]\n\
+                   cert = \"a\"\nkey = \"b\"\npeer_cert = \"c\"\n";
+        let script = render(&parse(end, "t").unwrap());
+        assert!(script.contains("split-end intercepts nothing"), "{script}");
+        assert!(!script.contains("nft -f"), "{script}");
     }
 
     #[test]

@@ -374,3 +374,40 @@ fn ipv6_connections_are_split_byte_exact() {
     daemon.shutdown().unwrap();
     lab.down().unwrap();
 }
+
+/// An install that fails half-way takes back what it put in: before, the
+/// nft table and the fwmark rule stayed, and clients' connections went to
+/// a port nobody listened on.
+#[test]
+fn a_failed_rule_install_leaves_nothing_behind() {
+    let Some(_g) = root_test("rules_rollback") else {
+        return;
+    };
+    let lab = three_nodes("dmn-rb", fast(), fast());
+    let n = nodes(&lab);
+    let subnet = format!("{}/32", n.client.addr);
+    // The initial window needs the route's next hop, and this namespace has
+    // no route to 203.0.113.0/24: the last step fails.
+    let text =
+        config(&proxy_if(0), &subnet, "") + "[[route]]\ndst = \"203.0.113.0/24\"\ninitcwnd = 40\n";
+    let s = config::parse(&text, "t.toml").expect("config");
+    let sh = |cmd: &str| -> String {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(cmd)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let (err, tables, rules) = netns::in_netns(&n.proxy.netns, || {
+        let err = pep_daemon::rules::install(&s).expect_err("no next hop");
+        Ok((err, sh("nft list tables"), sh("ip -4 rule")))
+    })
+    .unwrap();
+    assert!(
+        err.contains("the rules installed before it were removed"),
+        "{err}"
+    );
+    assert!(!tables.contains("pepkit"), "{tables}");
+    assert!(!rules.contains("fwmark 0x1"), "{rules}");
+}
