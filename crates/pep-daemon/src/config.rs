@@ -855,7 +855,12 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         .as_ref()
         .is_some_and(|t| t.role == crate::tunnel::Role::SplitEnd);
     let i = &raw.intercept;
-    let packet = crate::packet::config::check(&raw.packet, i.interfaces.is_some())?;
+    let packet = crate::packet::config::check(
+        &raw.packet,
+        i.interfaces.is_some(),
+        raw.tunnel.is_some(),
+        !raw.route.is_empty(),
+    )?;
     let interfaces = i.interfaces.clone().unwrap_or_default();
     // split-end intercepts nothing: its flows arrive through the tunnel;
     // packet mode neither.
@@ -886,6 +891,12 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         return Err((
             "intercept.subnets".into(),
             "name the client subnets to serve (the proxy never relays for anyone else)".into(),
+        ));
+    }
+    if p.ipv6 == Some(false) && !subnets.is_empty() && subnets.iter().all(|c| !c.is_v4()) {
+        return Err((
+            "intercept.subnets".into(),
+            "only IPv6 subnets, and proxy.ipv6 = false: nothing would be intercepted".into(),
         ));
     }
     let tproxy_mark = int_in(
@@ -1060,6 +1071,9 @@ mod tests {
             let e = parse(&text, "pep.toml").unwrap_err().to_string();
             assert!(e.contains(says), "{extra}: {e}");
         }
+        let v6 = "[proxy]\nipv6 = false\n[intercept]\ninterfaces = [\"eth1\"]\nsubnets = [\"fd00::/8\"]\n";
+        let e = parse(v6, "f").unwrap_err().to_string();
+        assert!(e.contains("nothing would be intercepted"), "{e}");
         // Next to a reserved table, the default out_table skips them all.
         let s = parse(&format!("{MIN}table = 252\n"), "f").unwrap();
         assert_eq!((s.table, s.out_table), (252, 256));

@@ -61,7 +61,12 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     if secs > 1e9 {
         return Err(format!("{s:?}: too long"));
     }
-    Ok(std::time::Duration::from_secs_f64(secs))
+    let d = std::time::Duration::from_secs_f64(secs);
+    if d.is_zero() && secs > 0.0 {
+        // It would read as 0, which some fields take as "off".
+        return Err(format!("{s:?}: shorter than a nanosecond"));
+    }
+    Ok(d)
 }
 
 /// A rate in bits per second: `bps`, `Kbps`, `Mbps`, `Gbps`.
@@ -107,6 +112,10 @@ mod tests {
             .unwrap_err()
             .contains("unknown size unit"));
         assert!(parse_duration("10").unwrap_err().contains("needs a unit"));
+        // Not rounded to 0 ("off" for idle_timeout) without a word.
+        let tiny = parse_duration("0.0000000001ms").unwrap_err();
+        assert!(tiny.contains("shorter than a nanosecond"), "{tiny}");
+        assert_eq!(parse_duration("0s"), Ok(std::time::Duration::ZERO));
         assert!(parse_rate("-1Mbps").is_err());
         assert!(parse_rate("").is_err());
     }

@@ -213,6 +213,29 @@ pub(crate) fn validate(r: &RawPacket) -> FieldResult<PacketSettings> {
                 .into(),
         ));
     }
+    // Settings that only mean something with another one: refused alone
+    // rather than ignored.
+    for (set, name, needs) in [
+        (
+            r.queue.is_some() && rate.is_none(),
+            "packet.queue",
+            "packet.rate (the queue it sizes)",
+        ),
+        (
+            r.mss.is_some() && regen == 0,
+            "packet.mss",
+            "packet.ack_regen",
+        ),
+        (
+            r.max_spacing.is_some() && regen == 0,
+            "packet.max_spacing",
+            "packet.ack_regen",
+        ),
+    ] {
+        if set {
+            return Err((name.into(), format!("has no effect without {needs}")));
+        }
+    }
     let mss = int("packet.mss", r.mss, 1448, 88, 65_495)? as u32;
     let max_spacing = dur(
         "packet.max_spacing",
@@ -309,6 +332,8 @@ fn watermark(r: &RawWatermark) -> FieldResult<WatermarkSettings> {
 pub(crate) fn check(
     r: &Option<RawPacket>,
     intercepting: bool,
+    tunnel: bool,
+    routes: bool,
 ) -> FieldResult<Option<PacketSettings>> {
     let Some(r) = r else { return Ok(None) };
     if intercepting {
@@ -318,6 +343,13 @@ pub(crate) fn check(
              for the relay"
                 .into(),
         ));
+    }
+    // What packet mode would silently ignore.
+    for (set, what) in [(tunnel, "[tunnel]"), (routes, "[[route]]")] {
+        if set {
+            let msg = format!("packet mode runs without {what}, which only the relay uses: run a second instance for it");
+            return Err(("packet".into(), msg));
+        }
     }
     validate(r).map(Some)
 }
@@ -351,6 +383,40 @@ mod tests {
         .unwrap();
         let r = s.packet.unwrap().ack_regen.unwrap();
         assert_eq!((r.factor, r.mss, r.spacing), (2, 1448, false));
+    }
+
+    #[test]
+    fn settings_packet_mode_would_ignore_are_refused() {
+        let ab = "a = \"e1\"\nb = \"e2\"\n";
+        let e = err(&format!("{ab}queue = 100"));
+        assert!(
+            e.contains("packet.queue: has no effect without packet.rate"),
+            "{e}"
+        );
+        assert!(err(&format!("{ab}mss = 1000"))
+            .contains("packet.mss: has no effect without packet.ack_regen"));
+        assert!(err(&format!("{ab}max_spacing = \"50ms\"")).contains("packet.max_spacing"));
+        for (extra, what) in [
+            ("[[route]]\ndst = \"192.0.2.0/24\"\n", "[[route]]"),
+            (
+                "[tunnel]\nrole = \"split-end\"\nlisten = \"0.0.0.0:4433\"\nallow = [\"0.0.0.0/0\"]\n\
+                 cert = \"a\"\nkey = \"b\"\npeer_cert = \"c\"\n",
+                "[tunnel]",
+            ),
+        ] {
+            let e = parse(&format!("[packet]\n{ab}{extra}"), "f")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(&format!("packet mode runs without {what}")),
+                "{e}"
+            );
+        }
+        assert!(parse(
+            &format!("[packet]\n{ab}rate = \"1Mbps\"\nqueue = 100\n"),
+            "f"
+        )
+        .is_ok());
     }
 
     #[test]
