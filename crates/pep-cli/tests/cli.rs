@@ -505,34 +505,33 @@ fn proxy_flags_and_config_files_are_checked_by_name() {
     );
 }
 
+/// `pep proxy <args> -c <file>`, which must fail: its stderr.
+fn proxy_refuses(args: &[&str], file: &Path) -> String {
+    let out = pep()
+        .arg("proxy")
+        .args(args)
+        .arg("-c")
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{args:?} passed");
+    String::from_utf8_lossy(&out.stderr).trim().to_string()
+}
+
 #[test]
 fn a_bad_proxy_flag_is_blamed_not_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("pep.toml");
-    std::fs::write(
-        &file,
-        "[intercept]\ninterfaces = [\"eth1\"]\nsubnets = [\"10.0.0.0/8\"]\n",
-    )
-    .unwrap();
-    let out = pep()
-        .args(["proxy", "check", "--buffer", "1KiB", "-c"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let base = "[intercept]\ninterfaces = [\"eth1\"]\nsubnets = [\"10.0.0.0/8\"]\n";
+    std::fs::write(&file, base).unwrap();
+    let err = proxy_refuses(&["check", "--buffer", "1KiB"], &file);
     assert_eq!(
-        err.trim(),
+        err,
         "error: --buffer: proxy.buffer: must be between 4KiB and 1GiB"
     );
     // A mistake in the file itself still names the file.
-    std::fs::write(&file, "[intercept]\ninterfaces = [\"eth1\"]\nsubnets = [\"10.0.0.0/8\"]\n[proxy]\nbuffer = \"1KiB\"\n").unwrap();
-    let out = pep()
-        .args(["proxy", "check", "--port", "7071", "-c"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    std::fs::write(&file, format!("{base}[proxy]\nbuffer = \"1KiB\"\n")).unwrap();
+    let err = proxy_refuses(&["check", "--port", "7071"], &file);
     assert!(
         err.contains("pep.toml: proxy.buffer: must be between"),
         "{err}"
@@ -575,13 +574,7 @@ fn proxy_check_reads_the_tunnel_keys_as_run_would() {
     );
     // b's key with a's certificate: `run` refused it, and now `check` does.
     std::fs::write(&file, conf("b.key")).unwrap();
-    let out = pep()
-        .args(["proxy", "check", "-c"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = proxy_refuses(&["check"], &file);
     assert!(
         err.contains("tunnel.key does not match tunnel.cert"),
         "{err}"
