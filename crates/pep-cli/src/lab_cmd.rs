@@ -10,14 +10,16 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 use pep_core::{Duration, KindFilter};
 use pep_lab::emu::EmuOptions;
+use pep_lab::probe::{MAX_PING_COUNT, MAX_PING_PAYLOAD};
 use pep_lab::report;
 use pep_lab::signals::TerminationSignals;
 use pep_lab::state::{self, LabState};
-use pep_lab::topology::{id_from, DirParams, LabTopology, LossParams, Role};
+use pep_lab::topology::{id_from, valid_id, DirParams, LabTopology, LossParams, Role};
 use pep_lab::traffic::{self, Amount, FlowSpec, TrafficOptions, TrafficReport};
 use pep_lab::{Endpoint, Lab, LabOptions};
 use pep_sim::scenario::{
-    LinkDirSpec, LossSpec, MediumSpec, NodeKind, QueueSpec, Scenario, SourceSpec,
+    FlowSpec as SimFlow, LinkDirSpec, LossSpec, MediumSpec, NodeKind, QueueSpec, Scenario,
+    SourceSpec,
 };
 use pep_sim::units;
 
@@ -38,7 +40,9 @@ pub enum LabCommand {
     /// Remove a lab, or every lab: stop its process, delete its namespaces
     /// and state. Also cleans up after a lab whose process was killed.
     Down {
-        /// The lab's id [default: every lab].
+        /// The lab's id [default: every lab]. An id with nothing left of it
+        /// is an error.
+        #[arg(value_parser = lab_id)]
         id: Option<String>,
     },
     /// List the labs on this machine.
@@ -50,17 +54,20 @@ pub enum LabCommand {
         /// Receiving node, or an IPv4 address.
         to: String,
         /// The lab [default: the only running one].
-        #[arg(long)]
+        #[arg(long, value_parser = lab_id)]
         lab: Option<String>,
-        /// Echo requests to send.
-        #[arg(short = 'c', long, default_value_t = 10)]
+        /// Echo requests to send, 1 to 65536 (16-bit sequence numbers).
+        #[arg(short = 'c', long, default_value_t = 10,
+              value_parser = clap::value_parser!(u32).range(1..=MAX_PING_COUNT as i64))]
         count: u32,
-        /// Time between requests.
-        #[arg(short = 'i', long, default_value = "200ms")]
-        interval: String,
-        /// Payload bytes per request.
-        #[arg(short = 's', long, default_value_t = 56)]
-        size: usize,
+        /// Time between requests (positive).
+        #[arg(short = 'i', long, default_value = "200ms", value_parser = positive_duration)]
+        interval: Duration,
+        /// Payload bytes per request, 0 to 65507 (one IPv4 packet; below 8,
+        /// 8 are sent: the send time).
+        #[arg(short = 's', long, default_value_t = 56,
+              value_parser = clap::value_parser!(u64).range(0..=MAX_PING_PAYLOAD as u64))]
+        size: u64,
     },
     /// Run one TCP transfer between two nodes of a running lab, checked byte
     /// for byte; print goodput and TCP_INFO, optionally write results.
@@ -97,11 +104,12 @@ pub enum LabCommand {
 #[derive(Args)]
 pub struct LabArgs {
     /// Lab id (a-z, 0-9, '-'; at most 24) [default: from the scenario name].
-    #[arg(long)]
+    #[arg(long, value_parser = lab_id)]
     id: Option<String>,
-    /// Busy-poll this many microseconds before each emulator deadline, for
-    /// sub-10 us timing at the cost of CPU.
-    #[arg(long, default_value_t = 0)]
+    /// Busy-poll this many microseconds (0 to 1000) before each emulator
+    /// deadline, for sub-10 us timing at the cost of CPU.
+    #[arg(long, default_value_t = 0,
+          value_parser = clap::value_parser!(u64).range(0..=MAX_SPIN_US))]
     spin_us: u64,
     /// Do not run the emulator threads under SCHED_FIFO.
     #[arg(long)]
@@ -127,9 +135,10 @@ pub struct RunArgs {
     /// with NewReno and Reno as Linux's "reno"].
     #[arg(long)]
     cc: Option<String>,
-    /// Override the scenario's duration (wall-clock time in the lab).
-    #[arg(long)]
-    duration: Option<String>,
+    /// Override the scenario's duration (wall-clock time in the lab;
+    /// positive).
+    #[arg(long, value_parser = positive_duration)]
+    duration: Option<Duration>,
 }
 
 #[derive(Args)]
@@ -141,36 +150,37 @@ pub struct TrafficArgs {
     #[arg(long)]
     to: String,
     /// The lab [default: the only running one].
-    #[arg(long)]
+    #[arg(long, value_parser = lab_id)]
     lab: Option<String>,
     /// Congestion control (TCP_CONGESTION): cubic, reno, bbr, ...
     #[arg(long, default_value = "cubic")]
     cc: String,
-    /// Send exactly this much, e.g. "10MB" (instead of --duration).
-    #[arg(long, conflicts_with = "duration")]
-    bytes: Option<String>,
-    /// Send for this long [default: 10s].
-    #[arg(long)]
-    duration: Option<String>,
+    /// Send exactly this much, e.g. "10MB" (instead of --duration; positive).
+    #[arg(long, conflicts_with = "duration", value_parser = positive_bytes)]
+    bytes: Option<u64>,
+    /// Send for this long (positive) [default: 10s].
+    #[arg(long, value_parser = positive_duration)]
+    duration: Option<Duration>,
     /// Seed of the byte stream.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Receiver port.
     #[arg(long, default_value_t = 5001)]
     port: u16,
-    /// Receiver SO_RCVBUF, e.g. "64KiB" (the kernel doubles it).
-    #[arg(long)]
-    rcvbuf: Option<String>,
+    /// Receiver SO_RCVBUF, e.g. "64KiB" (the kernel doubles it; 1 B to
+    /// 2 GiB - 1).
+    #[arg(long, value_parser = socket_buffer)]
+    rcvbuf: Option<u32>,
     /// The receive window the sender sees, e.g. "256KiB" (TCP_WINDOW_CLAMP,
-    /// held on a locked receive buffer).
-    #[arg(long)]
-    window_clamp: Option<String>,
-    /// Sender TCP_MAXSEG, e.g. "1000B".
-    #[arg(long)]
-    mss: Option<String>,
-    /// Goodput bin and TCP_INFO sampling period.
-    #[arg(long, default_value = "100ms")]
-    interval: String,
+    /// held on a locked receive buffer; 1 B to 2 GiB - 1).
+    #[arg(long, value_parser = socket_buffer)]
+    window_clamp: Option<u32>,
+    /// Sender TCP_MAXSEG, e.g. "1000B" (88 to 32767 B, as the kernel takes).
+    #[arg(long, value_parser = mss)]
+    mss: Option<u32>,
+    /// Goodput bin and TCP_INFO sampling period (positive).
+    #[arg(long, default_value = "100ms", value_parser = positive_duration)]
+    interval: Duration,
     /// Write goodput.csv, cwnd.csv, tcpinfo.csv and summary.json here.
     #[arg(long, short)]
     out: Option<PathBuf>,
@@ -188,7 +198,7 @@ pub fn run(cmd: LabCommand) -> Result<(), String> {
             count,
             interval,
             size,
-        } => ping(lab.as_deref(), &from, &to, count, &interval, size),
+        } => ping(lab.as_deref(), &from, &to, count, interval, size as usize),
         LabCommand::Traffic(args) => traffic_cmd(&args),
         LabCommand::Run {
             scenario,
@@ -201,7 +211,7 @@ pub fn run(cmd: LabCommand) -> Result<(), String> {
             let s = run_in_lab(&sc, &run, &lab, &out)?;
             print_lab_summary(&s);
             println!("\nresults in {}", out.display());
-            Ok(())
+            check_flows(&s)
         }
         LabCommand::Compare {
             scenario,
@@ -220,22 +230,88 @@ fn load(path: Option<&Path>, run: &RunArgs) -> Result<Scenario, String> {
     if let Some(s) = run.seed {
         sc = sc.with_seed(s);
     }
-    if let Some(d) = &run.duration {
-        sc.duration = parse_duration(d).map_err(|e| format!("--duration {d}: {e}"))?;
-        if sc.duration.as_nanos() == 0 {
-            return Err(format!("--duration {d}: must be positive"));
-        }
+    if let Some(d) = run.duration {
+        sc.duration = d;
     }
     Ok(sc)
 }
 
-fn parse_duration(s: &str) -> Result<Duration, String> {
-    units::parse_duration(s).map_err(|e| e.to_string())
+/// Largest `--spin-us`: a longer spin would keep an emulator thread
+/// busy-polling most of the time at 10 Mbit/s (1.2 ms per full frame),
+/// for no gain (timer lateness is tens of microseconds).
+const MAX_SPIN_US: u64 = 1_000;
+
+/// Largest socket buffer or window clamp: the kernel takes a signed int.
+const MAX_SOCKET_BUFFER: u64 = i32::MAX as u64;
+
+// Value parsers: clap names the flag in their errors ("invalid value 'X'
+// for '--flag'"), and a bad value is refused before anything is built.
+
+fn positive_duration(s: &str) -> Result<Duration, String> {
+    let d = units::parse_duration(s).map_err(|e| e.to_string())?;
+    units::positive_duration(d).map_err(|e| e.to_string())
 }
 
-fn parse_size(s: &str) -> Result<u32, String> {
-    let b = units::parse_bytes(s).map_err(|e| e.to_string())?;
-    u32::try_from(b).map_err(|_| format!("{s}: too large"))
+fn positive_bytes(s: &str) -> Result<u64, String> {
+    match units::parse_bytes(s).map_err(|e| e.to_string())? {
+        0 => Err("the size must be positive".into()),
+        b => Ok(b),
+    }
+}
+
+fn socket_buffer(s: &str) -> Result<u32, String> {
+    match positive_bytes(s)? {
+        b if b > MAX_SOCKET_BUFFER => Err(format!(
+            "too large: at most {MAX_SOCKET_BUFFER} B (the kernel takes a signed int)"
+        )),
+        b => Ok(b as u32),
+    }
+}
+
+/// The kernel's bounds on `TCP_MAXSEG` (`TCP_MIN_MSS`, `MAX_TCP_WINDOW`).
+fn mss(s: &str) -> Result<u32, String> {
+    match units::parse_bytes(s).map_err(|e| e.to_string())? {
+        b @ 88..=32_767 => Ok(b as u32),
+        _ => Err("TCP_MAXSEG takes 88 to 32767 B".into()),
+    }
+}
+
+fn lab_id(s: &str) -> Result<String, String> {
+    if valid_id(s) {
+        Ok(s.to_string())
+    } else {
+        Err("use 1 to 24 of a-z, 0-9 and '-'".into())
+    }
+}
+
+/// Refuses a congestion control the kernel does not have before a lab
+/// is built (or a simulation run) around it; `what` names where it came
+/// from.
+fn check_cc(cc: &str, what: &str) -> Result<(), String> {
+    traffic::check_congestion_control(cc).map_err(|e| {
+        let available =
+            std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+                .unwrap_or_default();
+        // ENOENT: the kernel has no such name (EPERM would be a user's).
+        let why = match e.kind() {
+            std::io::ErrorKind::NotFound => "not a congestion control this kernel has".to_string(),
+            _ => e.to_string(),
+        };
+        format!("{what} {cc:?}: {why} (available: {})", available.trim())
+    })
+}
+
+/// Root first (the kernel lets others choose fewer congestion controls),
+/// then every flow's congestion control, before anything is built.
+fn preflight(sc: &Scenario, run: &RunArgs) -> Result<(), String> {
+    pep_lab::error::require_root().map_err(|e| e.to_string())?;
+    if let Some(cc) = &run.cc {
+        return check_cc(cc, "--cc");
+    }
+    for f in &sc.flows {
+        check_cc(&linux_cc(f, run), &format!("flow {:?}: cc", f.name))?;
+    }
+    Ok(())
 }
 
 /// The lab topology of a scenario: same nodes, links, rates, delays,
@@ -398,8 +474,14 @@ fn print_lab(st: &LabState) {
 
 fn down(id: Option<&str>) -> Result<(), String> {
     let r = state::down(id).map_err(|e| e.to_string())?;
-    if r.labs.is_empty() {
-        println!("no labs");
+    match id {
+        // Nothing at all under that id (a killed lab still has its
+        // namespaces or state file, and is cleaned up above).
+        Some(id) if r.labs.is_empty() => {
+            return Err(format!("no lab {id} (see `pep lab list`)"));
+        }
+        None if r.labs.is_empty() => println!("no labs"),
+        _ => {}
     }
     for pid in &r.stopped {
         println!("stopped lab process {pid}");
@@ -475,7 +557,7 @@ fn ping(
     from: &str,
     to: &str,
     count: u32,
-    interval: &str,
+    interval: Duration,
     size: usize,
 ) -> Result<(), String> {
     let st = running_lab(lab)?;
@@ -484,7 +566,6 @@ fn ping(
         Ok(a) => a,
         Err(_) => endpoint(&st, to)?.addr,
     };
-    let interval = parse_duration(interval)?;
     let timeout = Duration::from_secs(3);
     let r = pep_lab::probe::ping(&src, dst, count, interval, size, timeout)
         .map_err(|e| e.to_string())?;
@@ -503,9 +584,10 @@ fn ping(
 
 fn traffic_cmd(a: &TrafficArgs) -> Result<(), String> {
     let st = running_lab(a.lab.as_deref())?;
-    let amount = match (&a.bytes, &a.duration) {
-        (Some(b), _) => Amount::Bytes(units::parse_bytes(b).map_err(|e| e.to_string())?),
-        (None, Some(d)) => Amount::For(parse_duration(d)?),
+    check_cc(&a.cc, "--cc")?;
+    let amount = match (a.bytes, a.duration) {
+        (Some(b), _) => Amount::Bytes(b),
+        (None, Some(d)) => Amount::For(d),
         (None, None) => Amount::For(Duration::from_secs(10)),
     };
     let mut f = FlowSpec::new(
@@ -518,10 +600,10 @@ fn traffic_cmd(a: &TrafficArgs) -> Result<(), String> {
     f.cc = a.cc.clone();
     f.seed = a.seed;
     f.port = a.port;
-    f.rcvbuf = a.rcvbuf.as_deref().map(parse_size).transpose()?;
-    f.window_clamp = a.window_clamp.as_deref().map(parse_size).transpose()?;
-    f.mss = a.mss.as_deref().map(parse_size).transpose()?;
-    let interval = parse_duration(&a.interval)?;
+    f.rcvbuf = a.rcvbuf;
+    f.window_clamp = a.window_clamp;
+    f.mss = a.mss;
+    let interval = a.interval;
     let limit = match amount {
         Amount::For(d) => d,
         Amount::Bytes(_) => Duration::from_secs(600),
@@ -558,14 +640,7 @@ fn flows_from_scenario(sc: &Scenario, lab: &Lab, run: &RunArgs) -> Result<Vec<Fl
             }
         };
         let mut spec = FlowSpec::new(&f.name, ep(f.src)?, ep(f.dst)?, amount);
-        spec.cc = match &run.cc {
-            Some(cc) => cc.clone(),
-            // Linux's "reno" is NewReno-style recovery (RFC 6582) with SACK.
-            None => match format!("{:?}", f.tcp.cc).to_lowercase().as_str() {
-                "newreno" | "reno" => "reno".to_string(),
-                other => other.to_string(),
-            },
-        };
+        spec.cc = linux_cc(f, run);
         spec.start = f.start;
         spec.seed = sc.seed.wrapping_add(i as u64);
         spec.port = 5001 + i as u16;
@@ -574,6 +649,19 @@ fn flows_from_scenario(sc: &Scenario, lab: &Lab, run: &RunArgs) -> Result<Vec<Fl
         out.push(spec);
     }
     Ok(out)
+}
+
+/// The Linux congestion control of a scenario's flow: `--cc`, or the
+/// flow's own.
+fn linux_cc(f: &SimFlow, run: &RunArgs) -> String {
+    match &run.cc {
+        Some(cc) => cc.clone(),
+        // Linux's "reno" is NewReno-style recovery (RFC 6582) with SACK.
+        None => match format!("{:?}", f.tcp.cc).to_lowercase().as_str() {
+            "newreno" | "reno" => "reno".to_string(),
+            other => other.to_string(),
+        },
+    }
 }
 
 fn run_in_lab(
@@ -589,6 +677,7 @@ fn run_in_lab(
         ));
     }
     let topo = topology_from_scenario(sc)?;
+    preflight(sc, run)?;
     let lab = Lab::up(&topo, &lab_options(args, &sc.name)).map_err(|e| e.to_string())?;
     let flows = flows_from_scenario(sc, &lab, run)?;
     let opts = TrafficOptions {
@@ -617,6 +706,9 @@ fn compare(
 ) -> Result<(), String> {
     let sc = load(path, run)?;
     let out = out.unwrap_or_else(|| PathBuf::from("out").join(format!("{}-compare", sc.name)));
+    // Before the simulation, which may take a while, not after it.
+    topology_from_scenario(&sc)?;
+    preflight(&sc, run)?;
     let mut sim = pep_sim::Simulation::new(&sc);
     sim.run();
     sim.write_outputs(&out.join("sim"))
@@ -641,13 +733,26 @@ fn compare(
         );
     }
     println!("(RTT: the simulator's final smoothed RTT; the lab's mean tcpi_rtt)");
-    let plots = compare_plot(&out)?;
-    println!(
-        "\nresults in {} (sim/, lab/, {})",
-        out.display(),
-        plots.join(", ")
-    );
-    check_flows(&lab_s)
+    for f in &lab_s.flows {
+        if let Some(e) = &f.error {
+            println!("lab flow {}: error: {e}", f.name);
+        }
+    }
+    let flows = check_flows(&lab_s);
+    match compare_plot(&out) {
+        Ok(plots) => println!(
+            "\nresults in {} (sim/, lab/, {})",
+            out.display(),
+            plots.join(", ")
+        ),
+        // Failed lab flows leave little or nothing to plot: their failure
+        // is the error, not the chart's.
+        Err(e) if flows.is_err() => {
+            println!("\nresults in {} (sim/, lab/; no chart: {e})", out.display())
+        }
+        Err(e) => return Err(e),
+    }
+    flows
 }
 
 /// Goodput over time of every flow, simulator and lab on one chart.
@@ -730,13 +835,17 @@ fn print_links(links: &[report::LinkSummary]) {
     }
 }
 
-/// An error unless every flow arrived byte-exact.
+/// An error unless every flow arrived byte-exact; it names each flow
+/// that did not, with its error if it had one.
 fn check_flows(s: &report::Summary) -> Result<(), String> {
-    let bad: Vec<&str> = s
+    let bad: Vec<String> = s
         .flows
         .iter()
         .filter(|f| !f.byte_exact)
-        .map(|f| f.name.as_str())
+        .map(|f| match &f.error {
+            Some(e) => format!("{} ({e})", f.name),
+            None => f.name.clone(),
+        })
         .collect();
     if bad.is_empty() {
         Ok(())

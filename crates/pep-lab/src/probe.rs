@@ -30,6 +30,14 @@ use crate::state::Endpoint;
 /// (10), so a probe never delays the links it measures.
 const PROBE_RT_PRIORITY: i32 = 5;
 
+/// Largest ICMP echo payload over IPv4: 65535 less the 20-byte IP and
+/// 8-byte ICMP headers.
+pub const MAX_PING_PAYLOAD: usize = 65_507;
+
+/// Most echo requests in one [`ping`]: the sequence number has 16 bits,
+/// and a reply is matched to its request by it.
+pub const MAX_PING_COUNT: u32 = 1 << 16;
+
 /// Round-trip times of an ICMP echo exchange.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PingReport {
@@ -61,6 +69,8 @@ impl PingReport {
 
 /// Sends `count` ICMP echo requests of `payload` bytes from `from` to `to`,
 /// `interval` apart, and waits up to `timeout` after the last for replies.
+/// `count` is 1 to [`MAX_PING_COUNT`], `payload` at most
+/// [`MAX_PING_PAYLOAD`] (below 8 it is 8: the send time).
 pub fn ping(
     from: &Endpoint,
     to: Ipv4Addr,
@@ -69,10 +79,25 @@ pub fn ping(
     payload: usize,
     timeout: Duration,
 ) -> Result<PingReport> {
+    check_ping(count, payload)?;
     netns::in_netns(&from.netns, || {
         tune_timing_thread(true, PROBE_RT_PRIORITY);
         ping_here(to, count, interval, payload.max(8), timeout)
     })
+}
+
+fn check_ping(count: u32, payload: usize) -> Result<()> {
+    if !(1..=MAX_PING_COUNT).contains(&count) {
+        return Err(LabError::Traffic(format!(
+            "ping count {count} not in 1..={MAX_PING_COUNT} (16-bit sequence numbers)"
+        )));
+    }
+    if payload > MAX_PING_PAYLOAD {
+        return Err(LabError::Traffic(format!(
+            "ping payload {payload} B: at most {MAX_PING_PAYLOAD} B in one IPv4 packet"
+        )));
+    }
+    Ok(())
 }
 
 fn ping_here(
@@ -99,7 +124,11 @@ fn ping_here(
     };
     let mut got = vec![None; count as usize];
     let start = monotonic_ns();
-    let end = start + interval.as_nanos() * count.saturating_sub(1) as u64 + timeout.as_nanos();
+    let end = interval
+        .as_nanos()
+        .saturating_mul(count.saturating_sub(1) as u64)
+        .saturating_add(start)
+        .saturating_add(timeout.as_nanos());
     let mut next_send = start;
     let mut buf = [0u8; 2048];
     loop {
@@ -121,7 +150,7 @@ fn ping_here(
                 return Err(last_os(format!("send ICMP echo to {to}")));
             }
             report.sent += 1;
-            next_send += interval.as_nanos();
+            next_send = next_send.saturating_add(interval.as_nanos());
             continue;
         }
         let done = report.sent == count && got.iter().all(Option::is_some);
@@ -485,6 +514,19 @@ mod tests {
         assert_eq!(parse_echo_reply(&reply, 0x1234), Some((7, 99)));
         assert_eq!(parse_echo_reply(&reply, 0x1235), None);
         assert_eq!(parse_echo_reply(&reply[..30], 0x1234), None);
+    }
+
+    #[test]
+    fn ping_refuses_what_it_cannot_send_before_allocating() {
+        let e = check_ping(u32::MAX, 56).unwrap_err().to_string();
+        assert!(e.contains("not in 1..=65536"), "{e}");
+        assert!(check_ping(0, 56).is_err());
+        let e = check_ping(1, usize::MAX).unwrap_err().to_string();
+        assert!(e.contains("at most 65507"), "{e}");
+        assert!(check_ping(MAX_PING_COUNT, MAX_PING_PAYLOAD).is_ok());
+        // The largest echo request fills an IPv4 packet exactly.
+        let p = echo_request(1, 2, MAX_PING_PAYLOAD, 3);
+        assert_eq!(p.len() + 20, 65_535);
     }
 
     #[test]

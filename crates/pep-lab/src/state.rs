@@ -144,6 +144,8 @@ pub fn process_start(pid: u32) -> Option<u64> {
 /// What [`down`] removed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DownReport {
+    /// Labs that had a state file or a namespace (an id with neither is
+    /// left out).
     pub labs: Vec<String>,
     pub namespaces: Vec<String>,
     /// Owner processes that were stopped (pid).
@@ -202,7 +204,9 @@ fn down_one(id: &str, report: &mut DownReport) -> Result<()> {
     // Listed first: a stopped owner removes its own namespaces, and the
     // report should still name what the lab had.
     let found = namespaces_of(id)?;
-    if let Some(st) = LabState::read(id)? {
+    let state = LabState::read(id)?;
+    let existed = state.is_some() || !found.is_empty();
+    if let Some(st) = state {
         // SAFETY: getpid has no preconditions.
         let me = unsafe { libc::getpid() } as u32;
         if st.pid != me && st.owner_alive() && stop_process(&st) {
@@ -219,7 +223,11 @@ fn down_one(id: &str, report: &mut DownReport) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(io_err(format!("remove {}", path.display()))(e)),
     }
-    report.labs.push(id.to_string());
+    // Only what was there: `down` of an unknown id removes nothing, and
+    // its caller can say so.
+    if existed {
+        report.labs.push(id.to_string());
+    }
     Ok(())
 }
 
@@ -250,6 +258,14 @@ mod tests {
         let start = process_start(me).expect("our own /proc entry");
         assert_eq!(process_start(me), Some(start));
         assert_eq!(process_start(u32::MAX), None);
+    }
+
+    #[test]
+    fn down_of_an_unknown_lab_removes_and_reports_nothing() {
+        // Unique to this process, so no lab of anyone else's is touched.
+        let id = format!("{}-nosuch", std::process::id());
+        let r = down(Some(&id)).unwrap();
+        assert_eq!(r, DownReport::default());
     }
 
     #[test]

@@ -492,6 +492,28 @@ fn receive(
     Ok(got)
 }
 
+fn set_congestion_control(sock: &Socket, cc: &str) -> Result<()> {
+    sock.set_tcp_congestion(cc.as_bytes()).map_err(|e| {
+        let sysctl = |k| netns::read_sysctl(k).unwrap_or_default();
+        LabError::Traffic(format!(
+            "congestion control {cc:?}: {e} (available: {}; allowed without root: {})",
+            sysctl("net/ipv4/tcp_available_congestion_control"),
+            sysctl("net/ipv4/tcp_allowed_congestion_control"),
+        ))
+    })
+}
+
+/// Whether this process may give a TCP socket congestion control `cc`,
+/// tried on a socket of the caller's namespace: the kernel's list is
+/// machine-wide, and the attempt loads a module that is not loaded yet
+/// (which reading `tcp_available_congestion_control` would not). For
+/// checking a name before building a lab around it. The kernel's error
+/// as it is: `ENOENT` for a name it does not have, `EPERM` for one this
+/// user may not choose.
+pub fn check_congestion_control(cc: &str) -> io::Result<()> {
+    Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP))?.set_tcp_congestion(cc.as_bytes())
+}
+
 struct Sent {
     start: Instant,
     sent: u64,
@@ -507,15 +529,7 @@ fn send(f: &FlowSpec, opts: &TrafficOptions, clock: Clock, deadline: Instant) ->
     let to = f.to_socket_addr();
     let sock = Socket::new(Domain::for_address(to), Type::STREAM, Some(Protocol::TCP))
         .map_err(traffic_err("socket".into()))?;
-    sock.set_tcp_congestion(f.cc.as_bytes()).map_err(|e| {
-        let sysctl = |k| netns::read_sysctl(k).unwrap_or_default();
-        LabError::Traffic(format!(
-            "congestion control {:?}: {e} (available: {}; allowed without root: {})",
-            f.cc,
-            sysctl("net/ipv4/tcp_available_congestion_control"),
-            sysctl("net/ipv4/tcp_allowed_congestion_control"),
-        ))
-    })?;
+    set_congestion_control(&sock, &f.cc)?;
     if let Some(b) = f.sndbuf {
         set_int(&sock, libc::SOL_SOCKET, libc::SO_SNDBUF, b, "SO_SNDBUF")?;
     }
@@ -540,23 +554,32 @@ fn send(f: &FlowSpec, opts: &TrafficOptions, clock: Clock, deadline: Instant) ->
     sock.set_write_timeout(Some(StdDuration::from_millis(200)))
         .map_err(traffic_err("write timeout".into()))?;
 
-    let stop = AtomicBool::new(false);
+    // Dropping `stop_tx` wakes the sampler at once: a sampling period
+    // longer than the flow must not hold the run past its end.
+    let (stop_tx, stop_rx) = mpsc::channel::<()>();
     let fd = sock.as_raw_fd();
     let (sent, samples) = std::thread::scope(|s| {
-        let sampler = s.spawn(|| {
+        let sampler = s.spawn(move || {
             let mut v = vec![];
             let mut next = clock.now();
-            while !stop.load(Ordering::Relaxed) {
+            loop {
                 if let Ok(x) = tcpinfo::sample(fd, clock.now()) {
                     v.push(x);
                 }
                 next += opts.sample;
-                clock.sleep_until(next);
+                let now = clock.now();
+                if now >= deadline {
+                    break v;
+                }
+                let wait = next.min(deadline).saturating_since(now);
+                match stop_rx.recv_timeout(StdDuration::from_nanos(wait.as_nanos())) {
+                    Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    _ => break v,
+                }
             }
-            v
         });
         let sent = write_stream(&sock, f, clock, deadline, start);
-        stop.store(true, Ordering::Relaxed);
+        drop(stop_tx);
         (sent, sampler.join().unwrap_or_default())
     });
     let sent = sent?;
@@ -706,6 +729,46 @@ mod tests {
         }
         assert_eq!(r.flows[0].delivered_bytes, 3_000_001);
         assert!(r.flows[0].finite && !r.flows[1].finite);
+    }
+
+    /// A sampling period longer than the flow ends with the flow: the
+    /// sampler used to sleep a whole period, holding the run.
+    #[test]
+    fn a_long_sampling_period_does_not_hold_the_run() {
+        let here = |node: &str| Endpoint {
+            node: node.into(),
+            netns: String::new(),
+            addr: std::net::Ipv4Addr::LOCALHOST,
+        };
+        let mut f = FlowSpec::new(
+            "f",
+            here("x"),
+            here("y"),
+            Amount::For(Duration::from_millis(200)),
+        );
+        f.cc = "reno".into();
+        f.port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let opts = TrafficOptions {
+            interval: Duration::from_secs(3600),
+            sample: Duration::from_secs(30),
+            deadline: Duration::from_secs(60),
+        };
+        let r = run(&[f], &opts).unwrap();
+        assert!(r.flows[0].byte_exact(), "{:?}", r.flows[0].error);
+        assert!(r.duration < Duration::from_secs(5), "{:?}", r.duration);
+        // The first sample, and the last one after the transfer.
+        assert!(r.flows[0].samples.len() >= 2);
+    }
+
+    #[test]
+    fn congestion_controls_are_checked_by_name() {
+        check_congestion_control("reno").unwrap();
+        let e = check_congestion_control("no-such-cc").unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ENOENT), "{e}");
     }
 
     /// A sender that cannot start fails its flow at once; the receiver
