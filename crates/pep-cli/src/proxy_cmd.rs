@@ -174,13 +174,15 @@ pub fn run(cmd: ProxyCommand) -> Result<(), String> {
             Ok(())
         }
         ProxyCommand::Keygen { dir, name } => {
+            // A leading '.' would make hidden files ("..pem" for ".").
             let ok = !name.is_empty()
+                && !name.starts_with('.')
                 && name
                     .bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
             if !ok {
                 return Err(format!(
-                    "--name {name:?}: use letters, digits, '-', '_' and '.'"
+                    "--name {name:?}: use letters, digits, '-', '_' and '.' (not first)"
                 ));
             }
             let (cert, key) = pep_daemon::tunnel::keygen(&dir, &name)?;

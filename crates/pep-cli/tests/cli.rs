@@ -579,4 +579,11 @@ fn proxy_check_reads_the_tunnel_keys_as_run_would() {
         err.contains("tunnel.key does not match tunnel.cert"),
         "{err}"
     );
+    // "." would have written the hidden files "..pem" and "..key".
+    let out = pep()
+        .args(["proxy", "keygen", "--name", ".", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success() && !dir.path().join("..pem").exists());
 }
