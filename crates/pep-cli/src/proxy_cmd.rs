@@ -163,6 +163,9 @@ pub fn run(cmd: ProxyCommand) -> Result<(), String> {
                 return Ok(());
             }
             proxy::preflight(&s)?;
+            for note in s.unused() {
+                println!("note: not used: {note}");
+            }
             println!(
                 "ok: port {}, {} interface(s), {} subnet(s), {} route(s), buffer {} B per direction",
                 s.port,

@@ -455,6 +455,28 @@ impl Settings {
         self.subnets.iter().any(|c| c.contains(src))
     }
 
+    /// Settings this configuration's mode does not use, one note each:
+    /// `check` prints them and `run` logs them, so a section copied from
+    /// another node's file does not pass for one that acts.
+    pub fn unused(&self) -> Vec<String> {
+        use crate::tunnel::Role;
+        let mut v = Vec::new();
+        let role = self.tunnel.as_ref().map(|t| t.role);
+        if role == Some(Role::SplitEnd) && !self.interfaces.is_empty() {
+            v.push(
+                "intercept.interfaces and intercept.subnets: split-end intercepts nothing \
+                 (its flows arrive through the tunnel)"
+                    .into(),
+            );
+        }
+        if let (Some(Role::SplitStart), Some(t)) = (role, &self.tunnel) {
+            if t.listen.is_some() || !t.allow.is_empty() {
+                v.push("tunnel.listen and tunnel.allow: only split-end uses them".into());
+            }
+        }
+        v
+    }
+
     /// Every congestion control name the configuration uses.
     pub fn cc_names(&self) -> Vec<(String, String)> {
         let mut v = Vec::new();
@@ -1087,6 +1109,26 @@ mod tests {
             e.contains("tunnel.peer: \"192.0.2.2:0\": port 0 is not a port"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn settings_a_role_does_not_use_are_noted() {
+        let keys = "cert = \"a\"\nkey = \"b\"\npeer_cert = \"c\"\n";
+        let end = format!(
+            "{MIN}[tunnel]\nrole = \"split-end\"\nlisten = \"0.0.0.0:4433\"\nallow = [\"0.0.0.0/0\"]\n{keys}"
+        );
+        let notes = parse(&end, "f").unwrap().unused();
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].starts_with("intercept.interfaces"), "{notes:?}");
+        let start = format!(
+            "{MIN}[tunnel]\nrole = \"split-start\"\npeer = \"192.0.2.2:4433\"\nallow = [\"0.0.0.0/0\"]\n{keys}"
+        );
+        let notes = parse(&start, "f").unwrap().unused();
+        assert_eq!(
+            notes,
+            ["tunnel.listen and tunnel.allow: only split-end uses them"]
+        );
+        assert!(parse(MIN, "f").unwrap().unused().is_empty());
     }
 
     #[test]

@@ -269,6 +269,9 @@ impl Daemon {
             .tunnel
             .as_ref()
             .is_some_and(|t| t.role == tunnel::Role::SplitEnd);
+        for note in settings.unused() {
+            warn!("not used: {note}");
+        }
         if split_end && opts.install_rules {
             info!("split-end intercepts nothing: no rules to install");
             opts.install_rules = false;
