@@ -289,15 +289,14 @@ fn lab_id(s: &str) -> Result<String, String> {
 /// from.
 fn check_cc(cc: &str, what: &str) -> Result<(), String> {
     traffic::check_congestion_control(cc).map_err(|e| {
-        let available =
-            std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
-                .unwrap_or_default();
+        let available = pep_lab::netns::read_sysctl("net/ipv4/tcp_available_congestion_control")
+            .unwrap_or_default();
         // ENOENT: the kernel has no such name (EPERM would be a user's).
         let why = match e.kind() {
             std::io::ErrorKind::NotFound => "not a congestion control this kernel has".to_string(),
             _ => e.to_string(),
         };
-        format!("{what} {cc:?}: {why} (available: {})", available.trim())
+        format!("{what} {cc:?}: {why} (available: {available})")
     })
 }
 

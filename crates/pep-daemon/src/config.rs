@@ -580,21 +580,22 @@ fn tunnel(t: &RawTunnel) -> FieldResult<crate::tunnel::TunnelSettings> {
     let addr = |name: &str, v: &Option<String>| -> FieldResult<Option<std::net::SocketAddr>> {
         v.as_deref()
             .map(|s| {
-                let a: std::net::SocketAddr = field(
+                field(
                     name,
                     s.parse()
                         .map_err(|e| format!("{s:?}: {e} (expected ip:port)")),
-                )?;
-                // Port 0 listens on a free port (tests read it back); a
-                // peer there cannot be reached.
-                if a.port() == 0 && name == "tunnel.peer" {
-                    return Err((name.to_string(), format!("{s:?}: port 0 is not a port")));
-                }
-                Ok(a)
+                )
             })
             .transpose()
     };
     let peer = addr("tunnel.peer", &t.peer)?;
+    // Port 0 listens on a free port (tests read it back); a peer there
+    // cannot be reached.
+    if let (Some(a), Some(s)) = (peer, &t.peer) {
+        if a.port() == 0 {
+            return Err(("tunnel.peer".into(), format!("{s:?}: port 0 is not a port")));
+        }
+    }
     let listen = addr("tunnel.listen", &t.listen)?;
     match role {
         Role::SplitStart if peer.is_none() => {

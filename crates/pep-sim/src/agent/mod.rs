@@ -142,6 +142,15 @@ pub struct AgentSite<'a> {
 }
 
 impl AgentSite<'_> {
+    /// The largest `mss` of the covered flows (`None` with no flow): the
+    /// least a window or buffer of the agent's must hold.
+    pub fn largest_mss(&self) -> Option<u32> {
+        self.flows
+            .iter()
+            .map(|&f| self.scenario.flows[f].tcp.mss)
+            .max()
+    }
+
     /// The sender configuration of scenario flow `flow`.
     pub fn tcp_config(&self, flow: usize) -> TcpConfig {
         let f = &self.scenario.flows[flow];

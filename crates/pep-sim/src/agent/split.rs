@@ -151,11 +151,7 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
     let sndbuf = bytes("sndbuf", &p.sndbuf)?.unwrap_or(1 << 20);
     // Below one segment the legs crawl a few bytes at a time (a 1 B window
     // delivered 982 B in 20 s where 12 MB was possible).
-    let mss = site
-        .flows
-        .iter()
-        .map(|&f| site.scenario.flows[f].tcp.mss)
-        .max();
+    let mss = site.largest_mss();
     for (field, v) in [
         ("rwnd", rwnd),
         ("buffer", Some(buffer)),

@@ -69,12 +69,7 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
         let b = parse_bytes(w).map_err(|e| AgentError::new("window", e.message()))?;
         // Below one segment the PEP's sender crawls (1 B delivered 122 B
         // in 20 s where 2.3 MB was possible).
-        let mss = site
-            .flows
-            .iter()
-            .map(|&f| site.scenario.flows[f].tcp.mss)
-            .max();
-        let least = mss.unwrap_or(1) as u64;
+        let least = site.largest_mss().unwrap_or(1) as u64;
         if b < least || b > MAX_WINDOW as u64 {
             let msg = format!(
                 "must be from one segment ({least}B, the flows' mss) to {MAX_WINDOW}B \
