@@ -18,7 +18,7 @@ use pep_lab::topology::{id_from, valid_id, DirParams, LabTopology, LossParams, R
 use pep_lab::traffic::{self, Amount, FlowSpec, TrafficOptions, TrafficReport};
 use pep_lab::{Endpoint, Lab, LabOptions};
 use pep_sim::scenario::{
-    FlowSpec as SimFlow, LinkDirSpec, LossSpec, MediumSpec, NodeKind, QueueSpec, Scenario,
+    FlowSpec as SimFlow, LinkDirSpec, LossSpec, MediumSpec, NodeKind, QueueSpec, Scenario, Series,
     SourceSpec,
 };
 use pep_sim::units;
@@ -703,7 +703,12 @@ fn compare(
     run: &RunArgs,
     args: &LabArgs,
 ) -> Result<(), String> {
-    let sc = load(path, run)?;
+    let mut sc = load(path, run)?;
+    // The chart sets the two sides' goodput side by side: the simulator
+    // writes it even when the scenario's `series` leaves it out.
+    if !sc.output.series.contains(&Series::Goodput) {
+        sc.output.series.push(Series::Goodput);
+    }
     let out = out.unwrap_or_else(|| PathBuf::from("out").join(format!("{}-compare", sc.name)));
     // Before the simulation, which may take a while, not after it.
     topology_from_scenario(&sc)?;

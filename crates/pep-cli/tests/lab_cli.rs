@@ -250,3 +250,26 @@ fn failed_flows_make_run_and_compare_fail_with_their_error() {
         );
     }
 }
+
+/// `compare` draws both sides' goodput even when the scenario's `series`
+/// leaves goodput out (the simulator used to write none, and the chart
+/// failed with every flow fine).
+#[test]
+fn compare_charts_goodput_whatever_the_series() {
+    let Some(_guard) = root_test("compare_charts_goodput_whatever_the_series") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let sc = scenario(dir.path(), "", "series = []");
+    let out = dir.path().join("out");
+    let o = pep()
+        .args(["lab", "compare", &sc, "--id", &id("series"), "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    let goodput = std::fs::read_to_string(out.join("sim/goodput.csv")).unwrap();
+    assert!(goodput.lines().count() > 1, "{goodput}");
+    assert!(out.join("compare-goodput.svg").is_file(), "{t}");
+}

@@ -404,8 +404,8 @@ fn split_gains_4x_when_loss_is_near_the_pep() {
 }
 
 /// GEO: server - 1 Gbit/s 5 ms - proxy - 20 Mbit/s 300 ms, 0.5 % loss -
-/// client. End-to-end cubic and bbr, then the proxy with bbr and with
-/// cubic on the long leg (cubic on the short one). The proxy with bbr must
+/// client. End-to-end cubic and bbr, then the proxy with bbr on the long
+/// leg (cubic on the short one). The proxy with bbr must
 /// reach 3x end-to-end cubic and 90 % of end-to-end bbr, as the issue
 /// asks: both run BBR over the same 600 ms leg, so they should be about
 /// equal.
@@ -416,6 +416,11 @@ fn split_gains_4x_when_loss_is_near_the_pep() {
 /// trip), so 20 s runs one after another put split BBR at 81 % to 106 % of
 /// end-to-end BBR, 40 s runs at 96 % to 104 %; this test measured 95 % to
 /// 101 % (docs/daemon.md).
+///
+/// With `PEP_GEO_CUBIC=1` it also runs the proxy with cubic on the long
+/// leg, the docs' "split cubic-long" figure. It is left out of CI: it
+/// asserts nothing, and draining the proxy's buffers at its 1.3 Mbit/s
+/// took a minute after the run, half of the test's time.
 #[test]
 fn geo_path_split_and_congestion_control() {
     let Some(_g) = root_test("geo") else {
@@ -428,14 +433,16 @@ fn geo_path_split_and_congestion_control() {
     // (name, the proxy's long-leg cc or end to end, the server's cc); the
     // BBR cases twice, on paths of their own, so the comparison rests on
     // two minutes of each.
-    let cases = [
+    let mut cases = vec![
         ("e2e-cubic", None, "cubic"),
-        ("pep-cubic", Some("cubic"), "cubic"),
         ("e2e-bbr", None, "bbr"),
         ("pep-bbr", Some("bbr"), "cubic"),
         ("e2e-bbr-2", None, "bbr"),
         ("pep-bbr-2", Some("bbr"), "cubic"),
     ];
+    if std::env::var_os("PEP_GEO_CUBIC").is_some_and(|v| v != "0") {
+        cases.push(("pep-cubic", Some("cubic"), "cubic"));
+    }
     let labs: Vec<_> = (0..cases.len())
         .map(|i| three_nodes(&format!("dmn-geo{i}"), geo, short))
         .collect();
@@ -494,16 +501,18 @@ fn geo_path_split_and_congestion_control() {
         assert_eq!(d.metrics().accepted.load(Relaxed), 1);
         d.shutdown().unwrap();
     }
-    let (e2e_cubic, pep_cubic) = (g[0], g[1]);
-    let (e2e_bbr, pep_bbr) = ((g[2] + g[4]) / 2.0, (g[3] + g[5]) / 2.0);
+    let e2e_cubic = g[0];
+    let (e2e_bbr, pep_bbr) = ((g[1] + g[3]) / 2.0, (g[2] + g[4]) / 2.0);
+    let cubic_long = g
+        .get(5)
+        .map_or(String::new(), |c| format!(", proxy cubic-long {c:.3}"));
     println!(
         "GEO goodput (Mbit/s, {RUN} s): e2e cubic {e2e_cubic:.3}, e2e bbr {e2e_bbr:.3} \
-         ({:.3}, {:.3}), proxy bbr-long {pep_bbr:.3} ({:.3}, {:.3}; {:.0} % of e2e bbr), \
-         proxy cubic-long {pep_cubic:.3}",
+         ({:.3}, {:.3}), proxy bbr-long {pep_bbr:.3} ({:.3}, {:.3}; {:.0} % of e2e bbr){cubic_long}",
+        g[1],
+        g[3],
         g[2],
         g[4],
-        g[3],
-        g[5],
         100.0 * pep_bbr / e2e_bbr
     );
     assert!(
