@@ -6,6 +6,7 @@
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration as StdDuration, Instant as StdInstant};
 
 use pep_core::{Duration, Rate};
@@ -114,19 +115,24 @@ fn assert_gone(id: &str, child_pid: u32) {
     }
 }
 
-fn root() -> bool {
-    let ok = pep_lab::error::require_root().is_ok();
-    if !ok {
+/// One test at a time: a holder's `Lab::up` reaps labs whose owner is
+/// dead, and would take the killed lab of the other test before its `down`.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// The lock, or `None` (the test passes as skipped) without root.
+fn root() -> Option<MutexGuard<'static, ()>> {
+    if pep_lab::error::require_root().is_err() {
         eprintln!("skipped (needs root)");
+        return None;
     }
-    ok
+    Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 #[test]
 fn down_cleans_up_after_a_killed_lab() {
-    if !root() {
+    let Some(_serial) = root() else {
         return;
-    }
+    };
     let id = format!("{}-killed", std::process::id());
     let mut h = Holder::spawn(&id);
     wait_until_up(&id, &mut h.child);
@@ -145,9 +151,9 @@ fn down_cleans_up_after_a_killed_lab() {
 
 #[test]
 fn down_stops_a_running_lab() {
-    if !root() {
+    let Some(_serial) = root() else {
         return;
-    }
+    };
     let id = format!("{}-running", std::process::id());
     let mut h = Holder::spawn(&id);
     wait_until_up(&id, &mut h.child);
