@@ -184,6 +184,21 @@ impl AgentError {
     }
 }
 
+/// A window an agent advertises or keeps (`field`, `bytes`): at least one
+/// of its flows' segments (`mss`; below it the sender crawls a few bytes at
+/// a time) and at most TCP's largest window.
+pub(crate) fn check_window(field: &str, bytes: u64, mss: u64) -> Result<(), AgentError> {
+    if (mss..=crate::scenario::MAX_WINDOW as u64).contains(&bytes) {
+        return Ok(());
+    }
+    let msg = format!(
+        "must be from one segment ({mss}B, the flows' mss) to {}B (65535 x 2^14, \
+         TCP's largest window), got {bytes}B",
+        crate::scenario::MAX_WINDOW
+    );
+    Err(AgentError::new(field, msg))
+}
+
 /// Builds an agent of one kind from its parameters.
 pub type Make = fn(&Table, &AgentSite) -> Result<Box<dyn NodeAgent>, AgentError>;
 

@@ -42,7 +42,7 @@ use pep_core::{FlowId, Instant, Rate, Segment};
 use serde::Deserialize;
 use toml::Table;
 
-use super::{params, AgentError, AgentSite, NodeAgent, Outbox};
+use super::{check_window, params, AgentError, AgentSite, NodeAgent, Outbox};
 use crate::packet::{NodeIndex, Packet};
 use crate::scenario::{CcKind, MAX_WINDOW};
 use crate::tcp::{AppSource, SinkConfig, TcpConfig, TcpSender, TcpSink};
@@ -143,25 +143,18 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
         p.shape_rate = None;
     }
     let rwnd = bytes("rwnd", &p.rwnd)?;
-    if rwnd.is_some_and(|r| r > MAX_WINDOW as u64) {
-        let msg = format!("must be at most {MAX_WINDOW}B (65535 x 2^14, TCP's largest window)");
-        return Err(AgentError::new("rwnd", msg));
-    }
     let buffer = bytes("buffer", &p.buffer)?.unwrap_or(1 << 20);
     let sndbuf = bytes("sndbuf", &p.sndbuf)?.unwrap_or(1 << 20);
     // Below one segment the legs crawl a few bytes at a time (a 1 B window
     // delivered 982 B in 20 s where 12 MB was possible).
-    let mss = site.largest_mss();
-    for (field, v) in [
-        ("rwnd", rwnd),
-        ("buffer", Some(buffer)),
-        ("sndbuf", Some(sndbuf)),
-    ] {
-        if let (Some(v), Some(mss)) = (v, mss) {
-            if v < mss as u64 {
-                let msg = format!("{v}B is less than one segment: the flows' mss is {mss}B");
-                return Err(AgentError::new(field, msg));
-            }
+    let mss = site.largest_mss().unwrap_or(1) as u64;
+    if let Some(r) = rwnd {
+        check_window("rwnd", r, mss)?;
+    }
+    for (field, v) in [("buffer", buffer), ("sndbuf", sndbuf)] {
+        if v < mss {
+            let msg = format!("{v}B is less than one segment: the flows' mss is {mss}B");
+            return Err(AgentError::new(field, msg));
         }
     }
     let shape_rate = rate("shape_rate", &p.shape_rate)?;

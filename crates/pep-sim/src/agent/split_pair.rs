@@ -31,7 +31,7 @@ use pep_core::{Duration, FlowId, Instant};
 use serde::Deserialize;
 use toml::Table;
 
-use super::{params, AgentError, AgentSite, CutMessage, NodeAgent, Outbox};
+use super::{check_window, params, AgentError, AgentSite, CutMessage, NodeAgent, Outbox};
 use crate::packet::{NodeIndex, Packet};
 use crate::scenario::MAX_WINDOW;
 use crate::tcp::{AckPolicy, AppSource, SinkConfig, TcpConfig, TcpSender, TcpSink};
@@ -225,14 +225,7 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
             "must be at least 1 packet: split start sends only with credit",
         ));
     }
-    if !(base.mss..=MAX_WINDOW).contains(&p.tunnel_rwnd) {
-        let msg = format!(
-            "must be from one segment ({}B, the flows' mss) to {MAX_WINDOW}B (65535 x 2^14, \
-             TCP's largest window), got {}B",
-            base.mss, p.tunnel_rwnd
-        );
-        return Err(AgentError::new("tunnel_rwnd", msg));
-    }
+    check_window("tunnel_rwnd", p.tunnel_rwnd.into(), base.mss.into())?;
     if p.tunnel_ssthresh.is_some_and(|n| n < 2) {
         return Err(AgentError::new(
             "tunnel_ssthresh",

@@ -28,9 +28,8 @@ use pep_core::{FlowId, Instant};
 use serde::Deserialize;
 use toml::Table;
 
-use super::{params, AgentError, AgentSite, NodeAgent, Outbox};
+use super::{check_window, params, AgentError, AgentSite, NodeAgent, Outbox};
 use crate::packet::{NodeIndex, Packet};
-use crate::scenario::MAX_WINDOW;
 use crate::units::{parse_bytes, parse_duration};
 
 #[derive(Deserialize)]
@@ -69,14 +68,7 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
         let b = parse_bytes(w).map_err(|e| AgentError::new("window", e.message()))?;
         // Below one segment the PEP's sender crawls (1 B delivered 122 B
         // in 20 s where 2.3 MB was possible).
-        let least = site.largest_mss().unwrap_or(1) as u64;
-        if b < least || b > MAX_WINDOW as u64 {
-            let msg = format!(
-                "must be from one segment ({least}B, the flows' mss) to {MAX_WINDOW}B \
-                 (65535 x 2^14, TCP's largest window), got {b}B"
-            );
-            return Err(AgentError::new("window", msg));
-        }
+        check_window("window", b, site.largest_mss().unwrap_or(1).into())?;
         cfg.window = Some(b as u32);
     }
     if let Some(m) = &p.min_rto {
