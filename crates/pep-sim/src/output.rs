@@ -3,9 +3,8 @@
 //! so the same scenario and seed give byte-identical files. Machine-dependent
 //! figures (wall time, events per second) belong to the caller's `run.json`.
 
-use std::fmt::Write as _;
 use std::fs;
-use std::io;
+use std::io::{self, Write};
 use std::path::Path;
 
 use pep_core::{Duration, Instant};
@@ -317,91 +316,106 @@ impl Simulation {
     pub fn write_outputs(&self, dir: &Path) -> io::Result<Vec<String>> {
         fs::create_dir_all(dir)?;
         let mut written = Vec::new();
-        let mut put = |name: &str, body: String| -> io::Result<()> {
-            fs::write(dir.join(name), body)?;
+        // Each file is streamed through a buffer: a long series is never
+        // held twice, as rows and as text.
+        let mut put = |name: &str, fill: &dyn Fn(&mut dyn Write) -> io::Result<()>| {
+            let mut w = io::BufWriter::new(fs::File::create(dir.join(name))?);
+            fill(&mut w)?;
+            w.into_inner().map_err(io::IntoInnerError::into_error)?;
             written.push(name.to_string());
-            Ok(())
+            io::Result::Ok(())
         };
         let m = &self.metrics;
         if m.series.goodput {
-            let mut s = String::from("time_s,flow,bytes,goodput_mbps\n");
-            for r in &m.goodput {
-                let _ = writeln!(
-                    s,
-                    "{},{},{},{}",
-                    secs(r.t),
-                    self.flows[r.flow as usize].name,
-                    r.bytes,
-                    mbps(r.bytes, r.bin)
-                );
-            }
-            put("goodput.csv", s)?;
+            put("goodput.csv", &|w| {
+                writeln!(w, "time_s,flow,bytes,goodput_mbps")?;
+                for r in &m.goodput {
+                    writeln!(
+                        w,
+                        "{},{},{},{}",
+                        secs(r.t),
+                        self.flows[r.flow as usize].name,
+                        r.bytes,
+                        mbps(r.bytes, r.bin)
+                    )?;
+                }
+                Ok(())
+            })?;
         }
         if m.series.links {
-            let mut s = String::from("time_s,link,bytes,throughput_mbps,utilisation\n");
-            for r in &m.links {
-                let _ = writeln!(
-                    s,
-                    "{},{},{},{},{}",
-                    secs(r.t),
-                    self.ports[r.port as usize].name,
-                    r.bytes,
-                    mbps(r.bytes, r.bin),
-                    round6(r.busy_ns as f64 / r.bin.as_nanos() as f64)
-                );
-            }
-            put("links.csv", s)?;
+            put("links.csv", &|w| {
+                writeln!(w, "time_s,link,bytes,throughput_mbps,utilisation")?;
+                for r in &m.links {
+                    writeln!(
+                        w,
+                        "{},{},{},{},{}",
+                        secs(r.t),
+                        self.ports[r.port as usize].name,
+                        r.bytes,
+                        mbps(r.bytes, r.bin),
+                        round6(r.busy_ns as f64 / r.bin.as_nanos() as f64)
+                    )?;
+                }
+                Ok(())
+            })?;
         }
         if m.series.queues {
-            let mut s = String::from("time_s,link,packets,bytes\n");
-            for r in &m.queues {
-                let _ = writeln!(
-                    s,
-                    "{},{},{},{}",
-                    secs(r.t),
-                    self.ports[r.port as usize].name,
-                    r.packets,
-                    r.bytes
-                );
-            }
-            put("queues.csv", s)?;
+            put("queues.csv", &|w| {
+                writeln!(w, "time_s,link,packets,bytes")?;
+                for r in &m.queues {
+                    writeln!(
+                        w,
+                        "{},{},{},{}",
+                        secs(r.t),
+                        self.ports[r.port as usize].name,
+                        r.packets,
+                        r.bytes
+                    )?;
+                }
+                Ok(())
+            })?;
         }
         if m.series.cwnd {
-            let mut s = String::from("time_s,flow,cwnd_bytes,ssthresh_bytes\n");
-            for r in &m.cwnd {
-                let ss = r.ssthresh.map(|v| v.to_string()).unwrap_or_default();
-                let _ = writeln!(
-                    s,
-                    "{},{},{},{}",
-                    secs(r.t),
-                    self.flows[r.flow as usize].name,
-                    r.cwnd,
-                    ss
-                );
-            }
-            put("cwnd.csv", s)?;
+            put("cwnd.csv", &|w| {
+                writeln!(w, "time_s,flow,cwnd_bytes,ssthresh_bytes")?;
+                for r in &m.cwnd {
+                    let ss = r.ssthresh.map(|v| v.to_string()).unwrap_or_default();
+                    writeln!(
+                        w,
+                        "{},{},{},{}",
+                        secs(r.t),
+                        self.flows[r.flow as usize].name,
+                        r.cwnd,
+                        ss
+                    )?;
+                }
+                Ok(())
+            })?;
         }
         if m.series.tseq {
             let starts: Vec<_> = self.flows.iter().map(|f| f.data_start).collect();
             let names: Vec<_> = self.flows.iter().map(|f| f.name.clone()).collect();
-            put("tseq.csv", crate::tseq::csv(&m.tseq, &starts, &names))?;
+            let body = crate::tseq::csv(&m.tseq, &starts, &names);
+            put("tseq.csv", &|w| w.write_all(body.as_bytes()))?;
         }
         if !self.agent_rows.is_empty() {
-            let mut s = String::from("time_s,agent,name,value\n");
-            for r in &self.agent_rows {
-                let _ = writeln!(
-                    s,
-                    "{},{},{},{}",
-                    secs(r.t),
-                    self.agents[r.agent as usize].name,
-                    r.name,
-                    r.value
-                );
-            }
-            put("agents.csv", s)?;
+            put("agents.csv", &|w| {
+                writeln!(w, "time_s,agent,name,value")?;
+                for r in &self.agent_rows {
+                    writeln!(
+                        w,
+                        "{},{},{},{}",
+                        secs(r.t),
+                        self.agents[r.agent as usize].name,
+                        r.name,
+                        r.value
+                    )?;
+                }
+                Ok(())
+            })?;
         }
         let json = serde_json::to_string_pretty(&self.summary()).map_err(io::Error::other)?;
-        put("summary.json", json + "\n")?;
+        put("summary.json", &|w| writeln!(w, "{json}"))?;
         Ok(written)
     }
 }

@@ -368,8 +368,10 @@ fn output_rows_are_capped() {
     );
     let t = base_plus("[output]\nsample = \"999ns\"\n");
     expect(&t, "output.sample", "sample", "use a longer sample");
-    // Exactly ten million is fine.
-    assert!(load(&base_plus("[output]\nsample = \"1us\"\n")).is_ok());
+    // Exactly ten million is fine (one series of one flow: the total is
+    // capped too).
+    let ok = "[output]\nsample = \"1us\"\nseries = [\"cwnd\"]\n";
+    assert!(load(&base_plus(ok)).is_ok());
     // The default sample (100 ms) over a very long run: at the duration.
     let t = base_with("duration = \"10s\"", "duration = \"2000000s\"");
     expect(
@@ -378,6 +380,52 @@ fn output_rows_are_capped() {
         "duration",
         "100ms (the default) over a 2000000s run is 20000000 rows",
     );
+}
+
+/// Each series is capped per flow or link direction, and all of them
+/// together: ten million bins of one flow's goodput are fine, but with
+/// the four link directions' rows too they took 2.7 GB.
+#[test]
+fn all_series_together_are_capped() {
+    let t = base_plus("[output]\ninterval = \"1us\"\nseries = [\"goodput\", \"links\"]\n");
+    expect(
+        &t,
+        "output",
+        "interval",
+        "50000000 rows in all (goodput: bins x flows = 10000000, links: bins x link \
+         directions = 40000000); at most 40000000",
+    );
+    let ok = "[output]\ninterval = \"1us\"\nseries = [\"goodput\"]\n";
+    assert!(load(&base_plus(ok)).is_ok());
+    // Many flows at the default interval and sample, at the duration.
+    let t = base_with("to = \"b\"", "to = \"b\"\ncount = 100000");
+    assert!(load(&t).is_ok(), "10 s: 11000404 rows");
+    let t = t.replace("duration = \"10s\"", "duration = \"100s\"");
+    expect(
+        &t,
+        "output",
+        "duration",
+        "cwnd: samples x flows = 100000000",
+    );
+}
+
+#[test]
+fn a_run_ends_before_the_clock_does() {
+    // At u64::MAX the periodic samples saturated at the run's end and
+    // fired forever, filling the memory.
+    let long = "[output]\ninterval = \"1000000h\"\nsample = \"1000000h\"\n";
+    let t = base_with(
+        "duration = \"10s\"",
+        "duration = \"18446744073709551615ns\"",
+    );
+    expect(
+        &format!("{t}{long}"),
+        "scenario.duration",
+        "duration",
+        "is longer than",
+    );
+    let t = base_with("duration = \"10s\"", "duration = \"9223372036854775808ns\"");
+    assert!(load(&format!("{t}{long}")).is_ok());
 }
 
 #[test]
@@ -411,7 +459,11 @@ fn rto_bounds_need_a_millisecond() {
 
 #[test]
 fn the_name_is_one_path_component() {
-    for bad in ["/tmp/x", "../../../escaped", "a/b", "a\\\\b", ".", ".."] {
+    let control = ["x\\u0000y", "a\\nb", "tab\\there"];
+    for bad in ["/tmp/x", "../../../escaped", "a/b", "a\\\\b", ".", ".."]
+        .into_iter()
+        .chain(control)
+    {
         let t = base_with("name = \"t\"", &format!("name = \"{bad}\""));
         expect(
             &t,

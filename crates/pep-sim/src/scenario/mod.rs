@@ -159,10 +159,15 @@ pub fn parse_document(text: &str, origin: &str) -> Result<toml::Table, ScenarioE
 }
 
 /// Whether `name` can be the default output directory `out/<name>`: one
-/// plain path component (no `/` or `\`, not `.` or `..`). Scenario and
-/// experiment names must be.
+/// plain path component (no `/`, `\` or control characters, not `.` or
+/// `..`). Scenario and experiment names must be.
 pub fn is_plain_name(name: &str) -> bool {
-    !name.contains(['/', '\\']) && name != "." && name != ".."
+    // Control characters: a NUL cannot be in a path, a newline makes a
+    // directory no shell listing shows as it is.
+    !name.contains(['/', '\\'])
+        && !name.chars().any(char::is_control)
+        && name != "."
+        && name != ".."
 }
 
 /// Whether `text` is TOML with a top-level `has` key and no `lacks` key:

@@ -43,6 +43,14 @@ pub const MIN_RTO_BOUND: Duration = Duration::from_millis(1);
 /// cannot fill the memory.
 pub const MAX_OUTPUT_ROWS: u64 = 10_000_000;
 
+/// Most rows of all series together (see `total_rows`): about 1.6 GB
+/// while the run holds them.
+pub const MAX_TOTAL_ROWS: u64 = 40_000_000;
+
+/// Longest run: 2^63 ns, so that the run's end plus one sampling period
+/// (at most the run) still fits the 64-bit clock.
+pub const MAX_DURATION: Duration = Duration(1 << 63);
+
 /// Shortest delay (in the shorter direction) of a link `scenario.cut` may
 /// name: the two threads meet once per delay, so less only costs time.
 pub const MIN_CUT_DELAY: Duration = Duration::from_millis(1);
@@ -55,13 +63,19 @@ pub(crate) fn validate(doc: &raw::Doc, ctx: &mut Ctx) -> Option<Scenario> {
     } else if !super::is_plain_name(&name) {
         let msg = format!(
             "invalid name {name:?}: the name is the default output directory out/<name>, \
-             so it must be one plain path component (no '/' or '\\', not \".\" or \"..\")"
+             so it must be one plain path component (no '/', '\\' or control characters, \
+             not \".\" or \"..\")"
         );
         ctx.err(Some(h.name.span()), "scenario.name", msg);
     }
     let duration = h.duration.get_ref().0;
     if let Err(e) = positive_duration(duration) {
         ctx.err(Some(h.duration.span()), "scenario.duration", e.message());
+    } else if duration > MAX_DURATION {
+        // Later than this, the periodic samples' next times saturate at the
+        // clock's end and fire forever.
+        let msg = format!("{duration} is longer than {MAX_DURATION} (about 292 years)");
+        ctx.err(Some(h.duration.span()), "scenario.duration", msg);
     }
 
     let nodes = nodes(doc, ctx);
@@ -88,6 +102,19 @@ pub(crate) fn validate(doc: &raw::Doc, ctx: &mut Ctx) -> Option<Scenario> {
         }
     }
     let output = output(doc, ctx, duration, h.duration.span());
+    // At the output's interval or sample if given, else at the duration.
+    let rows_at = doc
+        .output
+        .as_ref()
+        .and_then(|o| o.interval.as_ref().or(o.sample.as_ref()))
+        .map_or(h.duration.span(), |d| d.span());
+    total_rows(
+        ctx,
+        &output,
+        duration,
+        (flows.len(), 2 * links.len()),
+        rows_at,
+    );
     let traces = super::trace::traces(doc, ctx, &nodes.specs, &links);
 
     if !ctx.errors.is_empty() {
@@ -784,6 +811,46 @@ fn output(
         }
     }
     out
+}
+
+/// Caps the rows of all series together: each bin has a goodput row per
+/// flow and a link row per link direction, each sample a queue row per
+/// link direction and a cwnd row per flow. A run holds them in memory
+/// (about 40 B a row) until it writes them.
+fn total_rows(
+    ctx: &mut Ctx,
+    out: &OutputSpec,
+    duration: Duration,
+    (flows, ports): (usize, usize),
+    span: Range<usize>,
+) {
+    let bins = duration.0.div_ceil(out.interval.0.max(1));
+    let samples = duration.0.div_ceil(out.sample.0.max(1));
+    let (flows, ports) = (flows as u64, ports as u64);
+    let mut rows = 0u64;
+    let mut parts = Vec::new();
+    for s in &out.series {
+        let (n, what) = match s {
+            Series::Goodput => (bins.saturating_mul(flows), "goodput: bins x flows"),
+            Series::Links => (bins.saturating_mul(ports), "links: bins x link directions"),
+            Series::Queues => (
+                samples.saturating_mul(ports),
+                "queues: samples x link directions",
+            ),
+            Series::Cwnd => (samples.saturating_mul(flows), "cwnd: samples x flows"),
+            Series::Tseq => continue,
+        };
+        rows = rows.saturating_add(n);
+        parts.push(format!("{what} = {n}"));
+    }
+    if rows > MAX_TOTAL_ROWS {
+        let msg = format!(
+            "{rows} rows in all ({}); at most {MAX_TOTAL_ROWS} are allowed: use a longer \
+             interval or sample, or fewer series",
+            parts.join(", ")
+        );
+        ctx.err(Some(span), "output", msg);
+    }
 }
 
 /// Rates must be positive wherever they are written.
