@@ -48,8 +48,28 @@ enum Command {
     Amp(amp_cmd::AmpArgs),
 }
 
+/// The simulator's commands print tables and CSV that are often piped
+/// (`| head`): a reader that closes early ends the process as it ends any
+/// Unix filter, instead of a "Broken pipe" panic. Only for them: the lab
+/// and the daemon write to sockets, where a peer that vanishes must be an
+/// error (EPIPE, Rust's default), not the end of the process. A sweep
+/// killed this way resumes from its records.
+fn end_quietly_on_a_closed_pipe() {
+    // SAFETY: restores the default disposition of one signal before any
+    // thread is started; no handler is installed.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(
+        cli.command,
+        Command::Sim(_) | Command::Reproduce(_) | Command::Amp(_)
+    ) {
+        end_quietly_on_a_closed_pipe();
+    }
     let result = match cli.command {
         Command::Sim(cmd) => sim_cmd::run(cmd),
         Command::Lab(cmd) => lab_cmd::run(cmd),

@@ -587,3 +587,23 @@ fn proxy_check_reads_the_tunnel_keys_as_run_would() {
         .unwrap();
     assert!(!out.status.success() && !dir.path().join("..pem").exists());
 }
+
+/// A reader that closes the pipe early (`pep sim default | head -1`) ends
+/// the command quietly, as it ends any Unix filter: no "Broken pipe"
+/// panic, no exit code 101.
+#[test]
+fn a_closed_pipe_ends_printing_commands_quietly() {
+    for args in [&["sim", "default"][..], &["amp"]] {
+        let mut child = pep()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_ne!(o.status.code(), Some(101), "{args:?}: {stderr}");
+    }
+}
