@@ -17,6 +17,11 @@ use toml::Value;
 use crate::measure::Measure;
 use crate::plotspec::{self, PlotSpec, RawPlot};
 
+/// Most points, and most runs (points x seeds), in one experiment: every
+/// point's scenario is resolved and checked, and a sweep plans every run,
+/// before the first starts (about 13 KB a point, 1 KB a run).
+pub const MAX_RUNS: usize = 100_000;
+
 /// A problem in an experiment file: `file:line: field: message`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub struct ExpError {
@@ -262,6 +267,22 @@ impl Experiment {
             ),
             None => (None, Vec::new()),
         };
+        let counts = [
+            ("experiment.seeds", Some(&seeds)),
+            ("short.seeds", short_seeds.as_ref()),
+        ];
+        for (field, list) in counts {
+            let n = list.map_or(0, Vec::len);
+            let runs = n.saturating_mul(points.len());
+            if runs > MAX_RUNS {
+                let msg = format!(
+                    "{} points x {n} seeds = {runs} runs: at most {MAX_RUNS} (a sweep plans \
+                     them all before the first starts)",
+                    points.len()
+                );
+                return Err(errs.at("seeds", field, msg));
+            }
+        }
         let plots = plotspec::validate(&errs, raw.plots, &params, &measures)?;
         let outputs = h.outputs.unwrap_or(false) || plots.iter().any(PlotSpec::needs_outputs);
         let (base_path, base_text) = match dir {
@@ -614,8 +635,9 @@ fn points(
     };
     let grid_len: usize = axes.iter().map(Vec::len).product();
     let total = rows.len() * grid_len;
-    if total > 1_000_000 {
-        let msg = format!("{total} points: more than a million is surely a mistake");
+    if total > MAX_RUNS {
+        let msg =
+            format!("{total} points: at most {MAX_RUNS} (each is checked and held in memory)");
         return Err(errs.at("[vary]", "vary", msg));
     }
     let width = (total.saturating_sub(1)).to_string().len().max(3);
