@@ -23,8 +23,8 @@ use pep_core::queue::QueueLimit;
 use pep_core::{Duration, KindFilter};
 
 use crate::scenario::{
-    AckSpec, AppReadSpec, Dir, LossSpec, MediumSpec, QueueSpec, RecoveryKind, RedSpec, Scenario,
-    SourceSpec,
+    AckSpec, AppReadSpec, Dir, LossSpec, MediumSpec, NodeKind, QueueSpec, RecoveryKind, RedSpec,
+    Routes, Scenario, SourceSpec,
 };
 
 /// Seconds as ns-2 reads them.
@@ -86,6 +86,40 @@ fn unsupported_flow_features(f: &crate::scenario::FlowSpec) -> Result<(), String
     Ok(())
 }
 
+/// ns-2 routes over every node, pep only through routers: a flow whose
+/// route would change were its hosts routers is refused, naming both.
+fn hosts_that_would_forward(sc: &Scenario) -> Result<(), String> {
+    let ends: Vec<(usize, usize)> = sc.links.iter().map(|l| (l.a, l.b)).collect();
+    let all = Routes::compute(&vec![NodeKind::Router; sc.nodes.len()], &ends);
+    let show = |src: usize, hops: &[(usize, Dir)]| {
+        let mut at = src;
+        let mut names = vec![sc.nodes[src].name.as_str()];
+        for &(l, d) in hops {
+            at = sc.links[l].to_node(d);
+            names.push(sc.nodes[at].name.as_str());
+        }
+        names.join(" -> ")
+    };
+    for f in &sc.flows {
+        for (src, dst) in [(f.src, f.dst), (f.dst, f.src)] {
+            let (Some(ours), Some(theirs)) = (sc.routes.path(src, dst), all.path(src, dst)) else {
+                continue;
+            };
+            if ours != theirs {
+                return Err(format!(
+                    "flow {}: ns-2 forwards through hosts too and would route {} where pep \
+                     routes {} (hosts do not forward): make the host a router, or remove \
+                     its extra link",
+                    f.name,
+                    show(src, &theirs),
+                    show(src, &ours)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The ns-2 script for `sc`, recording acknowledged bytes at `warmup` and
 /// at the end. `ns_seed` seeds ns-2's default RNG (loss, `boot_time_`).
 /// An error names what ns-2 cannot be given.
@@ -101,6 +135,15 @@ pub fn script(sc: &Scenario, warmup: Duration, ns_seed: u64) -> Result<String, S
     {
         return Err(format!("agent {}: a PEP; ns-2 runs baselines only", a.name));
     }
+    if ns_seed == 0 {
+        // ns-2's RNG reads seed 0 as "seed from the clock".
+        return Err(
+            "seed 0: ns-2 seeds from the clock then, so its runs would not repeat; \
+                    give another seed"
+                .into(),
+        );
+    }
+    hosts_that_would_forward(sc)?;
     let _ = writeln!(w, "set ns [new Simulator]");
     let _ = writeln!(w, "global defaultRNG");
     let _ = writeln!(w, "$defaultRNG seed {ns_seed}");
@@ -336,5 +379,45 @@ mod tests {
         // The same settings off translate.
         script_with("tcp = { pacing = false, rack = false }").unwrap();
         script_with("sink = { app = \"immediate\", ack = \"delayed\" }").unwrap();
+    }
+
+    /// A host with links to both ends: pep routes around it (hosts do not
+    /// forward), ns-2 would route through it, a hop shorter.
+    #[test]
+    fn a_route_ns2_would_take_through_a_host_is_refused() {
+        let mut text = String::from("[scenario]\nname = \"t\"\nduration = \"10s\"\n");
+        for (n, kind) in [
+            ("a", "host"),
+            ("r1", "router"),
+            ("r2", "router"),
+            ("b", "host"),
+        ] {
+            text += &format!("[[node]]\nname = \"{n}\"\nkind = \"{kind}\"\n");
+        }
+        text += "[[node]]\nname = \"h\"\n";
+        for (x, y) in [
+            ("a", "r1"),
+            ("r1", "r2"),
+            ("r2", "b"),
+            ("a", "h"),
+            ("h", "b"),
+        ] {
+            text += &format!(
+                "[[link]]\nbetween = [\"{x}\", \"{y}\"]\nrate = \"10Mbps\"\ndelay = \"1ms\"\n"
+            );
+        }
+        text += "[[flow]]\nname = \"f1\"\nfrom = \"a\"\nto = \"b\"\n";
+        let sc = Scenario::from_toml_str(&text, "t.toml").unwrap_or_else(|e| panic!("{e}"));
+        let e = script(&sc, Duration::from_secs(1), 1).unwrap_err();
+        assert!(
+            e.starts_with(
+                "flow f1: ns-2 forwards through hosts too and would route a -> h -> b where \
+                 pep routes a -> r1 -> r2 -> b"
+            ),
+            "{e}"
+        );
+        let plain = Scenario::from_toml_str(BASE, "t.toml").unwrap();
+        let e = script(&plain, Duration::from_secs(1), 0).unwrap_err();
+        assert!(e.starts_with("seed 0: ns-2 seeds from the clock"), "{e}");
     }
 }
