@@ -92,11 +92,9 @@ fn hosts_that_would_forward(sc: &Scenario) -> Result<(), String> {
     let ends: Vec<(usize, usize)> = sc.links.iter().map(|l| (l.a, l.b)).collect();
     let all = Routes::compute(&vec![NodeKind::Router; sc.nodes.len()], &ends);
     let show = |src: usize, hops: &[(usize, Dir)]| {
-        let mut at = src;
         let mut names = vec![sc.nodes[src].name.as_str()];
         for &(l, d) in hops {
-            at = sc.links[l].to_node(d);
-            names.push(sc.nodes[at].name.as_str());
+            names.push(sc.nodes[sc.links[l].to_node(d)].name.as_str());
         }
         names.join(" -> ")
     };
