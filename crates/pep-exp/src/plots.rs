@@ -21,15 +21,22 @@ pub struct Named {
 }
 
 /// Renders each chart into `dir` (created if missing) in its formats;
-/// returns the files written.
+/// returns the files written. What a chart could not show (points on a log
+/// axis at or below zero, error bars cut at the axis) is printed to stderr
+/// as a warning, once per chart.
 pub fn write(charts: &[Named], dir: &Path) -> Result<Vec<PathBuf>, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut out = Vec::new();
     for c in charts {
-        for f in &c.formats {
+        for (i, f) in c.formats.iter().enumerate() {
             let path = dir.join(format!("{}.{f}", c.name));
-            pep_plot::render(&c.chart, &path)
+            let skipped = pep_plot::render(&c.chart, &path)
                 .map_err(|e| format!("plot {} (from {}): {e}", c.name, c.source.display()))?;
+            if i == 0 {
+                for note in skipped.notes() {
+                    eprintln!("warning: plot {}: {note}", c.name);
+                }
+            }
             out.push(path);
         }
     }

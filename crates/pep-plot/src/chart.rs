@@ -209,7 +209,10 @@ pub enum Scale {
     Linear,
     /// Base-10 logarithmic. Points with a non-positive coordinate on this
     /// axis are skipped and counted in [`Skipped::non_positive`] (they are
-    /// not an error unless nothing is left to draw).
+    /// not an error unless nothing is left to draw). On error bars, only the
+    /// mean counts: a confidence interval reaching zero or below keeps its
+    /// point, and its bar runs uncapped to the bottom of the plot (counted
+    /// in [`Skipped::open_bars`]).
     Log,
 }
 
@@ -414,23 +417,79 @@ impl Chart {
     }
 }
 
-/// Points left out of a chart, by reason. Skipping is not an error unless
-/// nothing at all is left to draw.
+/// Points left out of a chart, by reason, and error bars drawn cut short.
+/// Skipping is not an error unless nothing at all is left to draw; callers
+/// should show [`Skipped::notes`] so that it is not silent either.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Skipped {
     /// Points (or samples, or CI points) with a NaN or infinite coordinate.
     pub non_finite: usize,
-    /// Points with a zero or negative coordinate on a log axis.
+    /// Points with a zero or negative coordinate on a log axis (for error
+    /// bars: x, or the mean on a log y axis).
     pub non_positive: usize,
     /// Histogram samples outside explicit bin edges.
     pub outside_bins: usize,
     /// Series with no drawable point left (drawn nowhere, not in the legend).
     pub empty_series: usize,
+    /// Error bars drawn, with their point, whose interval reaches zero or
+    /// below on a log y axis: the bar runs uncapped to the bottom of the
+    /// plot. Not a point left out (not in [`Skipped::points`]).
+    pub open_bars: usize,
 }
 
 impl Skipped {
     /// Total points left out (not counting empty series).
     pub fn points(&self) -> usize {
         self.non_finite + self.non_positive + self.outside_bins
+    }
+
+    /// One sentence per reason with a non-zero count, for a warning under
+    /// the chart's name; empty when the chart shows all of its data.
+    ///
+    /// ```
+    /// let k = pep_plot::Skipped { non_positive: 2, open_bars: 1, ..Default::default() };
+    /// assert_eq!(k.notes(), [
+    ///     "2 points with a zero or negative value on a log axis are not drawn",
+    ///     "1 error bar reaches zero or below: drawn down to the bottom of the log axis, without a cap",
+    /// ]);
+    /// ```
+    pub fn notes(&self) -> Vec<String> {
+        let n =
+            |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+        let mut out = Vec::new();
+        if self.non_finite > 0 {
+            out.push(format!(
+                "{} with a NaN or infinite value {} not drawn",
+                n(self.non_finite, "point", "points"),
+                if self.non_finite == 1 { "is" } else { "are" }
+            ));
+        }
+        if self.non_positive > 0 {
+            out.push(format!(
+                "{} with a zero or negative value on a log axis {} not drawn",
+                n(self.non_positive, "point", "points"),
+                if self.non_positive == 1 { "is" } else { "are" }
+            ));
+        }
+        if self.outside_bins > 0 {
+            out.push(format!(
+                "{} outside the bin edges {} not counted",
+                n(self.outside_bins, "sample", "samples"),
+                if self.outside_bins == 1 { "is" } else { "are" }
+            ));
+        }
+        if self.empty_series > 0 {
+            out.push(format!(
+                "{} nothing to draw (left out, legend included)",
+                n(self.empty_series, "series has", "series have"),
+            ));
+        }
+        if self.open_bars > 0 {
+            out.push(format!(
+                "{} zero or below: drawn down to the bottom of the log axis, without a cap",
+                n(self.open_bars, "error bar reaches", "error bars reach"),
+            ));
+        }
+        out
     }
 }

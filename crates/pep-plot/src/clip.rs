@@ -4,7 +4,7 @@ use crate::prepare::{Axis, Layer};
 
 /// Clip a layer to the axes. Lines may split into several runs; polygons
 /// are clipped (Sutherland–Hodgman); markers and bars outside are dropped
-/// and bars are cut at the y range. Works in axis space (log10 on log axes)
+/// and bars are cut at the y range, losing the cap at a cut end. Works in axis space (log10 on log axes)
 /// so the cut points lie on the straight segments as drawn.
 pub(crate) fn clip(layer: Layer, x: &Axis, y: &Axis) -> Vec<Layer> {
     let inside = |p: &(f64, f64)| x.lo <= p.0 && p.0 <= x.hi && y.lo <= p.1 && p.1 <= y.hi;
@@ -69,10 +69,16 @@ pub(crate) fn clip(layer: Layer, x: &Axis, y: &Axis) -> Vec<Layer> {
             }]
         }
         Layer::Bars { mut bars, color } => {
-            bars.retain(|b| x.lo <= b.0 && b.0 <= x.hi && b.2 >= y.lo && b.1 <= y.hi);
+            bars.retain(|b| x.lo <= b.x && b.x <= x.hi && b.hi >= y.lo && b.lo <= y.hi);
             bars.iter_mut().for_each(|b| {
-                b.1 = b.1.max(y.lo);
-                b.2 = b.2.min(y.hi);
+                if b.lo < y.lo {
+                    b.lo = y.lo;
+                    b.lo_cap = false;
+                }
+                if b.hi > y.hi {
+                    b.hi = y.hi;
+                    b.hi_cap = false;
+                }
             });
             if bars.is_empty() {
                 return vec![];

@@ -200,8 +200,9 @@ where
                 .map_err(derr)?;
             }
             Layer::Bars { bars, color: c } => {
-                ctx.draw_series(bars.iter().map(|&(x, lo, hi)| VBar {
-                    ends: [(x, lo), (x, hi)],
+                ctx.draw_series(bars.iter().map(|b| VBar {
+                    ends: [(b.x, b.lo), (b.x, b.hi)],
+                    caps: [b.lo_cap, b.hi_cap],
                     style: color(*c).stroke_width(2),
                 }))
                 .map_err(derr)?;
@@ -317,9 +318,11 @@ impl<C, DB: DrawingBackend> Drawable<DB> for MarkerElem<C> {
     }
 }
 
-/// A vertical interval with caps, between two data points.
+/// A vertical interval between two data points, with a cap at each end
+/// that `caps` (low, high) asks for.
 struct VBar {
     ends: [(f64, f64); 2],
+    caps: [bool; 2],
     style: ShapeStyle,
 }
 
@@ -343,7 +346,11 @@ impl<DB: DrawingBackend> Drawable<DB> for VBar {
         };
         const CAP: i32 = 5;
         backend.draw_line(lo, hi, &self.style)?;
-        backend.draw_line((lo.0 - CAP, lo.1), (lo.0 + CAP, lo.1), &self.style)?;
-        backend.draw_line((hi.0 - CAP, hi.1), (hi.0 + CAP, hi.1), &self.style)
+        for (end, cap) in [lo, hi].into_iter().zip(self.caps) {
+            if cap {
+                backend.draw_line((end.0 - CAP, end.1), (end.0 + CAP, end.1), &self.style)?;
+            }
+        }
+        Ok(())
     }
 }

@@ -32,9 +32,12 @@
 //!
 //! Points with NaN or infinite coordinates are skipped, and so are points
 //! with a zero or negative coordinate on a log axis (on a log axis these are
-//! *skipped and counted*, not an error). [`Chart::skipped`] tells how many;
-//! [`render`] returns the same count. Only when nothing at all is left to
-//! draw is it an error ([`PlotError::NoData`]).
+//! *skipped and counted*, not an error). On error bars with a log y axis
+//! only the mean must be positive: an interval reaching zero or below (few
+//! runs, wide spread) is drawn down to the bottom of the plot without a cap.
+//! [`Chart::skipped`] tells how many of each; [`render`] returns the same
+//! counts, and [`Skipped::notes`] says it in sentences for a warning. Only
+//! when nothing at all is left to draw is it an error ([`PlotError::NoData`]).
 //!
 //! # Example
 //!
@@ -47,7 +50,9 @@
 //!     .x_label("time (s)")
 //!     .y_label("goodput (Mbit/s)");
 //! let skipped = render(&chart, "goodput.svg")?;
-//! assert_eq!(skipped.points(), 0);
+//! for note in skipped.notes() {
+//!     eprintln!("warning: goodput.svg: {note}");
+//! }
 //! # Ok(()) }
 //! ```
 

@@ -2,7 +2,7 @@
 //! coordinates: skip bad points, compute bins and CDF steps, fit the axes,
 //! dodge error bars, clip to the axes. No drawing library here.
 
-use crate::chart::{Bins, Chart, HistScale, Plot, Scale, Skipped};
+use crate::chart::{Bins, Chart, CiPoint, HistScale, Plot, Scale, Skipped};
 use crate::clip;
 use crate::stats;
 use crate::style::{series_color, series_marker, Marker, Rgb};
@@ -31,11 +31,21 @@ pub(crate) enum Layer {
         size: u32,
         opacity: f64,
     },
-    /// Vertical interval bars `(x, lo, hi)` with caps.
-    Bars {
-        bars: Vec<(f64, f64, f64)>,
-        color: Rgb,
-    },
+    /// Vertical interval bars.
+    Bars { bars: Vec<Bar>, color: Rgb },
+}
+
+/// A vertical interval bar, capped at the ends that are the interval's own
+/// (not where it was cut at the axis).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Bar {
+    pub x: f64,
+    /// `-inf` for an interval reaching zero or below on a log axis: the bar
+    /// runs to the bottom of the plot (see [`crate::clip`]).
+    pub lo: f64,
+    pub hi: f64,
+    pub lo_cap: bool,
+    pub hi_cap: bool,
 }
 
 /// The sample drawn next to a legend entry's name.
@@ -221,7 +231,7 @@ pub(crate) fn prepare(chart: &Chart) -> Result<Prepared, PlotError> {
                     let vals = [p.mean, p.lo, p.hi];
                     if !p.x.is_finite() || vals.iter().any(|v| !v.is_finite()) {
                         f.skipped.non_finite += 1;
-                    } else if (xlog && p.x <= 0.0) || (ylog && vals.iter().any(|&v| v <= 0.0)) {
+                    } else if (xlog && p.x <= 0.0) || (ylog && p.mean <= 0.0) {
                         f.skipped.non_positive += 1;
                     } else if p.lo > p.hi {
                         return Err(invalid(format!(
@@ -229,7 +239,24 @@ pub(crate) fn prepare(chart: &Chart) -> Result<Prepared, PlotError> {
                             s.name, p.lo, p.hi, p.x
                         )));
                     } else {
-                        pts.push(*p);
+                        // On a log axis an interval reaching zero or below
+                        // (few runs, wide spread) keeps its mean and its
+                        // upper part; the bar runs to the bottom of the plot.
+                        let open = |v: f64| {
+                            if ylog && v <= 0.0 {
+                                f64::NEG_INFINITY
+                            } else {
+                                v
+                            }
+                        };
+                        if ylog && p.lo <= 0.0 {
+                            f.skipped.open_bars += 1;
+                        }
+                        pts.push(CiPoint {
+                            lo: open(p.lo),
+                            hi: open(p.hi),
+                            ..*p
+                        });
                     }
                 }
                 if pts.is_empty() {
@@ -249,7 +276,16 @@ pub(crate) fn prepare(chart: &Chart) -> Result<Prepared, PlotError> {
                     });
                 }
                 layers.push(Layer::Bars {
-                    bars: pts.iter().map(|p| (p.x, p.lo, p.hi)).collect(),
+                    bars: pts
+                        .iter()
+                        .map(|p| Bar {
+                            x: p.x,
+                            lo: p.lo,
+                            hi: p.hi,
+                            lo_cap: true,
+                            hi_cap: true,
+                        })
+                        .collect(),
                     color,
                 });
                 layers.push(Layer::Markers {
@@ -507,9 +543,9 @@ pub(crate) fn prepare(chart: &Chart) -> Result<Prepared, PlotError> {
     }
     dodge.resize(layers.len(), 0.0);
 
-    let x = fit_axis(&layers, xlog, chart.x_range, |p| p.0, |b| [b.0, b.0])
+    let x = fit_axis(&layers, xlog, chart.x_range, |p| p.0, |b| [b.x, b.x])
         .map_err(|r| invalid(format!("x axis: {r}")))?;
-    let y = fit_axis(&layers, ylog, chart.y_range, |p| p.1, |b| [b.1, b.2])
+    let y = fit_axis(&layers, ylog, chart.y_range, |p| p.1, |b| [b.lo, b.hi])
         .map_err(|r| invalid(format!("y axis: {r}")))?;
     for (layer, off) in layers.iter_mut().zip(&dodge) {
         if *off != 0.0 {
@@ -537,14 +573,14 @@ fn entry(name: &str, swatch: Swatch) -> LegendEntry {
 }
 
 /// Fit one axis to every coordinate the layers use, or take the fixed range.
-/// Fails (saying why) when the data span no drawable range: values so far
+/// Open bar ends (`-inf`, see [`Bar::lo`]) do not count. Fails (saying why) when the data span no drawable range: values so far
 /// apart that the padded range, or its width, overflows to infinity.
 fn fit_axis(
     layers: &[Layer],
     log: bool,
     fixed: Option<(f64, f64)>,
     coord: impl Fn(&(f64, f64)) -> f64,
-    bar: impl Fn(&(f64, f64, f64)) -> [f64; 2],
+    bar: impl Fn(&Bar) -> [f64; 2],
 ) -> Result<Axis, String> {
     if let Some((lo, hi)) = fixed {
         return Ok(Axis { lo, hi, log });
@@ -559,7 +595,11 @@ fn fit_axis(
             Layer::Line { points, .. }
             | Layer::Area { points, .. }
             | Layer::Markers { points, .. } => points.iter().for_each(|p| see(coord(p))),
-            Layer::Bars { bars, .. } => bars.iter().flat_map(&bar).for_each(&mut see),
+            Layer::Bars { bars, .. } => bars
+                .iter()
+                .flat_map(&bar)
+                .filter(|v| *v != f64::NEG_INFINITY)
+                .for_each(&mut see),
         }
     }
     if !(min.is_finite() && max.is_finite()) {
@@ -614,7 +654,7 @@ fn shift_x(layer: &mut Layer, x: &Axis, frac: f64) {
         Layer::Line { points, .. } | Layer::Area { points, .. } | Layer::Markers { points, .. } => {
             points.iter_mut().for_each(|p| p.0 = mv(p.0))
         }
-        Layer::Bars { bars, .. } => bars.iter_mut().for_each(|b| b.0 = mv(b.0)),
+        Layer::Bars { bars, .. } => bars.iter_mut().for_each(|b| b.x = mv(b.x)),
     }
 }
 

@@ -16,10 +16,13 @@
 //! );
 //! ```
 //!
-//! Format: comma-separated, first non-blank line is the header, blank lines
-//! are ignored, a trailing `\r` is dropped, cells are trimmed, and a cell may
-//! be double-quoted (`"a,b"`, with `""` for a quote) but not span lines.
-//! Every row must have as many cells as the header.
+//! Format: comma-separated (RFC 4180), first non-blank line is the header,
+//! blank lines are ignored, a trailing `\r` is dropped, cells are trimmed,
+//! and a cell may be double-quoted: a quoted cell keeps its text as it is,
+//! commas, `""` for a quote and line breaks included (a record may span
+//! lines). Every row must have as many cells as the header. Errors about a
+//! row name the line its record starts on; an unterminated quote names the
+//! line it opens on.
 //!
 //! Numbers: an **empty cell means "no value"** (the simulator leaves
 //! `ssthresh_bytes` empty while unset): rows with an empty x or y cell are
@@ -55,21 +58,14 @@ impl Table {
     /// A file with a header but no rows is an error ([`PlotError::NoRows`]),
     /// and so is an empty one ([`PlotError::EmptyFile`]).
     pub fn parse(name: &str, text: &str) -> Result<Table, PlotError> {
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let mut lines = text
-            .split('\n')
-            .enumerate()
-            .map(|(i, l)| (i + 1, l.strip_suffix('\r').unwrap_or(l)))
-            .filter(|(_, l)| !l.trim().is_empty());
-        let Some((hline, header)) = lines.next() else {
+        let mut records = records(name, text)?.into_iter();
+        let Some((_, columns)) = records.next() else {
             return Err(PlotError::EmptyFile {
                 file: name.to_string(),
             });
         };
-        let columns = split_row(name, hline, header)?;
         let mut rows = Vec::new();
-        for (line, l) in lines {
-            let cells = split_row(name, line, l)?;
+        for (line, cells) in records {
             if cells.len() != columns.len() {
                 return Err(PlotError::BadRow {
                     file: name.to_string(),
@@ -228,69 +224,135 @@ fn group_index<T>(
     }
 }
 
-/// Split one CSV line into trimmed cells, honouring double quotes.
-fn split_row(file: &str, line: usize, text: &str) -> Result<Vec<String>, PlotError> {
-    let mut cells = Vec::new();
+/// Split CSV text into records, the header included: `(line, cells)` with
+/// the 1-based line each record starts on. Follows RFC 4180 (a quoted cell
+/// may hold commas, `""` for a quote, and line breaks) with the leniencies of
+/// [this module](self): a leading byte order mark is dropped, blank lines are
+/// skipped, cells are trimmed of spaces and tabs outside quotes, and `\r\n`
+/// ends a record like `\n`. Records may differ in length; [`Table::parse`]
+/// checks them against the header. `name` is used in errors.
+///
+/// ```
+/// let r = pep_plot::tidy::records("r.csv", "a,b\n\"x\ny\",\"say \"\"hi\"\"\"\n").unwrap();
+/// assert_eq!(r[1], (2, vec!["x\ny".to_string(), "say \"hi\"".to_string()]));
+/// ```
+pub fn records(name: &str, text: &str) -> Result<Vec<(usize, Vec<String>)>, PlotError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let bad = |line: usize, message: &str| PlotError::BadRow {
+        file: name.to_string(),
+        line,
+        message: message.to_string(),
+    };
+    let mut out = Vec::new();
     let mut chars = text.chars().peekable();
-    loop {
-        while chars.peek().is_some_and(|c| *c == ' ' || *c == '\t') {
-            chars.next();
-        }
-        let mut cell = String::new();
-        if chars.peek() == Some(&'"') {
-            chars.next();
-            loop {
-                match chars.next() {
-                    Some('"') if chars.peek() == Some(&'"') => {
-                        chars.next();
-                        cell.push('"');
-                    }
-                    Some('"') => break,
-                    Some(c) => cell.push(c),
-                    None => {
-                        return Err(PlotError::BadRow {
-                            file: file.to_string(),
-                            line,
-                            message: "unterminated quoted cell".into(),
-                        })
-                    }
-                }
-            }
-            while chars.peek().is_some_and(|c| *c != ',') {
-                if !chars.next().is_some_and(char::is_whitespace) {
-                    return Err(PlotError::BadRow {
-                        file: file.to_string(),
-                        line,
-                        message: "text after a closing quote".into(),
-                    });
-                }
-            }
-        } else {
-            while let Some(&c) = chars.peek() {
-                if c == ',' {
-                    break;
-                }
-                cell.push(c);
+    // The line `chars` is on.
+    let mut line = 1;
+    while chars.peek().is_some() {
+        let start = line;
+        let mut cells = Vec::new();
+        // Whether the record had a quoted cell (then it is not blank).
+        let mut quoted_any = false;
+        // One cell per pass; the record ends at an unquoted newline or EOF.
+        loop {
+            while chars.peek().is_some_and(|c| *c == ' ' || *c == '\t') {
                 chars.next();
             }
-            cell = cell.trim_end().to_string();
+            let mut cell = String::new();
+            if chars.peek() == Some(&'"') {
+                chars.next();
+                quoted_any = true;
+                let opened = line;
+                loop {
+                    match chars.next() {
+                        Some('"') if chars.peek() == Some(&'"') => {
+                            chars.next();
+                            cell.push('"');
+                        }
+                        Some('"') => break,
+                        Some(c) => {
+                            if c == '\n' {
+                                line += 1;
+                            }
+                            cell.push(c);
+                        }
+                        None => return Err(bad(opened, "unterminated quoted cell")),
+                    }
+                }
+                while chars.peek().is_some_and(|c| *c != ',' && *c != '\n') {
+                    if !chars.next().is_some_and(char::is_whitespace) {
+                        return Err(bad(line, "text after a closing quote"));
+                    }
+                }
+            } else {
+                while let Some(&c) = chars.peek() {
+                    if c == ',' || c == '\n' {
+                        break;
+                    }
+                    cell.push(c);
+                    chars.next();
+                }
+                cell.truncate(cell.trim_end().len());
+            }
+            cells.push(cell);
+            match chars.next() {
+                Some(',') => {}
+                Some('\n') => {
+                    line += 1;
+                    break;
+                }
+                _ => break,
+            }
         }
-        cells.push(cell);
-        if chars.next().is_none() {
-            return Ok(cells);
+        let blank = !quoted_any && cells.len() == 1 && cells[0].is_empty();
+        if !blank {
+            out.push((start, cells));
         }
     }
+    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn cells(text: &str) -> Vec<Vec<String>> {
+        records("f", text)
+            .unwrap()
+            .into_iter()
+            .map(|(_, c)| c)
+            .collect()
+    }
+
     #[test]
     fn splits_quotes_and_spaces() {
-        let r = split_row("f", 1, r#" a , "b,c" ,"d""e",,f"#).unwrap();
-        assert_eq!(r, ["a", "b,c", "d\"e", "", "f"]);
-        assert!(split_row("f", 3, "\"abc").is_err());
-        assert!(split_row("f", 3, "\"a\"b,c").is_err());
+        assert_eq!(
+            cells(r#" a , "b,c" ,"d""e",,f"#),
+            [["a", "b,c", "d\"e", "", "f"]]
+        );
+        let line = |e: PlotError| match e {
+            PlotError::BadRow { line, message, .. } => (line, message),
+            e => panic!("{e}"),
+        };
+        let e = line(records("f", "a\n\n\"abc").unwrap_err());
+        assert_eq!(e, (3, "unterminated quoted cell".to_string()));
+        let e = line(records("f", "a\n\"a\"b,c").unwrap_err());
+        assert_eq!(e, (2, "text after a closing quote".to_string()));
+    }
+
+    #[test]
+    fn records_span_lines_inside_quotes() {
+        let r = records("f", "a,b\r\n\"x\n\ny\" ,1\r\n\n  \n\"\",2\n3,\"\"\"\"\"\"").unwrap();
+        assert_eq!(
+            r,
+            [
+                (1, vec!["a".into(), "b".into()]),
+                (2, vec!["x\n\ny".into(), "1".into()]),
+                (7, vec!["".into(), "2".into()]),
+                (8, vec!["3".into(), "\"\"".into()]),
+            ]
+        );
+        // A quoted empty cell alone is a record, not a blank line.
+        assert_eq!(cells("a\n\"\"\n"), [vec!["a"], vec![""]]);
+        assert_eq!(cells("a\n \t\r\n"), [vec!["a"]]);
     }
 }

@@ -298,6 +298,51 @@ fn log_axis_skips_non_positive_points() {
 }
 
 #[test]
+fn log_y_error_bars_keep_points_whose_interval_reaches_zero() {
+    // Two seeds: a wide t interval with a negative lower bound.
+    let two_seeds = CiSeries::new(
+        "two seeds",
+        [
+            CiPoint::new(1.0, 1.666, -3.7, 7.03),
+            CiPoint::new(2.0, 2.092, -4.0, 8.18),
+        ],
+    );
+    let tight = CiSeries::new(
+        "tight",
+        [
+            CiPoint::new(1.0, 3.0, 2.5, 3.5),
+            CiPoint::new(2.0, 4.0, 3.5, 4.5),
+            CiPoint::new(3.0, -1.0, -2.0, 0.5),
+        ],
+    );
+    let chart = Chart::error_bars([two_seeds, tight]).y_log();
+    let k = chart.skipped().unwrap();
+    assert_eq!((k.non_positive, k.open_bars, k.empty_series), (1, 2, 0));
+    assert_eq!(
+        k.notes(),
+        [
+            "1 point with a zero or negative value on a log axis is not drawn",
+            "2 error bars reach zero or below: drawn down to the bottom of the log axis, without a cap",
+        ]
+    );
+    let svg = parse_svg(&render_svg_string(&chart).unwrap());
+    assert!(
+        svg.has_text("two seeds"),
+        "the series keeps its legend entry"
+    );
+    let line0 = svg.stroked("polyline", 0);
+    assert_eq!(line0.len(), 1);
+    assert_eq!(point_count(line0[0]), 2, "both means are drawn");
+    // Open bars: the stem and the upper cap only; capped bars: three lines.
+    assert_eq!(svg.stroked("line", 0).len(), 2 * 2);
+    assert_eq!(svg.stroked("line", 1).len(), 2 * 3);
+    assert_eq!(point_count(svg.stroked("polyline", 1)[0]), 2);
+    assert!(render_png_bytes(&chart).is_ok());
+    // Nothing left out, nothing to say.
+    assert!(error_bars().skipped().unwrap().notes().is_empty());
+}
+
+#[test]
 fn empty_data_is_a_clear_error() {
     let err = render_png_bytes(&Chart::lines([]).title("Goodput")).unwrap_err();
     assert_eq!(

@@ -128,3 +128,43 @@ fn load_reads_a_file_and_names_missing_ones() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Quotes a cell as pep-exp's results.csv writer does (RFC 4180).
+fn quote(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+#[test]
+fn quoted_newlines_and_quotes_round_trip() {
+    // A sweep varying `scenario.description` writes cells like these.
+    let descriptions = ["first\nsecond", "plain, with comma \"q\"", "last"];
+    let mut csv = String::from("point,seed,scenario.description,goodput_mbps\n");
+    for (i, d) in descriptions.iter().enumerate() {
+        csv += &format!("p{i},1,{},{}\n", quote(d), i + 1);
+    }
+    let t = Table::parse("results.csv", &csv).unwrap();
+    assert_eq!(t.len(), 3);
+    assert_eq!(t.text("scenario.description").unwrap(), descriptions);
+    assert_eq!(
+        t.numbers("goodput_mbps").unwrap(),
+        [Some(1.0), Some(2.0), Some(3.0)]
+    );
+    // Errors name the line a record starts on, after a multi-line record.
+    let err = Table::parse("results.csv", &(csv.clone() + "p3,1,\"a\nb\",x\n"))
+        .unwrap()
+        .numbers("goodput_mbps")
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "results.csv:6: column 'goodput_mbps': cannot read 'x' as a number"
+    );
+    let err = Table::parse("results.csv", &(csv + "p3,\"1\n\"\n")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "results.csv:6: 2 cells, but the header has 4 columns"
+    );
+}
