@@ -14,9 +14,9 @@ use pep_exp::{Experiment, Mode, Progress, Results, SweepConfig};
 pub struct SweepArgs {
     /// Experiment file (TOML): base scenario, parameters, seeds, measures, plots.
     experiment: PathBuf,
-    /// Worker threads [default: the number of cores].
-    #[arg(long, short)]
-    jobs: Option<usize>,
+    /// Worker threads, 1 to 1024 [default: the number of cores].
+    #[arg(long, short, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    jobs: Option<u16>,
     /// Directory for the results [default: out/<experiment name>].
     #[arg(long, short)]
     out: Option<PathBuf>,
@@ -64,9 +64,9 @@ pub struct ReproduceArgs {
     /// Run at the paper's length (default: shortened runs that finish in minutes).
     #[arg(long)]
     full: bool,
-    /// Worker threads [default: the number of cores].
-    #[arg(long, short)]
-    jobs: Option<usize>,
+    /// Worker threads, 1 to 1024 [default: the number of cores].
+    #[arg(long, short, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    jobs: Option<u16>,
     /// Directory for the runs and reports.
     #[arg(long, short, default_value = "out/reproduce")]
     out: PathBuf,
@@ -114,7 +114,7 @@ pub fn sweep(a: SweepArgs) -> Result<(), String> {
     let mode = if a.short { Mode::Short } else { Mode::Full };
     let cfg = SweepConfig {
         out: out.clone(),
-        jobs: a.jobs.unwrap_or_else(cores).max(1),
+        jobs: a.jobs.map_or_else(cores, usize::from),
         mode,
         fresh: a.fresh,
         cancel: None,
@@ -147,7 +147,8 @@ pub fn sweep(a: SweepArgs) -> Result<(), String> {
             outcome.reused,
             outcome.ran,
             outcome.wall_seconds,
-            cfg.jobs
+            // As many as there were runs to make, as sweep.json says.
+            cfg.jobs.min(outcome.ran.max(1))
         );
         print_aggregate(&exp, &results);
         println!("\nwrote {}", list(&files));
@@ -232,7 +233,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), String> {
         scenarios: a.scenarios.unwrap_or_else(reproduce::default_scenarios_dir),
         out: a.out,
         mode: if a.full { Mode::Full } else { Mode::Short },
-        jobs: a.jobs.unwrap_or_else(cores).max(1),
+        jobs: a.jobs.map_or_else(cores, usize::from),
     };
     let mut failed = 0;
     for paper in papers {

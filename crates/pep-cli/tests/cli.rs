@@ -607,3 +607,23 @@ fn a_closed_pipe_ends_printing_commands_quietly() {
         assert_ne!(o.status.code(), Some(101), "{args:?}: {stderr}");
     }
 }
+
+/// `--jobs 0` was taken as 1 and `--jobs 100000` printed as used while 8
+/// ran: both are refused by name.
+#[test]
+fn jobs_are_one_to_1024() {
+    let dir = tempfile::tempdir().unwrap();
+    for cmd in [&["sim", "sweep", "x.toml"][..], &["reproduce", "baseline"]] {
+        for j in ["0", "100000"] {
+            let mut a = cmd.to_vec();
+            a.extend(["--jobs", j]);
+            let out = pep_within(&a, dir.path(), Duration::from_secs(30));
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{a:?}: {err}");
+            assert!(
+                err.contains("'--jobs <JOBS>'") && err.contains("1..=1024"),
+                "{err}"
+            );
+        }
+    }
+}
