@@ -3,15 +3,20 @@
 //! Rate, delay, queue and loss given on the link apply to both directions;
 //! `[link.forward]` / `[link.reverse]` override them for one direction (the
 //! queue and loss tables refine the link's by the `kind` layering rule).
+//! Once routes are known, [`check_on_paths`] checks scripted drops and byte
+//! limits against the paths the flows' data takes.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
 
+use pep_core::queue::QueueLimit;
 use pep_core::{Duration, Rate};
-use toml::{Spanned, Table};
+use toml::{Spanned, Table, Value};
 
 use super::error::{join, Ctx};
-use super::model::{LinkDirSpec, LinkSpec, LossSpec, MediumSpec, QueueSpec};
+use super::model::{
+    Dir, LinkDirSpec, LinkSpec, LossSpec, MediumSpec, QueueSpec, Scenario, SourceSpec,
+};
 use super::raw;
 use super::tagged::{self, FlowNames};
 use super::validate::{check_name, rate, Nodes};
@@ -202,4 +207,250 @@ fn resolve<T>(
     let merged = tagged::layer(base.as_ref().map(|(t, _)| t), &over);
     let spec = read(ctx, merged.clone(), field, v.span.clone()).ok_or(())?;
     Ok(Some((merged, spec)))
+}
+
+/// TCP's sequence space: a scripted drop's segment must start below this
+/// byte offset, or its 32-bit sequence number would wrap onto an earlier
+/// segment's.
+const SEQ_SPACE: u128 = 1 << 32;
+
+/// The checks that need routes, run on a scenario otherwise valid: a
+/// scripted drop must name segments within TCP's sequence space and sit on
+/// a link direction its flow's data crosses (elsewhere it drops nothing),
+/// and a queue limited in bytes must hold one full data packet of each flow
+/// whose data crosses it (or it drops them all). Returns whether all pass.
+pub(crate) fn check_on_paths(doc: &raw::Doc, ctx: &mut Ctx, sc: &Scenario) -> bool {
+    let before = ctx.errors.len();
+    let crossing = data_crossing(sc);
+    // A table written once (on the link, or in [defaults.queue]) is
+    // reported once.
+    let mut reported: Vec<String> = Vec::new();
+    let default_queue = doc.defaults.as_ref().and_then(|d| d.queue.as_ref());
+    for (i, (l, spec)) in doc.links.iter().zip(&sc.links).enumerate() {
+        let p = format!("link[{i}]");
+        // Scripted drops by the table that names their flow (the link's
+        // applies to each direction without its own).
+        let mut drops: Vec<WrittenDrop> = Vec::new();
+        for d in [Dir::Forward, Dir::Reverse] {
+            let dname = dir_name(d);
+            let dir = if d == Dir::Forward {
+                &l.forward
+            } else {
+                &l.reverse
+            };
+            let dir = dir.as_ref();
+            let port = i * 2 + usize::from(d == Dir::Reverse);
+            let dp = join(&p, dname);
+
+            if let LossSpec::Drop { flow, segments } = &spec.dir(d).loss {
+                let layers = [
+                    (join(&dp, "loss"), dir.and_then(|x| x.loss.as_ref())),
+                    (join(&p, "loss"), l.loss.as_ref()),
+                ];
+                if let Some((field, span)) = written(&layers, "segments") {
+                    let mss = sc.flows[*flow].tcp.mss;
+                    if !reported.contains(&field) {
+                        if let Some(msg) = beyond_seq_space(segments, mss, &field) {
+                            ctx.err(span, msg.0, msg.1);
+                            reported.push(field);
+                        }
+                    }
+                }
+                if let Some((field, span)) = written(&layers, "flow") {
+                    let crossed = crossing[port].iter().any(|&(f, _)| f == *flow);
+                    match drops.iter_mut().find(|x| x.field == field) {
+                        Some(x) => {
+                            x.dirs.push(d);
+                            x.crossed |= crossed;
+                        }
+                        None => drops.push(WrittenDrop {
+                            field,
+                            span,
+                            flow: *flow,
+                            dirs: vec![d],
+                            crossed,
+                        }),
+                    }
+                }
+            }
+
+            if let Some(limit) = byte_limit(&spec.dir(d).queue) {
+                let too_big = crossing[port]
+                    .iter()
+                    .map(|&(f, back)| (f, data_packet(sc, f, back)))
+                    .find(|(_, (_, len))| *len > limit);
+                let layers = [
+                    (join(&dp, "queue"), dir.and_then(|x| x.queue.as_ref())),
+                    (join(&p, "queue"), l.queue.as_ref()),
+                    ("defaults.queue".to_string(), default_queue),
+                ];
+                if let (Some((f, (what, len))), Some((field, span))) =
+                    (too_big, written(&layers, "limit"))
+                {
+                    let field = join(&field, "limit");
+                    if !reported.contains(&field) {
+                        let (from, to) = ends(sc, spec, d);
+                        let msg = format!(
+                            "limit {limit}B cannot hold one {len}B packet of flow {:?} ({what}), \
+                             whose data crosses link {:?} from {from:?} to {to:?}",
+                            sc.flows[f].name, spec.name
+                        );
+                        ctx.err(span, field.clone(), msg);
+                        reported.push(field);
+                    }
+                }
+            }
+        }
+        for w in drops.into_iter().filter(|w| !w.crossed) {
+            let name = &sc.flows[w.flow].name;
+            let path = data_path_text(sc, w.flow);
+            let msg = match w.dirs.as_slice() {
+                [d] => {
+                    let (from, to) = ends(sc, spec, *d);
+                    format!(
+                        "flow {name:?} sends no data over link {:?} from {from:?} to {to:?}, \
+                         so the drop would never match (its data goes {path})",
+                        spec.name
+                    )
+                }
+                _ => format!(
+                    "no data of flow {name:?} crosses link {:?}, so the drop would never \
+                     match (its data goes {path})",
+                    spec.name
+                ),
+            };
+            ctx.err(w.span, join(&w.field, "flow"), msg);
+        }
+    }
+    ctx.errors.len() == before
+}
+
+/// A scripted drop as written: the loss table naming its flow, and the
+/// directions it applies to.
+struct WrittenDrop {
+    field: String,
+    span: Option<Range<usize>>,
+    flow: usize,
+    dirs: Vec<Dir>,
+    /// The flow's data crosses one of `dirs`.
+    crossed: bool,
+}
+
+fn dir_name(d: Dir) -> &'static str {
+    match d {
+        Dir::Forward => "forward",
+        Dir::Reverse => "reverse",
+    }
+}
+
+/// The names of the nodes direction `d` of `link` runs from and to.
+fn ends<'s>(sc: &'s Scenario, link: &LinkSpec, d: Dir) -> (&'s str, &'s str) {
+    let name = |n: usize| sc.nodes[n].name.as_str();
+    (name(link.from_node(d)), name(link.to_node(d)))
+}
+
+/// For each port (`link * 2`, `+ 1` for reverse), the flows whose data
+/// crosses it, each with whether that is its reverse data (a bidirectional
+/// flow's, sent from `to` back to `from`).
+fn data_crossing(sc: &Scenario) -> Vec<Vec<(usize, bool)>> {
+    let mut out = vec![Vec::new(); sc.links.len() * 2];
+    for (f, flow) in sc.flows.iter().enumerate() {
+        let mut ways = vec![(flow.src, flow.dst, false)];
+        if flow.reverse.is_some() {
+            ways.push((flow.dst, flow.src, true));
+        }
+        for (src, dst, back) in ways {
+            for (l, d) in sc.routes.path(src, dst).unwrap_or_default() {
+                out[l * 2 + usize::from(d == Dir::Reverse)].push((f, back));
+            }
+        }
+    }
+    out
+}
+
+/// `a -> r -> b`, and `, and back b -> r -> a` for a bidirectional flow.
+fn data_path_text(sc: &Scenario, f: usize) -> String {
+    let flow = &sc.flows[f];
+    let text = |src: usize, dst: usize| {
+        let mut names = vec![sc.nodes[src].name.as_str()];
+        for (l, d) in sc.routes.path(src, dst).unwrap_or_default() {
+            names.push(sc.nodes[sc.links[l].to_node(d)].name.as_str());
+        }
+        names.join(" -> ")
+    };
+    match flow.reverse {
+        None => text(flow.src, flow.dst),
+        Some(_) => format!(
+            "{}, and back {}",
+            text(flow.src, flow.dst),
+            text(flow.dst, flow.src)
+        ),
+    }
+}
+
+/// The largest data packet flow `f` sends (its reverse data if `back`):
+/// what it is made of, and its length on the wire, as the sender builds it
+/// (payload + `tcp.header`, `Segment::wire_len`).
+fn data_packet(sc: &Scenario, f: usize, back: bool) -> (String, u64) {
+    let flow = &sc.flows[f];
+    let (mss, hdr) = (u64::from(flow.tcp.mss), u64::from(flow.tcp.header));
+    let source = if back {
+        flow.reverse.as_ref()
+    } else {
+        Some(&flow.source)
+    };
+    match source {
+        Some(SourceSpec::Finite { bytes }) if *bytes < mss => (
+            format!("all its {bytes}B of data + {hdr}B header"),
+            bytes + hdr,
+        ),
+        _ => (format!("mss {mss}B + {hdr}B header"), mss + hdr),
+    }
+}
+
+/// The byte limit each band (or the whole queue) of `q` has, if in bytes.
+fn byte_limit(q: &QueueSpec) -> Option<u64> {
+    let limit = match q {
+        QueueSpec::DropTail { limit }
+        | QueueSpec::Priority { limit, .. }
+        | QueueSpec::TwoClass { limit, .. } => *limit,
+        QueueSpec::Red(r) => r.limit,
+        QueueSpec::Sad { inner, .. } => return byte_limit(inner),
+    };
+    match limit {
+        QueueLimit::Bytes(b) => Some(b),
+        QueueLimit::Packets(_) => None,
+    }
+}
+
+/// The field and span of the first layer (highest first) that writes `key`
+/// in its table. Layering keeps a lower layer's key only where no layer
+/// above replaced the kind, so a resolved value came from this one.
+fn written(
+    layers: &[(String, Option<&raw::Located>)],
+    key: &str,
+) -> Option<(String, Option<Range<usize>>)> {
+    layers.iter().find_map(|(field, v)| match v {
+        Some(v) if matches!(&v.value, Value::Table(t) if t.contains_key(key)) => {
+            Some((field.clone(), v.span.clone()))
+        }
+        _ => None,
+    })
+}
+
+/// `(field, message)` for the first of `segments` that starts at or past
+/// 2^32 bytes into the flow, whose sequence number would wrap.
+fn beyond_seq_space(segments: &[u64], mss: u32, field: &str) -> Option<(String, String)> {
+    let (k, &n) = segments
+        .iter()
+        .enumerate()
+        .find(|(_, &n)| u128::from(n.saturating_sub(1)) * u128::from(mss) >= SEQ_SPACE)?;
+    let last = (SEQ_SPACE - 1) / u128::from(mss) + 1;
+    let msg = format!(
+        "segment {n} starts at byte offset ({n} - 1) x {mss}B = {}, beyond TCP's 32-bit \
+         sequence space (2^32 bytes): its sequence number would wrap onto an earlier \
+         segment's (with mss {mss}B, segments go up to {last})",
+        u128::from(n - 1) * u128::from(mss)
+    );
+    Some((format!("{field}.segments[{k}]"), msg))
 }

@@ -194,6 +194,7 @@ fn check(text: &str, origin: &str, positions: bool) -> Result<Scenario, Scenario
         }
     };
     let scenario = validate::validate(&doc, &mut ctx);
+    let scenario = scenario.filter(|sc| links::check_on_paths(&doc, &mut ctx, sc));
     ctx.into_result(scenario)
 }
 

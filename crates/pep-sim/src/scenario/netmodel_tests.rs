@@ -286,3 +286,193 @@ fn node_processing_cost() {
     let e = load(&text).unwrap_err().to_string();
     assert!(e.contains("unknown field `cpu`"), "{e}");
 }
+
+/// `BASE` with a host `c` and a link r-c (link[2]) off f1's path, that
+/// link's extra fields `fields`, and `flow` added to f1.
+fn off_path(fields: &str, flow: &str) -> String {
+    let link = format!(
+        "[[node]]\nname = \"c\"\n[[link]]\nbetween = [\"r\", \"c\"]\nrate = \"1Mbps\"\n\
+         delay = \"1ms\"\n{fields}\n\n[[flow]]\nname = \"f1\"\n{flow}"
+    );
+    base_with("[[flow]]\nname = \"f1\"\n", &link)
+}
+
+#[test]
+fn scripted_drop_segments_stay_within_the_sequence_space() {
+    let drop =
+        |segs: &str| format!("loss = {{ kind = \"drop\", flow = \"f1\", segments = {segs} }}");
+    // mss 1460: segment 2941759 starts at 4294966680, the last below 2^32.
+    assert!(load(&on_link(&drop("[3, 2941759]"))).is_ok());
+    let t = on_link(&drop("[3, 2941760]"));
+    let d = expect(
+        &t,
+        "link[1].loss.segments[1]",
+        "loss =",
+        "32-bit sequence space",
+    );
+    assert!(d.message.contains("(2^32 bytes)"), "{d}");
+    assert!(d.message.contains("segments go up to 2941759"), "{d}");
+    // The fuzzer's: it would have dropped segment 1 (mss 1000).
+    let fwd = format!("[link.forward]\n{}", drop("[536870913]"));
+    let t = on_link(&fwd) + "tcp = { mss = \"1000B\" }\n";
+    let field = "link[1].forward.loss.segments[0]";
+    let d = expect(&t, field, "loss =", "32-bit sequence space");
+    assert!(d.message.contains("= 536870912000"), "{d}");
+    // (n - 1) x mss beyond even 64 bits.
+    let t = on_link(&drop("[9223372036854775807]"));
+    expect(
+        &t,
+        "link[1].loss.segments[0]",
+        "loss =",
+        "32-bit sequence space",
+    );
+}
+
+#[test]
+fn scripted_drop_must_sit_where_its_flows_data_goes() {
+    let drop = "loss = { kind = \"drop\", flow = \"f1\", segments = [3] }";
+    // On the link: the forward direction carries f1's data.
+    assert!(load(&on_link(drop)).is_ok());
+    assert!(load(&on_link(&format!("[link.forward]\n{drop}"))).is_ok());
+    // The ACK direction only.
+    let t = on_link(&format!("[link.reverse]\n{drop}"));
+    let d = expect(&t, "link[1].reverse.loss.flow", "loss =", "sends no data");
+    assert_eq!(
+        d.message,
+        "flow \"f1\" sends no data over link \"r-b\" from \"b\" to \"r\", so the drop would \
+         never match (its data goes a -> r -> b)"
+    );
+    // On the link, but the forward direction has its own loss.
+    let t = on_link(&format!("{drop}\n[link.forward]\nloss = \"none\""));
+    expect(&t, "link[1].loss.flow", "loss =", "from \"b\" to \"r\"");
+    // A link off the path.
+    let t = off_path(drop, "");
+    let says = "no data of flow \"f1\" crosses link \"r-c\"";
+    let d = expect(&t, "link[2].loss.flow", "loss =", says);
+    assert!(d.message.contains("(its data goes a -> r -> b)"), "{d}");
+    // A bidirectional flow's data goes both ways, and a drop on the way
+    // back drops the reverse data's segment (same flow, same numbering).
+    let t = on_link(&format!("[link.reverse]\n{drop}")) + "reverse = \"bulk\"\n";
+    let s = load(&t).unwrap();
+    assert!(matches!(
+        s.links[1].reverse.loss,
+        LossSpec::Drop { flow: 0, .. }
+    ));
+    let t = off_path(drop, "reverse = \"bulk\"\n");
+    let d = expect(&t, "link[2].loss.flow", "loss =", says);
+    let path = "(its data goes a -> r -> b, and back b -> r -> a)";
+    assert!(d.message.contains(path), "{d}");
+}
+
+#[test]
+fn gilbert_elliott_means_must_be_finite() {
+    let ge = |mean_loss: &str, mean_burst: &str| {
+        on_link(&format!(
+            "loss = {{ kind = \"gilbert-elliott\", mean_loss = {mean_loss}, \
+             mean_burst = {mean_burst} }}"
+        ))
+    };
+    let says = "must be a finite number, got";
+    let d = expect(
+        &ge("0.01", "inf"),
+        "link[1].loss.mean_burst",
+        "loss =",
+        says,
+    );
+    assert!(d.message.ends_with("got inf"), "{d}");
+    let d = expect(&ge("nan", "4"), "link[1].loss.mean_loss", "loss =", says);
+    assert!(d.message.ends_with("got NaN"), "{d}");
+    expect(
+        &ge("0.01", "-nan"),
+        "link[1].loss.mean_burst",
+        "loss =",
+        says,
+    );
+    // Finite, but p underflows to 0: the chain would never enter Bad.
+    let t = ge("1e-320", "1e10");
+    expect(
+        &t,
+        "link[1].loss.mean_loss",
+        "loss =",
+        "never changes state",
+    );
+}
+
+#[test]
+fn red_thresholds_must_stay_finite() {
+    let red = |fields: &str| on_link(&format!("queue = {{ kind = \"red\", {fields} }}"));
+    let t = red("min_th = 1e308");
+    let says = "the default max_th, 3 x min_th = inf, is not a finite number";
+    expect(&t, "link[1].queue.min_th", "queue =", says);
+    let t = red("min_th = inf");
+    let says = "must be positive and finite, got inf";
+    expect(&t, "link[1].queue.min_th", "queue =", says);
+    let t = red("min_th = 5, max_th = inf");
+    expect(
+        &t,
+        "link[1].queue.max_th",
+        "queue =",
+        "must be finite, got inf",
+    );
+    // Bytes mode (the default) scales them by mean_pktsize (500B).
+    let t = red("min_th = 1e300, max_th = 1e306");
+    let says = "max_th x mean_pktsize = 1e306 x 500B, which is not a finite number";
+    expect(&t, "link[1].queue.max_th", "queue =", says);
+    assert!(load(&red("min_th = 1e300, max_th = 1e306, bytes = false")).is_ok());
+}
+
+#[test]
+fn a_byte_limit_must_hold_one_data_packet_of_each_flow_crossing() {
+    let droptail = |limit: &str| format!("queue = {{ kind = \"droptail\", limit = \"{limit}\" }}");
+    // mss 1460 + 40 B of headers.
+    assert!(load(&on_link(&droptail("1500B"))).is_ok());
+    let t = on_link(&droptail("1499B"));
+    let d = expect(&t, "link[1].queue.limit", "queue =", "cannot hold");
+    assert_eq!(
+        d.message,
+        "limit 1499B cannot hold one 1500B packet of flow \"f1\" (mss 1460B + 40B header), \
+         whose data crosses link \"r-b\" from \"r\" to \"b\""
+    );
+    // Only pure ACKs (40 B) cross the reverse direction.
+    let ok = on_link(&format!("[link.reverse]\n{}", droptail("100B")));
+    assert!(load(&ok).is_ok());
+    // Every kind's limit (each band's).
+    for q in [
+        "{ kind = \"red\", auto = true, limit = \"1KB\" }",
+        "{ kind = \"priority\", limit = \"1KB\" }",
+        "{ kind = \"two-class\", data_share = 0.5, limit = \"1KB\" }",
+        "{ kind = \"sad\", limit = \"1KB\" }",
+        "{ kind = \"sad\", data_share = 0.5, limit = \"1KB\" }",
+    ] {
+        let t = on_link(&format!("[link.forward]\nqueue = {q}"));
+        let says = "limit 1000B cannot hold";
+        expect(&t, "link[1].forward.queue.limit", "queue =", says);
+    }
+    // The fuzzer's: from [defaults.queue], reported once, at the default.
+    let t = base_plus("[defaults.tcp]\nmss = \"1000B\"\n[defaults.queue]\nlimit = \"1039B\"\n");
+    let d = expect(
+        &t,
+        "defaults.queue.limit",
+        "[defaults.queue]",
+        "cannot hold",
+    );
+    let says = "limit 1039B cannot hold one 1040B packet of flow \"f1\" (mss 1000B + 40B header)";
+    assert!(d.message.starts_with(says), "{d}");
+    assert_eq!(load(&t).unwrap_err().diagnostics().len(), 1);
+    // The header the simulator puts on the wire (the linux profile's 52 B).
+    let t = on_link(&droptail("1499B")) + "tcp = { profile = \"linux\" }\n";
+    expect(
+        &t,
+        "link[1].queue.limit",
+        "queue =",
+        "(mss 1448B + 52B header)",
+    );
+    // A finite flow smaller than one segment sends one smaller packet.
+    let finite = |size: &str| {
+        on_link(&droptail("600B"))
+            + &format!("source = {{ kind = \"finite\", size = \"{size}\" }}\n")
+    };
+    assert!(load(&finite("500B")).is_ok());
+    let says = "(all its 700B of data + 40B header)";
+    expect(&finite("700B"), "link[1].queue.limit", "queue =", says);
+}

@@ -231,11 +231,17 @@ fn red(ctx: &mut Ctx, q: raw::Red, field: &str, span: Option<Range<usize>>) -> O
         bad(ctx, "min_th", msg);
     }
     let prob = |v: f64| v > 0.0 && v <= 1.0;
-    if let Some(v) = q.min_th.filter(|v| v.is_nan() || *v <= 0.0) {
-        bad(ctx, "min_th", format!("must be positive, got {v}"));
+    if let Some(v) = q.min_th.filter(|v| !(v.is_finite() && *v > 0.0)) {
+        bad(
+            ctx,
+            "min_th",
+            format!("must be positive and finite, got {v}"),
+        );
     }
     if let (Some(min), Some(max)) = (q.min_th, q.max_th) {
-        if max.is_nan() || max <= min {
+        if !max.is_finite() {
+            bad(ctx, "max_th", format!("must be finite, got {max}"));
+        } else if max <= min {
             bad(
                 ctx,
                 "max_th",
@@ -269,6 +275,35 @@ fn red(ctx: &mut Ctx, q: raw::Red, field: &str, span: Option<Range<usize>>) -> O
     let target = q.target_delay.map_or(Duration::from_millis(5), |d| d.0);
     if target == Duration::ZERO {
         bad(ctx, "target_delay", "must be positive".to_string());
+    }
+    // The thresholds as the queue uses them (build.rs, pep-core's Red::new):
+    // max_th defaults to 3 min_th, and bytes mode scales both by
+    // mean_pktsize. An overflow to inf would silently turn RED off.
+    if let Some(min) = q.min_th.filter(|v| v.is_finite() && *v > 0.0) {
+        let unit = if q.bytes.unwrap_or(true) {
+            mean as f64
+        } else {
+            1.0
+        };
+        let max = q.max_th.unwrap_or(3.0 * min);
+        if q.max_th.is_none() && !max.is_finite() {
+            let msg = format!(
+                "the default max_th, 3 x min_th = {max}, is not a finite number: \
+                 give a smaller min_th or max_th"
+            );
+            bad(ctx, "min_th", msg);
+        } else if max.is_finite() {
+            for (key, v) in [("min_th", min), ("max_th", max)] {
+                if !(v * unit).is_finite() {
+                    let msg = format!(
+                        "in bytes mode the threshold is {key} x mean_pktsize = {v:e} x {mean}B, \
+                         which is not a finite number"
+                    );
+                    bad(ctx, key, msg);
+                    break;
+                }
+            }
+        }
     }
     ok.then(|| RedSpec {
         limit: q.limit.map_or(DEFAULT_LIMIT, |l| l.0),
@@ -493,6 +528,14 @@ fn gilbert_elliott(
             (p, r)
         }
         (None, None, Some(rate), Some(burst)) => {
+            // inf or NaN would give a chain that never loses (r = p = 0).
+            for (key, v) in [("mean_loss", rate), ("mean_burst", burst)] {
+                if !v.is_finite() {
+                    let msg = format!("must be a finite number, got {v}");
+                    ctx.err(span, join(field, key), msg);
+                    return None;
+                }
+            }
             if g.loss_good.is_some_and(|v| v != 0.0) || g.loss_bad.is_some_and(|v| v != 1.0) {
                 let msg = "mean_loss and mean_burst describe Gilbert's model \
                            (loss_good = 0, loss_bad = 1); give p and r instead";
@@ -507,6 +550,20 @@ fn gilbert_elliott(
                 ctx.err(span, join(field, "mean_loss"), msg);
                 return None;
             };
+            if pr.0 == 0.0 || pr.1 == 0.0 {
+                let msg = format!(
+                    "mean_loss {rate} and mean_burst {burst} give p = {} and r = {}: \
+                     a chain that never changes state and so loses nothing",
+                    pr.0, pr.1
+                );
+                let key = if pr.1 == 0.0 {
+                    "mean_burst"
+                } else {
+                    "mean_loss"
+                };
+                ctx.err(span, join(field, key), msg);
+                return None;
+            }
             pr
         }
         _ => {
