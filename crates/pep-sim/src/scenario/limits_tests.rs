@@ -581,3 +581,17 @@ fn a_segment_fits_an_ipv4_packet() {
     );
     assert!(load(&base_plus("tcp = { mss = \"65495B\", header = \"40B\" }\n")).is_ok());
 }
+
+/// A send buffer below one segment sent one-byte segments (72 in 3 s,
+/// 0.0002 Mbit/s): refused as `rwnd` below the MSS is.
+#[test]
+fn a_send_buffer_holds_one_segment() {
+    let t = base_plus("tcp = { sndbuf = \"1B\" }\n");
+    expect(
+        &t,
+        "flow \"f1\".tcp.sndbuf",
+        "sndbuf",
+        "sndbuf (1B) is smaller than the MSS (1460B)",
+    );
+    assert!(load(&base_plus("tcp = { sndbuf = \"1460B\" }\n")).is_ok());
+}

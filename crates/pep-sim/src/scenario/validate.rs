@@ -540,6 +540,16 @@ fn cross_check(ctx: &mut Ctx, b: &Base, layer: Layer) {
             ),
         ),
         (
+            t.sndbuf.is_some_and(|b| b < u64::from(t.mss)),
+            &["tcp.sndbuf", "tcp.mss"],
+            format!(
+                "sndbuf ({}B) is smaller than the MSS ({}B): the sender would send \
+                 segments of a few bytes",
+                t.sndbuf.unwrap_or(0),
+                t.mss
+            ),
+        ),
+        (
             u64::from(t.init_cwnd) * u64::from(t.mss) > u64::from(MAX_WINDOW),
             &["tcp.init_cwnd", "tcp.mss"],
             format!(
