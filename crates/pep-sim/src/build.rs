@@ -1,5 +1,7 @@
 //! Turning a validated [`Scenario`] into a runnable [`Simulation`].
 
+use std::collections::hash_map::{Entry, HashMap};
+
 use pep_core::host::Processor;
 use pep_core::link::LinkDir;
 use pep_core::loss::{GilbertElliott, LossModel, ScriptedDrop};
@@ -174,6 +176,9 @@ impl Simulation {
 
         let mut ports: Vec<Port> = Vec::with_capacity(sc.links.len() * 2);
         let mut media = Vec::new();
+        // Parallel links: the second direction from a to b is "a->b#2" in
+        // every output, as the second link between them is "a-b#2".
+        let mut seen: HashMap<(usize, usize), usize> = HashMap::new();
         for l in &sc.links {
             let base = ports.len();
             for d in [Dir::Forward, Dir::Reverse] {
@@ -189,7 +194,16 @@ impl Simulation {
                     link: link_dir(spec, sc.seed, &label, &flow_cfgs),
                     armed: Armed::default(),
                     to: l.to_node(d) as u32,
-                    name: format!("{from}->{to}"),
+                    name: match seen.entry((l.from_node(d), l.to_node(d))) {
+                        Entry::Vacant(e) => {
+                            e.insert(1);
+                            format!("{from}->{to}")
+                        }
+                        Entry::Occupied(mut e) => {
+                            *e.get_mut() += 1;
+                            format!("{from}->{to}#{}", e.get())
+                        }
+                    },
                     max_queue: 0,
                     medium: NONE,
                 });
