@@ -17,7 +17,13 @@
 //! aggregate.csv        mean, sd and 95% CI per point and measure
 //! sweep.json           wall time and counts: the only machine-dependent file
 //! ```
+//!
+//! A record is recognised by its key, not its file name: when the points
+//! are renumbered (a value inserted in a `[vary]` list), the records of
+//! unchanged scenarios, and their `points/` directories, are renamed to
+//! the new ids instead of being run again.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -225,21 +231,334 @@ pub fn record_path(out: &Path, t: &Task) -> PathBuf {
         .join(format!("{}-s{}.json", t.point_id, t.seed))
 }
 
+/// What a record says about itself: all but the summary, the fields
+/// [`Record`] serializes first, in this order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct Head {
+    key: String,
+    point: String,
+    seed: u64,
+    outputs: bool,
+}
+
+impl Head {
+    fn of(r: &Record) -> Head {
+        Head {
+            key: r.key.clone(),
+            point: r.point.clone(),
+            seed: r.seed,
+            outputs: r.outputs,
+        }
+    }
+
+    /// The head as a record's text begins with it (no closing brace).
+    fn prefix(&self) -> String {
+        let mut s = serde_json::to_string(self).expect("plain JSON");
+        s.pop();
+        s
+    }
+}
+
+/// Whether a record is the result of `t`: same key and seed, and when `t`
+/// keeps its outputs, `points/<id>/` written by that run under this id.
+fn fits(h: &Head, t: &Task) -> bool {
+    h.key == t.key && h.seed == t.seed && (!t.outputs || (h.outputs && h.point == t.point_id))
+}
+
 /// The record of `t` if one exists, is readable and is not stale.
 pub fn read_record(out: &Path, t: &Task) -> Option<Record> {
     let text = std::fs::read_to_string(record_path(out, t)).ok()?;
     let r: Record = serde_json::from_str(&text).ok()?;
-    (r.key == t.key && r.seed == t.seed && (r.outputs || !t.outputs)).then_some(r)
+    fits(&Head::of(&r), t).then_some(r)
 }
 
-/// Writes `r` so that a reader sees the whole file or none: a temporary
+/// Writes `text` so that a reader sees the whole file or none: a temporary
 /// file, then a rename.
-fn write_record(out: &Path, t: &Task, r: &Record) -> std::io::Result<()> {
-    let path = record_path(out, t);
+fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
+fn write_record(out: &Path, t: &Task, r: &Record) -> std::io::Result<()> {
     let text = serde_json::to_string(r).map_err(std::io::Error::other)?;
-    std::fs::write(&tmp, text + "\n")?;
-    std::fs::rename(&tmp, &path)
+    write_atomic(&record_path(out, t), &(text + "\n"))
+}
+
+/// `text`, a record as [`write_record`] writes it, made the record of point
+/// `point` with `outputs`, every byte of the summary kept (a number read
+/// back from JSON may be a bit off, so a record is never written again
+/// from its parsed values). Also returns the old head. `None` if the text
+/// is not laid out that way.
+fn retag(text: &str, point: &str, outputs: bool) -> Option<(Head, String)> {
+    let old: Head = serde_json::from_str(text).ok()?;
+    let rest = text.strip_prefix(&old.prefix())?;
+    if !rest.starts_with(",\"summary\":") {
+        return None;
+    }
+    let new = Head {
+        point: point.to_string(),
+        outputs,
+        ..old.clone()
+    };
+    Some((old, new.prefix() + rest))
+}
+
+/// Records moved out of the way while points are renumbered are
+/// `runs/.moving-<n>.json`: records still, found again after a crash.
+const STAGED: &str = ".moving-";
+
+fn is_staged(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with(STAGED))
+}
+
+/// A record file found in `runs/`.
+struct Found {
+    path: PathBuf,
+    head: Head,
+    /// Laid out as [`write_record`] writes it, so [`retag`] can copy it.
+    retaggable: bool,
+}
+
+/// Every readable record in `runs/` (its summary read too, then dropped).
+fn read_all(runs: &Path) -> Vec<Found> {
+    let Ok(rd) = std::fs::read_dir(runs) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .filter_map(|path| {
+            let text = std::fs::read_to_string(&path).ok()?;
+            let rec: Record = serde_json::from_str(&text).ok()?;
+            let retaggable = retag(&text, &rec.point, rec.outputs).is_some();
+            let head = Head::of(&rec);
+            Some(Found {
+                path,
+                head,
+                retaggable,
+            })
+        })
+        .collect()
+}
+
+/// A point id as [`tasks`] makes them: a plain name for `points/<id>/`.
+fn plain_id(id: &str) -> bool {
+    !id.is_empty()
+        && !id.starts_with('.')
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// How a task gets its record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Plan {
+    /// Its record is in place.
+    Reuse,
+    /// A copy of `found[from]`, a record of the same scenario and seed
+    /// stored under another point id (the points were renumbered); the
+    /// outputs directory moves with it when the task keeps outputs.
+    Copy {
+        from: usize,
+    },
+    Run,
+}
+
+/// Decides, for each task, whether its record is in place, can be taken
+/// from a record with the same key stored under another point id, or must
+/// be run. A run is a function of its key, so the id a record is stored
+/// under does not matter: inserting a value in a `[vary]` list renumbers
+/// the later points, and their records are renamed, not run again.
+fn plan(tasks: &[Task], found: &[Found], out: &Path) -> Vec<Plan> {
+    let at: HashMap<&Path, usize> = found
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.path.as_path(), i))
+        .collect();
+    let mut by_key: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, f) in found.iter().enumerate() {
+        by_key.entry(f.head.key.as_str()).or_default().push(i);
+    }
+    let mut plan: Vec<Plan> = tasks
+        .iter()
+        .map(|t| match at.get(record_path(out, t).as_path()) {
+            Some(&i) if fits(&found[i].head, t) => Plan::Reuse,
+            _ => Plan::Run,
+        })
+        .collect();
+    // An outputs directory moves to one new id at most, and not at all if
+    // its own point still uses it.
+    let mut taken: HashSet<&str> = tasks
+        .iter()
+        .zip(&plan)
+        .filter(|(t, p)| t.outputs && **p == Plan::Reuse)
+        .map(|(t, _)| t.point_id.as_str())
+        .collect();
+    let points = out.join("points");
+    for (t, p) in tasks.iter().zip(plan.iter_mut()) {
+        if *p != Plan::Run {
+            continue;
+        }
+        let own = record_path(out, t);
+        let usable = |f: &Found| {
+            let h = &f.head;
+            f.path != own
+                && f.retaggable
+                && h.key == t.key
+                && h.seed == t.seed
+                && (!t.outputs
+                    || (h.outputs
+                        && h.point != t.point_id
+                        && plain_id(&h.point)
+                        && !taken.contains(h.point.as_str())
+                        && points.join(&h.point).is_dir()))
+        };
+        let candidates = by_key.get(t.key.as_str()).map_or(&[][..], Vec::as_slice);
+        if let Some(&from) = candidates.iter().find(|&&i| usable(&found[i])) {
+            if t.outputs {
+                taken.insert(&found[from].head.point);
+            }
+            *p = Plan::Copy { from };
+        }
+    }
+    plan
+}
+
+/// Carries out the [`Plan::Copy`]s before anything runs, so that no record
+/// is lost and none is trusted wrongly whenever the process stops:
+///
+/// 1. no record vouches for an outputs directory about to change (moved
+///    away, replaced, or rewritten by a run): such records are rewritten
+///    with `outputs: false`;
+/// 2. the records copied from are renamed `runs/.moving-<n>.json` (unless
+///    a task reuses them in place), out of the way of the copies and runs
+///    that write their old names;
+/// 3. the outputs directories move to `points/.moving-<old id>`, then to
+///    their new ids (swapped ids clobber nothing);
+/// 4. each copy is written, atomically, under its new id;
+/// 5. the `.moving-` records are removed.
+///
+/// A copy that cannot be made (its source changed meanwhile) becomes a run.
+fn relocate(
+    out: &Path,
+    tasks: &[Task],
+    found: &[Found],
+    plan: &mut [Plan],
+) -> Result<(), SweepError> {
+    let runs = out.join("runs");
+    let points = out.join("points");
+    let mut changing: HashSet<&str> = HashSet::new();
+    for (t, p) in tasks.iter().zip(plan.iter()) {
+        match *p {
+            Plan::Copy { from } if t.outputs => {
+                changing.insert(&t.point_id);
+                changing.insert(&found[from].head.point);
+            }
+            Plan::Run if t.outputs => {
+                changing.insert(&t.point_id);
+            }
+            _ => {}
+        }
+    }
+    for f in found {
+        if !(f.head.outputs && changing.contains(f.head.point.as_str())) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f.path).map_err(io_err(&f.path))?;
+        let new = match retag(&text, &f.head.point, false) {
+            Some((_, new)) => new,
+            None => {
+                let mut r: Record = serde_json::from_str(&text)
+                    .map_err(|e| io_err(&f.path)(std::io::Error::other(e)))?;
+                r.outputs = false;
+                serde_json::to_string(&r).expect("plain JSON") + "\n"
+            }
+        };
+        write_atomic(&f.path, &new).map_err(io_err(&f.path))?;
+    }
+
+    let in_place: HashSet<PathBuf> = tasks
+        .iter()
+        .zip(plan.iter())
+        .filter(|(_, p)| **p == Plan::Reuse)
+        .map(|(t, _)| record_path(out, t))
+        .collect();
+    let mut source: HashMap<usize, PathBuf> = HashMap::new();
+    let mut n = 0;
+    for p in plan.iter() {
+        let Plan::Copy { from } = *p else { continue };
+        if source.contains_key(&from) {
+            continue;
+        }
+        let f = &found[from];
+        let path = if is_staged(&f.path) || in_place.contains(&f.path) {
+            f.path.clone()
+        } else {
+            let staged = loop {
+                let s = runs.join(format!("{STAGED}{n}.json"));
+                n += 1;
+                if !s.exists() {
+                    break s;
+                }
+            };
+            std::fs::rename(&f.path, &staged).map_err(io_err(&f.path))?;
+            staged
+        };
+        source.insert(from, path);
+    }
+
+    let staged_dir = |id: &str| points.join(format!("{STAGED}{id}"));
+    let dirs: Vec<(&str, &str)> = tasks
+        .iter()
+        .zip(plan.iter())
+        .filter_map(|(t, p)| match *p {
+            Plan::Copy { from } if t.outputs => {
+                Some((found[from].head.point.as_str(), t.point_id.as_str()))
+            }
+            _ => None,
+        })
+        .collect();
+    for &(from, _) in &dirs {
+        let src = points.join(from);
+        std::fs::rename(&src, staged_dir(from)).map_err(io_err(&src))?;
+    }
+    for &(from, to) in &dirs {
+        let dst = points.join(to);
+        if dst.exists() {
+            std::fs::remove_dir_all(&dst).map_err(io_err(&dst))?;
+        }
+        std::fs::rename(staged_dir(from), &dst).map_err(io_err(&dst))?;
+    }
+
+    for (t, p) in tasks.iter().zip(plan.iter_mut()) {
+        let Plan::Copy { from } = *p else { continue };
+        let copy = std::fs::read_to_string(&source[&from])
+            .ok()
+            .and_then(|text| retag(&text, &t.point_id, t.outputs))
+            .filter(|(old, _)| old.key == t.key && old.seed == t.seed);
+        match copy {
+            Some((_, text)) => {
+                let path = record_path(out, t);
+                write_atomic(&path, &text).map_err(io_err(&path))?;
+            }
+            None => *p = Plan::Run,
+        }
+    }
+
+    for f in found.iter().filter(|f| is_staged(&f.path)) {
+        let _ = std::fs::remove_file(&f.path);
+    }
+    for path in source.values().filter(|p| is_staged(p)) {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
 }
 
 /// Runs (or reuses) every run of `exp`, then writes the tables.
@@ -255,7 +574,8 @@ pub fn sweep(
     std::fs::create_dir_all(&runs).map_err(io_err(&runs))?;
     let copy = out.join("experiment.toml");
     std::fs::write(&copy, &exp.text).map_err(io_err(&copy))?;
-    // Leftovers of an interrupted write are never records.
+    // Leftovers of an interrupted write are never records, and no record
+    // vouches for the outputs of an interrupted move.
     if let Ok(rd) = std::fs::read_dir(&runs) {
         for e in rd.flatten() {
             let n = e.file_name();
@@ -264,9 +584,26 @@ pub fn sweep(
             }
         }
     }
+    if let Ok(rd) = std::fs::read_dir(out.join("points")) {
+        for e in rd.flatten() {
+            if e.file_name().to_string_lossy().starts_with(".moving-") {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+    let found = read_all(&runs);
+    let mut plan = if cfg.fresh {
+        vec![Plan::Run; tasks.len()]
+    } else {
+        plan(&tasks, &found, out)
+    };
+    relocate(out, &tasks, &found, &mut plan)?;
+    drop(found);
     let todo: Vec<&Task> = tasks
         .iter()
-        .filter(|t| cfg.fresh || read_record(out, t).is_none())
+        .zip(&plan)
+        .filter(|(_, p)| **p == Plan::Run)
+        .map(|(t, _)| t)
         .collect();
     let total = tasks.len();
     let reused = total - todo.len();

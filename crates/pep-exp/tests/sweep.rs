@@ -388,3 +388,119 @@ fn run_directory_plots() {
         "{e}"
     );
 }
+
+/// A 2 x `loss` grid, 2 seeds, outputs kept (`points/<id>/`).
+fn renumbered(loss: &str) -> String {
+    format!(
+        r#"
+[experiment]
+name = "grid"
+base = "base.toml"
+seeds = 2
+outputs = true
+measures = ["flow.f.goodput_mbps", "flow.f.retransmitted_segments"]
+
+[set]
+"scenario.duration" = "2s"
+
+[vary]
+"link[a-b].rate" = ["5Mbps", "20Mbps"]
+"link[0].forward.loss.p" = {loss}
+"#
+    )
+}
+
+/// Every file under `dir`, by path relative to it, with its bytes.
+fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().to_path_buf();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// Every file a fresh sweep of `experiment` writes (but `sweep.json`, the
+/// wall time) is in `out` with the same bytes: tables, records (their point
+/// ids too) and the kept outputs.
+fn same_as_fresh(dir: &Path, experiment: &str, out: &Path) {
+    let fresh = dir.join(format!("fresh-{}", experiment.len()));
+    let exp = setup(dir, experiment);
+    let o = run(&exp, &fresh, 2, None);
+    assert_eq!(o.reused, 0);
+    let got = tree(out);
+    let want = tree(&fresh);
+    assert!(want.contains_key(Path::new("points/p000/goodput.csv")));
+    for (p, bytes) in want.iter().filter(|(p, _)| *p != Path::new("sweep.json")) {
+        let g = got
+            .get(p)
+            .unwrap_or_else(|| panic!("{} missing", p.display()));
+        assert!(g == bytes, "{} differs from a fresh sweep's", p.display());
+    }
+    // No staging directory is left behind.
+    assert!(got
+        .keys()
+        .all(|p| !p.to_string_lossy().contains(".moving-")));
+    std::fs::remove_dir_all(fresh).unwrap();
+}
+
+#[test]
+fn a_value_inserted_mid_list_runs_only_the_new_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let sweep_of = |loss: &str| run(&setup(dir.path(), &renumbered(loss)), &out, 2, None);
+    let o = sweep_of("[0.001, 0.002, 0.01]");
+    assert_eq!((o.total, o.reused, o.ran), (12, 0, 12));
+
+    // p001..p005 become p002, p003, p005, p006, p007: only the two new
+    // points (0.0015 at each rate) run, 2 seeds each.
+    let inserted = "[0.001, 0.0015, 0.002, 0.01]";
+    let o = sweep_of(inserted);
+    assert_eq!((o.total, o.reused, o.ran), (16, 12, 4));
+    same_as_fresh(dir.path(), &renumbered(inserted), &out);
+
+    // Back again: nothing runs.
+    let o = sweep_of("[0.001, 0.002, 0.01]");
+    assert_eq!((o.total, o.reused, o.ran), (12, 12, 0));
+    same_as_fresh(dir.path(), &renumbered("[0.001, 0.002, 0.01]"), &out);
+
+    // Reversed: the ids are swapped (p000 <-> p002, ...), outputs included.
+    let reversed = "[0.01, 0.002, 0.001]";
+    let o = sweep_of(reversed);
+    assert_eq!((o.total, o.reused, o.ran), (12, 12, 0));
+    same_as_fresh(dir.path(), &renumbered(reversed), &out);
+
+    // A value removed: the later points move down, nothing runs.
+    let removed = "[0.01, 0.001]";
+    let o = sweep_of(removed);
+    assert_eq!((o.total, o.reused, o.ran), (8, 8, 0));
+    same_as_fresh(dir.path(), &renumbered(removed), &out);
+}
+
+#[test]
+fn a_renumbering_stopped_halfway_loses_no_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let list = renumbered("[0.001, 0.002, 0.01]");
+    let exp = setup(dir.path(), &list);
+    run(&exp, &out, 2, None);
+    // What a renumbering stopped midway leaves: a record under its staging
+    // name, an outputs directory no record vouches for.
+    let runs = out.join("runs");
+    std::fs::rename(runs.join("p004-s2.json"), runs.join(".moving-0.json")).unwrap();
+    std::fs::create_dir_all(out.join("points/.moving-p004")).unwrap();
+    std::fs::write(out.join("points/.moving-p004/goodput.csv"), "junk").unwrap();
+    let o = run(&exp, &out, 2, None);
+    assert_eq!((o.total, o.reused, o.ran), (12, 12, 0));
+    same_as_fresh(dir.path(), &list, &out);
+    assert!(!runs.join(".moving-0.json").exists());
+    assert!(!out.join("points/.moving-p004").exists());
+}
