@@ -199,8 +199,12 @@ impl Results {
         let path = dir.join("results.csv");
         let text = std::fs::read_to_string(&path)
             .map_err(|e| format!("{}: {e} (has the sweep finished?)", path.display()))?;
-        let mut lines = text.lines();
-        let head = split(lines.next().unwrap_or(""));
+        // Quoted cells may hold commas and line breaks (a varied
+        // description): records, not lines.
+        let records = pep_plot::tidy::records(&path.display().to_string(), &text)
+            .map_err(|e| format!("{e} (a truncated file? `pep sim sweep` writes it again)"))?;
+        let mut lines = records.into_iter();
+        let head = lines.next().map(|(_, c)| c).unwrap_or_default();
         let n_p = exp.params.len();
         let measures: Vec<String> = head.iter().skip(2 + n_p).cloned().collect();
         if head.len() < 2 || head[2..2 + n_p.min(head.len() - 2)] != exp.params[..] {
@@ -211,9 +215,8 @@ impl Results {
         }
         let mut points: Vec<Point> = Vec::new();
         let mut rows = Vec::new();
-        for (i, l) in lines.enumerate() {
-            let c = split(l);
-            let at = format!("{}:{}", path.display(), i + 2);
+        for (line, c) in lines {
+            let at = format!("{}:{line}", path.display());
             if c.len() != head.len() {
                 return Err(format!(
                     "{at}: {} cells, but the header has {} columns (a truncated file? \
@@ -291,27 +294,6 @@ fn num(v: Option<f64>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()
 }
 
-/// Splits a CSV line written by [`cell`].
-fn split(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(std::mem::take(&mut cur)),
-            _ => cur.push(c),
-        }
-    }
-    out.push(cur);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -331,9 +313,18 @@ mod tests {
 
     #[test]
     fn cells_quote_and_split_back() {
-        let cells = ["a", "x,y", "say \"hi\"", "", r#"flow "f1".start"#];
+        let cells = [
+            "a",
+            "x,y",
+            "say \"hi\"",
+            "",
+            r#"flow "f1".start"#,
+            "two\nlines",
+        ];
         let line: Vec<String> = cells.iter().map(|c| cell(c)).collect();
-        assert_eq!(split(&line.join(",")), cells);
+        let text = format!("{}\n", line.join(","));
+        let back = pep_plot::tidy::records("r.csv", &text).unwrap();
+        assert_eq!(back, [(1, cells.map(String::from).to_vec())]);
         assert_eq!(text_value("100"), Value::Integer(100));
         assert_eq!(text_value("10Mbps"), Value::String("10Mbps".into()));
         assert_eq!(text_value("reno"), Value::String("reno".into()));
