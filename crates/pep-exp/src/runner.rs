@@ -104,6 +104,15 @@ pub struct Outcome {
 pub enum SweepError {
     #[error(transparent)]
     Experiment(#[from] crate::experiment::ExpError),
+    #[error(
+        "{dir} holds the sweep of another experiment, {theirs:?} (its experiment.toml), \
+         not {ours:?}: give another --out, or remove that directory"
+    )]
+    OtherExperiment {
+        dir: String,
+        theirs: String,
+        ours: String,
+    },
     #[error("{path}: {source}")]
     Io {
         path: String,
@@ -573,6 +582,19 @@ pub fn sweep(
     let runs = out.join("runs");
     std::fs::create_dir_all(&runs).map_err(io_err(&runs))?;
     let copy = out.join("experiment.toml");
+    // Another experiment's records and plots would mix with this one's.
+    if let Some(theirs) = std::fs::read_to_string(&copy).ok().and_then(|t| {
+        let doc: toml::Table = t.parse().ok()?;
+        Some(doc.get("experiment")?.get("name")?.as_str()?.to_string())
+    }) {
+        if theirs != exp.name {
+            return Err(SweepError::OtherExperiment {
+                dir: out.display().to_string(),
+                theirs,
+                ours: exp.name.clone(),
+            });
+        }
+    }
     std::fs::write(&copy, &exp.text).map_err(io_err(&copy))?;
     // Leftovers of an interrupted write are never records, and no record
     // vouches for the outputs of an interrupted move.

@@ -504,3 +504,35 @@ fn a_renumbering_stopped_halfway_loses_no_record() {
     assert!(!runs.join(".moving-0.json").exists());
     assert!(!out.join("points/.moving-p004").exists());
 }
+
+/// A sweep into a directory holding another experiment's sweep is refused
+/// before it touches a record (it used to overwrite some of them and
+/// leave the rest beside its own).
+#[test]
+fn another_experiments_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = setup(dir.path(), EXPERIMENT);
+    let out = dir.path().join("out");
+    let first = run(&exp, &out, 2, None);
+    let before = records(&out);
+    let other = setup(
+        dir.path(),
+        &EXPERIMENT.replace("name = \"grid\"", "name = \"other\""),
+    );
+    let cfg = SweepConfig {
+        out: out.clone(),
+        jobs: 1,
+        mode: Mode::Full,
+        fresh: false,
+        cancel: None,
+    };
+    let e = sweep(&other, &cfg, &mut |_| {}).unwrap_err().to_string();
+    assert!(
+        e.contains("holds the sweep of another experiment, \"grid\"") && e.contains("\"other\""),
+        "{e}"
+    );
+    assert_eq!(records(&out), before);
+    // Its own experiment still resumes there.
+    let again = run(&exp, &out, 2, None);
+    assert_eq!(again.reused, first.total);
+}
