@@ -19,8 +19,8 @@ pub struct AmpArgs {
     /// Bytes per ACK on the reverse link.
     #[arg(long, default_value = "40B", value_parser = size)]
     ack: f64,
-    /// Packets each ACK covers (2 for delayed ACKs).
-    #[arg(long, default_value_t = 1.0, value_parser = positive)]
+    /// Packets each ACK covers, 1 to 1000 (2 for delayed ACKs).
+    #[arg(long, default_value_t = 1.0, value_parser = packets_per_ack)]
     ack_every: f64,
     /// Also evaluate this multiplicative factor M (packets released per ACK
     /// that reaches the sender; ACK regulation raises it).
@@ -52,6 +52,14 @@ fn positive(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
         _ => Err(format!("expected a positive number, got {s:?}")),
+    }
+}
+
+/// An ACK covers at least the packet that triggered it.
+fn packets_per_ack(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (1.0..=1000.0).contains(&v) => Ok(v),
+        _ => Err(format!("expected 1 to 1000 packets per ACK, got {s:?}")),
     }
 }
 

@@ -627,3 +627,27 @@ fn jobs_are_one_to_1024() {
         }
     }
 }
+
+/// An ACK covers at least one packet: `--ack-every 0.5` and `1e30` were
+/// tabulated as they were.
+#[test]
+fn amp_takes_one_to_1000_packets_per_ack() {
+    let dir = tempfile::tempdir().unwrap();
+    for v in ["0.5", "1e30", "NaN"] {
+        let out = pep_within(
+            &["amp", "--ack-every", v],
+            dir.path(),
+            Duration::from_secs(30),
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{v}: {err}");
+        assert!(err.contains("expected 1 to 1000 packets per ACK"), "{err}");
+    }
+    let out = pep_within(
+        &["amp", "--ack-every", "2"],
+        dir.path(),
+        Duration::from_secs(30),
+    );
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("an ACK every 2 packet(s)"));
+}
