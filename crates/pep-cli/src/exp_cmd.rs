@@ -235,6 +235,9 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), String> {
         mode: if a.full { Mode::Full } else { Mode::Short },
         jobs: a.jobs.map_or_else(cores, usize::from),
     };
+    for paper in &papers {
+        reproduce::check(paper, &opts)?;
+    }
     let mut failed = 0;
     for paper in papers {
         let pb = bar(true);

@@ -651,3 +651,40 @@ fn amp_takes_one_to_1000_packets_per_ack() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("an ACK every 2 packet(s)"));
 }
+
+/// `reproduce all` loads every paper's experiments before running any: a
+/// missing file of the second paper used to be found after the first
+/// paper's whole run.
+#[test]
+fn reproduce_all_checks_every_paper_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let only = dir.path().join("scenarios/baseline");
+    std::fs::create_dir_all(&only).unwrap();
+    for e in std::fs::read_dir(repo.join("baseline")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), only.join(e.file_name())).unwrap();
+    }
+    let out = pep_within(
+        &[
+            "reproduce",
+            "all",
+            "--scenarios",
+            "scenarios",
+            "--out",
+            "rep",
+        ],
+        dir.path(),
+        Duration::from_secs(60),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("osada2005") && err.contains("cannot read the experiment file"),
+        "{err}"
+    );
+    assert!(
+        !dir.path().join("rep/baseline").exists(),
+        "baseline ran first"
+    );
+}

@@ -225,6 +225,16 @@ pub struct Options {
     pub jobs: usize,
 }
 
+/// Loads (and so checks) every experiment of `paper` without running any:
+/// `reproduce all` calls it for every paper first, so a missing or broken
+/// file is found before hours of another paper's runs.
+pub fn check(paper: &'static Paper, opts: &Options) -> Result<(), String> {
+    for file in paper.experiments {
+        Experiment::load(&opts.scenarios.join(paper.name).join(file)).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
 /// Runs `paper`'s experiments, checks its claims and writes `report.md`
 /// and `report.html`.
 pub fn reproduce(
