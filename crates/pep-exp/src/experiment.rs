@@ -17,6 +17,40 @@ use toml::Value;
 use crate::measure::Measure;
 use crate::plotspec::{self, PlotSpec, RawPlot};
 
+/// An `over_time` plot's `select` is `"*"` or names a flow (goodput, cwnd)
+/// or a link direction (links, queues) of the scenario, as the CSV's rows do: checked
+/// on the first point, before anything runs.
+fn check_selects(errs: &Errs, plots: &[PlotSpec], sc: &Scenario) -> Result<(), ExpError> {
+    for (i, p) in plots.iter().enumerate() {
+        let plotspec::PlotKind::OverTime {
+            csv,
+            select: Some(sel),
+            ..
+        } = &p.kind
+        else {
+            continue;
+        };
+        if sel == "*" {
+            // The mean over all rows.
+            continue;
+        }
+        let names: Vec<String> = if csv == "goodput" || csv == "cwnd" {
+            sc.flows.iter().map(|f| f.name.clone()).collect()
+        } else {
+            sc.link_directions()
+        };
+        if !names.contains(sel) {
+            let shown: Vec<&str> = names.iter().map(String::as_str).take(12).collect();
+            let msg = format!(
+                "{csv}.csv has no rows for {sel:?}; it has {} (on the first point)",
+                shown.join(", ")
+            );
+            return Err(errs.at(sel, format!("plot[{i}].select"), msg));
+        }
+    }
+    Ok(())
+}
+
 /// Most points, and most runs (points x seeds), in one experiment: every
 /// point's scenario is resolved and checked, and a sweep plans every run,
 /// before the first starts (about 13 KB a point, 1 KB a run).
@@ -312,7 +346,10 @@ impl Experiment {
             outputs,
         };
         if dir.is_some() {
-            exp.resolve(Mode::Full)?;
+            let points = exp.resolve(Mode::Full)?;
+            if let Some(first) = points.first() {
+                check_selects(&errs, &exp.plots, &first.scenario)?;
+            }
             if exp.short_seeds.is_some() || !exp.short_set.is_empty() {
                 exp.resolve(Mode::Short)?;
             }

@@ -169,8 +169,25 @@ pub(crate) fn validate(
                     let msg = format!("unknown series {csv:?}; series are: {}", list(&names));
                     return Err(errs.at(&csv, f("csv"), msg));
                 };
+                let y = r.y.clone().unwrap_or(col.to_string());
+                // The value columns each file has (the time and the flow or
+                // link name come first), as the simulator writes them.
+                let columns: &[&str] = match csv.as_str() {
+                    "goodput" => &["bytes", "goodput_mbps"],
+                    "links" => &["bytes", "throughput_mbps", "utilisation"],
+                    "queues" => &["packets", "bytes"],
+                    _ => &["cwnd_bytes", "ssthresh_bytes"],
+                };
+                if !columns.contains(&y.as_str()) {
+                    let names: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
+                    let msg = format!(
+                        "{csv}.csv has no column {y:?}; its columns are: {}",
+                        list(&names)
+                    );
+                    return Err(errs.at(&y, f("y"), msg));
+                }
                 PlotKind::OverTime {
-                    y: r.y.clone().unwrap_or(col.to_string()),
+                    y,
                     csv,
                     select: r.select.clone(),
                 }

@@ -162,6 +162,26 @@ fn plot_mistakes_are_named() {
         plot("kind = \"cdf\"\ny = \"flow.f.goodput_mbps\"\nformats = [\"gif\"]")
             .contains("plot[0].formats: expected a non-empty list of \"svg\" and/or \"png\"")
     );
+    // Found before the runs, not after every one of them.
+    let e = plot("kind = \"over_time\"\ncsv = \"cwnd\"\ny = \"bogus\"");
+    assert!(
+        e.starts_with("exp.toml:14: plot[0].y: cwnd.csv has no column \"bogus\"; its columns are: cwnd_bytes, ssthresh_bytes"),
+        "{e}"
+    );
+    let e = plot("kind = \"over_time\"\ncsv = \"cwnd\"\nselect = \"nope\"");
+    assert!(
+        e.starts_with("exp.toml:14: plot[0].select: cwnd.csv has no rows for \"nope\"; it has f"),
+        "{e}"
+    );
+    let e = plot("kind = \"over_time\"\ncsv = \"queues\"\nselect = \"a->c\"");
+    assert!(
+        e.contains("queues.csv has no rows for \"a->c\"; it has a->b, b->a"),
+        "{e}"
+    );
+    assert!(parse(&format!(
+        "{GOOD}\n[[plot]]\nname = \"p\"\nkind = \"over_time\"\ncsv = \"queues\"\nselect = \"b->a\"\n"
+    ))
+    .is_ok());
 }
 
 #[test]

@@ -1,7 +1,5 @@
 //! Turning a validated [`Scenario`] into a runnable [`Simulation`].
 
-use std::collections::hash_map::{Entry, HashMap};
-
 use pep_core::host::Processor;
 use pep_core::link::LinkDir;
 use pep_core::loss::{GilbertElliott, LossModel, ScriptedDrop};
@@ -176,15 +174,12 @@ impl Simulation {
 
         let mut ports: Vec<Port> = Vec::with_capacity(sc.links.len() * 2);
         let mut media = Vec::new();
-        // Parallel links: the second direction from a to b is "a->b#2" in
-        // every output, as the second link between them is "a-b#2".
-        let mut seen: HashMap<(usize, usize), usize> = HashMap::new();
+        // In link order, forward then reverse, as the ports are made.
+        let mut names = sc.link_directions().into_iter();
         for l in &sc.links {
             let base = ports.len();
             for d in [Dir::Forward, Dir::Reverse] {
                 let spec = l.dir(d);
-                let from = &sc.nodes[l.from_node(d)].name;
-                let to = &sc.nodes[l.to_node(d)].name;
                 let label = format!(
                     "link/{}/{}",
                     l.name,
@@ -194,16 +189,7 @@ impl Simulation {
                     link: link_dir(spec, sc.seed, &label, &flow_cfgs),
                     armed: Armed::default(),
                     to: l.to_node(d) as u32,
-                    name: match seen.entry((l.from_node(d), l.to_node(d))) {
-                        Entry::Vacant(e) => {
-                            e.insert(1);
-                            format!("{from}->{to}")
-                        }
-                        Entry::Occupied(mut e) => {
-                            *e.get_mut() += 1;
-                            format!("{from}->{to}#{}", e.get())
-                        }
-                    },
+                    name: names.next().unwrap_or_default(),
                     max_queue: 0,
                     medium: NONE,
                 });

@@ -508,6 +508,23 @@ impl Scenario {
     pub fn link_index(&self, name: &str) -> Option<usize> {
         self.links.iter().position(|l| l.name == name)
     }
+    /// The name of every link direction in the outputs, forward then
+    /// reverse of each link in file order: `"a->b"`, and for the second and
+    /// later parallel links between the same nodes `"a->b#2"`, `"a->b#3"`.
+    pub fn link_directions(&self) -> Vec<String> {
+        let mut seen: std::collections::HashMap<(usize, usize), usize> = Default::default();
+        let mut out = Vec::with_capacity(self.links.len() * 2);
+        for l in &self.links {
+            for d in [Dir::Forward, Dir::Reverse] {
+                let (from, to) = (l.from_node(d), l.to_node(d));
+                let k = seen.entry((from, to)).or_insert(0);
+                *k += 1;
+                let name = format!("{}->{}", self.nodes[from].name, self.nodes[to].name);
+                out.push(if *k == 1 { name } else { format!("{name}#{k}") });
+            }
+        }
+        out
+    }
     /// Overrides the master seed (the CLI's `--seed`, or repeated runs).
     pub fn with_seed(mut self, seed: u64) -> Self {
         self.seed = seed;
