@@ -51,6 +51,39 @@ fn check_selects(errs: &Errs, plots: &[PlotSpec], sc: &Scenario) -> Result<(), E
     Ok(())
 }
 
+/// Two points that resolve to the same scenario (`[0, 0.0]`, `"80000B"`
+/// and `"80KB"`, a `[[point]]` given twice) would run it twice and draw it
+/// as two: refused, naming both. Scenarios are compared by a hash of their
+/// full description, and equal hashes by value.
+fn same_scenarios(errs: &Errs, exp: &Experiment, points: &[Resolved]) -> Result<(), ExpError> {
+    use std::hash::{DefaultHasher, Hasher};
+    struct Hashing(DefaultHasher);
+    impl fmt::Write for Hashing {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            self.0.write(s.as_bytes());
+            Ok(())
+        }
+    }
+    let mut seen: std::collections::HashMap<u64, Vec<usize>> = Default::default();
+    for (i, r) in points.iter().enumerate() {
+        let mut h = Hashing(DefaultHasher::new());
+        let _ = fmt::write(&mut h, format_args!("{:?}", r.scenario));
+        let same = seen.entry(h.0.finish()).or_default();
+        if let Some(&j) = same.iter().find(|&&j| points[j].scenario == r.scenario) {
+            let msg = format!(
+                "points {} ({}) and {} ({}) are the same scenario: each would run twice",
+                points[j].point.id,
+                exp.describe(&points[j].point),
+                r.point.id,
+                exp.describe(&r.point)
+            );
+            return Err(errs.at("", "points", msg));
+        }
+        same.push(i);
+    }
+    Ok(())
+}
+
 /// Most points, and most runs (points x seeds), in one experiment: every
 /// point's scenario is resolved and checked, and a sweep plans every run,
 /// before the first starts (about 13 KB a point, 1 KB a run).
@@ -448,6 +481,7 @@ impl Experiment {
                 scenario: sc,
             });
         }
+        same_scenarios(&errs, self, &out)?;
         if let Some(first) = out.first() {
             let (flows, links) = names(&first.scenario);
             let agents: Vec<String> = first

@@ -419,3 +419,20 @@ fn runs_are_capped_as_points_times_seeds() {
     let e = err(&text);
     assert!(e.contains("320000 points: at most 100000"), "{e}");
 }
+
+/// Values that read differently but make the same scenario are one point
+/// twice: refused, where only the same text was before.
+#[test]
+fn points_that_make_the_same_scenario_are_refused() {
+    let with = |values: &str| GOOD.replace("[\"10Mbps\", \"20Mbps\"]", values);
+    let e = err(&with("[\"10Mbps\", \"10000kbps\"]"));
+    assert!(
+        e.contains("points: points p000 (link[0].rate = 10Mbps) and p001 (link[0].rate = 10000kbps) are the same scenario"),
+        "{e}"
+    );
+    let e = err(&format!(
+        "{GOOD}\n[[point]]\n\"link[0].delay\" = \"5ms\"\n[[point]]\n\"link[0].delay\" = \"5ms\"\n"
+    ));
+    assert!(e.contains("are the same scenario"), "{e}");
+    assert!(parse(&with("[\"10Mbps\", \"10001kbps\"]")).is_ok());
+}
