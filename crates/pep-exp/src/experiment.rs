@@ -326,6 +326,10 @@ impl Experiment {
             measures.push(parsed);
         }
         let set = overrides(&errs, raw.set.unwrap_or_default(), "set")?;
+        let grid: Vec<String> = raw
+            .vary
+            .as_ref()
+            .map_or(Vec::new(), |v| v.0.iter().map(|(k, _)| k.clone()).collect());
         let (params, points) = points(&errs, raw.vary, raw.points)?;
         let (short_seeds, short_set) = match raw.short {
             Some(s) => (
@@ -334,6 +338,13 @@ impl Experiment {
             ),
             None => (None, Vec::new()),
         };
+        // Every point takes a [vary] value, which overrides these.
+        for (table, list) in [("set", &set), ("short.set", &short_set)] {
+            if let Some((path, _)) = list.iter().find(|(p, _)| grid.contains(p)) {
+                let msg = "is varied by [vary] too, whose values override it: give it in one place";
+                return Err(errs.at(path, format!("{table}.{path:?}"), msg));
+            }
+        }
         let counts = [
             ("experiment.seeds", Some(&seeds)),
             ("short.seeds", short_seeds.as_ref()),

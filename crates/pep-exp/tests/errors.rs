@@ -436,3 +436,26 @@ fn points_that_make_the_same_scenario_are_refused() {
     assert!(e.contains("are the same scenario"), "{e}");
     assert!(parse(&with("[\"10Mbps\", \"10001kbps\"]")).is_ok());
 }
+
+/// `[set]` or `[short].set` on a parameter `[vary]` varies was silently
+/// overridden by every point's value.
+#[test]
+fn a_set_value_that_vary_overrides_is_refused() {
+    for table in ["set", "short.set"] {
+        let e = err(&format!(
+            "{GOOD}\n[{table}]\n\"link[0].rate\" = \"30Mbps\"\n"
+        ));
+        assert!(
+            e.contains(&format!(
+                "{table}.\"link[0].rate\": is varied by [vary] too"
+            )),
+            "{e}"
+        );
+    }
+    // A default for the [[point]] tables that leave it out is fine.
+    let text =
+        "[experiment]\nname = \"x\"\nbase = \"base.toml\"\nmeasures = [\"flow.f.goodput_mbps\"]\n\
+                [set]\n\"link[0].rate\" = \"30Mbps\"\n[[point]]\n\"link[0].rate\" = \"5Mbps\"\n\
+                [[point]]\n\"link[0].delay\" = \"5ms\"\n";
+    assert!(parse(text).is_ok());
+}
