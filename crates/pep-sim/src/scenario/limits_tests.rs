@@ -595,3 +595,21 @@ fn a_send_buffer_holds_one_segment() {
     );
     assert!(load(&base_plus("tcp = { sndbuf = \"1460B\" }\n")).is_ok());
 }
+
+/// A capture holds IPv4 packets of at most 65535 B: a full segment with
+/// SACK blocks was 65555 B, and the run failed after it had run.
+#[test]
+fn a_traced_segment_fits_a_capture() {
+    let trace = "[[trace]]\nlink = \"a-r\"\n";
+    let t = base_plus(&format!(
+        "tcp = {{ mss = \"65495B\", init_cwnd = 1 }}\n{trace}"
+    ));
+    expect(
+        &t,
+        "trace[0].link",
+        "link = \"a-r\"",
+        "flow \"f1\": mss 65495B + 40B header + up to 40B of TCP options exceeds 65535B",
+    );
+    let ok = format!("tcp = {{ mss = \"65455B\", init_cwnd = 1 }}\n{trace}");
+    assert!(load(&base_plus(&ok)).is_ok());
+}

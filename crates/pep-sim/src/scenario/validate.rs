@@ -116,6 +116,24 @@ pub(crate) fn validate(doc: &raw::Doc, ctx: &mut Ctx) -> Option<Scenario> {
         rows_at,
     );
     let traces = super::trace::traces(doc, ctx, &nodes.specs, &links);
+    // A capture writes each segment's TCP options (SACK blocks,
+    // timestamps: up to 40 B) into an IPv4 packet of at most 65535 B.
+    if let (Some(t), Some(f)) = (
+        doc.traces.first(),
+        flows
+            .iter()
+            .find(|f| u64::from(f.tcp.mss) + u64::from(f.tcp.header) + 40 > 65_535),
+    ) {
+        let msg = format!(
+            "flow {:?}: mss {}B + {}B header + up to 40B of TCP options exceeds 65535B, the \
+             largest IPv4 packet a capture can hold: with a trace, use an mss of at most {}B",
+            f.name,
+            f.tcp.mss,
+            f.tcp.header,
+            65_535u32.saturating_sub(40 + f.tcp.header.min(65_535))
+        );
+        ctx.err(Some(t.link.span()), "trace[0].link", msg);
+    }
 
     if !ctx.errors.is_empty() {
         return None;
