@@ -454,42 +454,43 @@ impl Skipped {
     /// ]);
     /// ```
     pub fn notes(&self) -> Vec<String> {
-        let n =
-            |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
-        let mut out = Vec::new();
-        if self.non_finite > 0 {
-            out.push(format!(
-                "{} with a NaN or infinite value {} not drawn",
-                n(self.non_finite, "point", "points"),
-                if self.non_finite == 1 { "is" } else { "are" }
-            ));
-        }
-        if self.non_positive > 0 {
-            out.push(format!(
-                "{} with a zero or negative value on a log axis {} not drawn",
-                n(self.non_positive, "point", "points"),
-                if self.non_positive == 1 { "is" } else { "are" }
-            ));
-        }
-        if self.outside_bins > 0 {
-            out.push(format!(
-                "{} outside the bin edges {} not counted",
-                n(self.outside_bins, "sample", "samples"),
-                if self.outside_bins == 1 { "is" } else { "are" }
-            ));
-        }
-        if self.empty_series > 0 {
-            out.push(format!(
-                "{} nothing to draw (left out, legend included)",
-                n(self.empty_series, "series has", "series have"),
-            ));
-        }
-        if self.open_bars > 0 {
-            out.push(format!(
-                "{} zero or below: drawn down to the bottom of the log axis, without a cap",
-                n(self.open_bars, "error bar reaches", "error bars reach"),
-            ));
-        }
-        out
+        // (count, subject and verb for one, for many, the rest)
+        let reasons = [
+            (
+                self.non_finite,
+                "point with a NaN or infinite value is",
+                "points with a NaN or infinite value are",
+                "not drawn",
+            ),
+            (
+                self.non_positive,
+                "point with a zero or negative value on a log axis is",
+                "points with a zero or negative value on a log axis are",
+                "not drawn",
+            ),
+            (
+                self.outside_bins,
+                "sample outside the bin edges is",
+                "samples outside the bin edges are",
+                "not counted",
+            ),
+            (
+                self.empty_series,
+                "series has",
+                "series have",
+                "nothing to draw (left out, legend included)",
+            ),
+            (
+                self.open_bars,
+                "error bar reaches",
+                "error bars reach",
+                "zero or below: drawn down to the bottom of the log axis, without a cap",
+            ),
+        ];
+        reasons
+            .into_iter()
+            .filter(|r| r.0 > 0)
+            .map(|(k, one, many, rest)| format!("{k} {} {rest}", if k == 1 { one } else { many }))
+            .collect()
     }
 }
