@@ -152,11 +152,12 @@ fn unknown_unit(unit: &str) -> String {
     }
 }
 
-/// Refuses a zero rate, for fields where a link or source must make progress.
+/// Refuses a zero rate, for fields where a link, a source or a pacer must
+/// make progress.
 pub fn positive_rate(r: Rate) -> Result<Rate, UnitError> {
     if r.0 == 0 {
         Err(UnitError(
-            "the rate must be positive: a zero-rate link never delivers".into(),
+            "the rate must be positive: at a zero rate nothing is ever sent".into(),
         ))
     } else {
         Ok(r)

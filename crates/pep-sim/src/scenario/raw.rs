@@ -345,7 +345,11 @@ impl<'de> Deserialize<'de> for Lit {
         impl Visitor<'_> for V {
             type Value = Lit;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string with a unit, such as \"10Mbps\" or \"250ms\"")
+                // Shared by rates, durations, sizes and queue limits.
+                f.write_str(
+                    "a value with its unit, such as \"10Mbps\", \"250ms\" or \"64KiB\" \
+                     (a queue limit may also be a packet count, such as 100)",
+                )
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Lit, E> {
                 Ok(Lit::Str(v.to_string()))

@@ -729,7 +729,7 @@ pub(crate) fn source(
                 ctx.err(span, join(field, "burst_time"), "must be positive");
                 None
             } else if !(cfg.shape > 1.0 && cfg.shape.is_finite()) {
-                let msg = "must be a number above 1 (the mean is infinite at 1 or below)";
+                let msg = "must be a finite number above 1 (the mean is infinite at 1 or below)";
                 ctx.err(span, join(field, "shape"), msg);
                 None
             } else {
