@@ -85,14 +85,19 @@ fn setup(dir: &Path, experiment: &str) -> Experiment {
     Experiment::load(&dir.join("grid.toml")).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn run(exp: &Experiment, out: &Path, jobs: usize, cancel: Option<(&AtomicBool, usize)>) -> Outcome {
-    let cfg = SweepConfig {
+/// A full-mode sweep into `out`, stopped by `cancel` if given.
+fn config<'a>(out: &Path, jobs: usize, cancel: Option<&'a AtomicBool>) -> SweepConfig<'a> {
+    SweepConfig {
         out: out.to_path_buf(),
         jobs,
         mode: Mode::Full,
         fresh: false,
-        cancel: cancel.map(|c| c.0),
-    };
+        cancel,
+    }
+}
+
+fn run(exp: &Experiment, out: &Path, jobs: usize, cancel: Option<(&AtomicBool, usize)>) -> Outcome {
+    let cfg = config(out, jobs, cancel.map(|c| c.0));
     sweep(exp, &cfg, &mut |p| {
         if let Some((flag, after)) = cancel {
             if p.done - p.reused >= after {
@@ -519,14 +524,9 @@ fn another_experiments_directory_is_refused() {
         dir.path(),
         &EXPERIMENT.replace("name = \"grid\"", "name = \"other\""),
     );
-    let cfg = SweepConfig {
-        out: out.clone(),
-        jobs: 1,
-        mode: Mode::Full,
-        fresh: false,
-        cancel: None,
-    };
-    let e = sweep(&other, &cfg, &mut |_| {}).unwrap_err().to_string();
+    let e = sweep(&other, &config(&out, 1, None), &mut |_| {})
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("holds the sweep of another experiment, \"grid\"") && e.contains("\"other\""),
         "{e}"
