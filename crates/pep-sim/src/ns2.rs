@@ -91,13 +91,7 @@ fn unsupported_flow_features(f: &crate::scenario::FlowSpec) -> Result<(), String
 fn hosts_that_would_forward(sc: &Scenario) -> Result<(), String> {
     let ends: Vec<(usize, usize)> = sc.links.iter().map(|l| (l.a, l.b)).collect();
     let all = Routes::compute(&vec![NodeKind::Router; sc.nodes.len()], &ends);
-    let show = |src: usize, hops: &[(usize, Dir)]| {
-        let mut names = vec![sc.nodes[src].name.as_str()];
-        for &(l, d) in hops {
-            names.push(sc.nodes[sc.links[l].to_node(d)].name.as_str());
-        }
-        names.join(" -> ")
-    };
+    let show = |src: usize, hops: &[(usize, Dir)]| sc.nodes_text(&sc.hop_nodes(src, hops));
     for f in &sc.flows {
         for (src, dst) in [(f.src, f.dst), (f.dst, f.src)] {
             let (Some(ours), Some(theirs)) = (sc.routes.path(src, dst), all.path(src, dst)) else {

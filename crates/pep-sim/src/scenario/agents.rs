@@ -8,7 +8,6 @@ use toml::{Table, Value};
 
 use super::error::{join, Ctx};
 use super::model::AgentSpec;
-use super::model::Dir;
 use super::raw;
 use super::tagged::FlowNames;
 use super::Scenario;
@@ -257,16 +256,6 @@ fn check_on_path(
     Ok(())
 }
 
-/// The nodes flow `f`'s packets visit from `src` to `dst`, both included.
-fn route_nodes(sc: &Scenario, src: usize, dst: usize) -> Vec<usize> {
-    let mut at = vec![src];
-    for (l, d) in sc.routes.path(src, dst).unwrap_or_default() {
-        let link = &sc.links[l];
-        at.push(if d == Dir::Forward { link.b } else { link.a });
-    }
-    at
-}
-
 /// Whether `nodes` lie where the kind acts on flow `f`'s data path (in
 /// order), or, for one node between the ends, on its ACKs' path (which may
 /// differ where routes tie).
@@ -292,15 +281,13 @@ fn passes(sc: &Scenario, kind: &AgentKind, nodes: &[usize], f: usize) -> bool {
             })
     };
     let at_source = kind.sits == Sits::BeforeDestination;
-    on(route_nodes(sc, src, dst), at_source)
-        || (nodes.len() == 1 && on(route_nodes(sc, dst, src), false))
+    on(sc.route_nodes(src, dst), at_source)
+        || (nodes.len() == 1 && on(sc.route_nodes(dst, src), false))
 }
 
 /// `a -> r1 -> b`: flow `f`'s data path by node names.
 fn route_text(sc: &Scenario, f: usize) -> String {
-    let path = route_nodes(sc, sc.flows[f].src, sc.flows[f].dst);
-    let names: Vec<&str> = path.iter().map(|&n| sc.nodes[n].name.as_str()).collect();
-    names.join(" -> ")
+    sc.nodes_text(&sc.route_nodes(sc.flows[f].src, sc.flows[f].dst))
 }
 
 /// Flow ids agent number `index` may use for its own connections.

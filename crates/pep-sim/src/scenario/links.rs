@@ -371,13 +371,7 @@ fn data_crossing(sc: &Scenario) -> Vec<Vec<(usize, bool)>> {
 /// `a -> r -> b`, and `, and back b -> r -> a` for a bidirectional flow.
 fn data_path_text(sc: &Scenario, f: usize) -> String {
     let flow = &sc.flows[f];
-    let text = |src: usize, dst: usize| {
-        let mut names = vec![sc.nodes[src].name.as_str()];
-        for (l, d) in sc.routes.path(src, dst).unwrap_or_default() {
-            names.push(sc.nodes[sc.links[l].to_node(d)].name.as_str());
-        }
-        names.join(" -> ")
-    };
+    let text = |src: usize, dst: usize| sc.nodes_text(&sc.route_nodes(src, dst));
     match flow.reverse {
         None => text(flow.src, flow.dst),
         Some(_) => format!(

@@ -508,6 +508,23 @@ impl Scenario {
     pub fn link_index(&self, name: &str) -> Option<usize> {
         self.links.iter().position(|l| l.name == name)
     }
+    /// The nodes `hops` (link, direction) pass through from `src`, `src`
+    /// first.
+    pub fn hop_nodes(&self, src: usize, hops: &[(usize, Dir)]) -> Vec<usize> {
+        let mut at = vec![src];
+        at.extend(hops.iter().map(|&(l, d)| self.links[l].to_node(d)));
+        at
+    }
+    /// The nodes of the route from `src` to `dst`, both ends included (only
+    /// `src` if there is none).
+    pub fn route_nodes(&self, src: usize, dst: usize) -> Vec<usize> {
+        self.hop_nodes(src, &self.routes.path(src, dst).unwrap_or_default())
+    }
+    /// `a -> r1 -> b`: nodes by name, for messages.
+    pub fn nodes_text(&self, nodes: &[usize]) -> String {
+        let names: Vec<&str> = nodes.iter().map(|&n| self.nodes[n].name.as_str()).collect();
+        names.join(" -> ")
+    }
     /// The name of every link direction in the outputs, forward then
     /// reverse of each link in file order: `"a->b"`, and for the second and
     /// later parallel links between the same nodes `"a->b#2"`, `"a->b#3"`.
