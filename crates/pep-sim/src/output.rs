@@ -328,8 +328,7 @@ impl Simulation {
         let m = &self.metrics;
         if m.series.goodput {
             put("goodput.csv", &|w| {
-                writeln!(w, "time_s,flow,bytes,goodput_mbps")?;
-                for r in &m.goodput {
+                rows(w, "time_s,flow,bytes,goodput_mbps", &m.goodput, |w, r| {
                     writeln!(
                         w,
                         "{},{},{},{}",
@@ -337,32 +336,33 @@ impl Simulation {
                         self.flows[r.flow as usize].name,
                         r.bytes,
                         mbps(r.bytes, r.bin)
-                    )?;
-                }
-                Ok(())
+                    )
+                })
             })?;
         }
         if m.series.links {
             put("links.csv", &|w| {
-                writeln!(w, "time_s,link,bytes,throughput_mbps,utilisation")?;
-                for r in &m.links {
-                    writeln!(
-                        w,
-                        "{},{},{},{},{}",
-                        secs(r.t),
-                        self.ports[r.port as usize].name,
-                        r.bytes,
-                        mbps(r.bytes, r.bin),
-                        round6(r.busy_ns as f64 / r.bin.as_nanos() as f64)
-                    )?;
-                }
-                Ok(())
+                rows(
+                    w,
+                    "time_s,link,bytes,throughput_mbps,utilisation",
+                    &m.links,
+                    |w, r| {
+                        writeln!(
+                            w,
+                            "{},{},{},{},{}",
+                            secs(r.t),
+                            self.ports[r.port as usize].name,
+                            r.bytes,
+                            mbps(r.bytes, r.bin),
+                            round6(r.busy_ns as f64 / r.bin.as_nanos() as f64)
+                        )
+                    },
+                )
             })?;
         }
         if m.series.queues {
             put("queues.csv", &|w| {
-                writeln!(w, "time_s,link,packets,bytes")?;
-                for r in &m.queues {
+                rows(w, "time_s,link,packets,bytes", &m.queues, |w, r| {
                     writeln!(
                         w,
                         "{},{},{},{}",
@@ -370,26 +370,28 @@ impl Simulation {
                         self.ports[r.port as usize].name,
                         r.packets,
                         r.bytes
-                    )?;
-                }
-                Ok(())
+                    )
+                })
             })?;
         }
         if m.series.cwnd {
             put("cwnd.csv", &|w| {
-                writeln!(w, "time_s,flow,cwnd_bytes,ssthresh_bytes")?;
-                for r in &m.cwnd {
-                    let ss = r.ssthresh.map(|v| v.to_string()).unwrap_or_default();
-                    writeln!(
-                        w,
-                        "{},{},{},{}",
-                        secs(r.t),
-                        self.flows[r.flow as usize].name,
-                        r.cwnd,
-                        ss
-                    )?;
-                }
-                Ok(())
+                rows(
+                    w,
+                    "time_s,flow,cwnd_bytes,ssthresh_bytes",
+                    &m.cwnd,
+                    |w, r| {
+                        let ss = r.ssthresh.map(|v| v.to_string()).unwrap_or_default();
+                        writeln!(
+                            w,
+                            "{},{},{},{}",
+                            secs(r.t),
+                            self.flows[r.flow as usize].name,
+                            r.cwnd,
+                            ss
+                        )
+                    },
+                )
             })?;
         }
         if m.series.tseq {
@@ -400,8 +402,7 @@ impl Simulation {
         }
         if !self.agent_rows.is_empty() {
             put("agents.csv", &|w| {
-                writeln!(w, "time_s,agent,name,value")?;
-                for r in &self.agent_rows {
+                rows(w, "time_s,agent,name,value", &self.agent_rows, |w, r| {
                     writeln!(
                         w,
                         "{},{},{},{}",
@@ -409,13 +410,26 @@ impl Simulation {
                         self.agents[r.agent as usize].name,
                         r.name,
                         r.value
-                    )?;
-                }
-                Ok(())
+                    )
+                })
             })?;
         }
         let json = serde_json::to_string_pretty(&self.summary()).map_err(io::Error::other)?;
         put("summary.json", &|w| writeln!(w, "{json}"))?;
         Ok(written)
     }
+}
+
+/// Writes a CSV `header` line, then each of `rows` with `row`.
+fn rows<T>(
+    w: &mut dyn Write,
+    header: &str,
+    rows: &[T],
+    row: impl Fn(&mut dyn Write, &T) -> io::Result<()>,
+) -> io::Result<()> {
+    writeln!(w, "{header}")?;
+    for r in rows {
+        row(w, r)?;
+    }
+    Ok(())
 }
