@@ -35,6 +35,15 @@ fn root_test(name: &str) -> Option<MutexGuard<'static, ()>> {
     Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
+/// `pep lab <cmd> <scenario> --id <id> --out <out>`, run to its end.
+fn lab(cmd: &str, sc: &str, lab_id: &str, out: &Path) -> Output {
+    pep()
+        .args(["lab", cmd, sc, "--id", &id(lab_id), "--out"])
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
 /// A lab id of this process, so no other session's lab is touched.
 fn id(what: &str) -> String {
     format!("t{}-{what}", std::process::id())
@@ -211,11 +220,7 @@ fn run_ends_at_its_duration_whatever_the_sampling_period() {
     let dir = tempfile::tempdir().unwrap();
     let sc = scenario(dir.path(), "", "sample = \"40s\"");
     let started = Instant::now();
-    let o = pep()
-        .args(["lab", "run", &sc, "--id", &id("sample"), "--out"])
-        .arg(dir.path().join("out"))
-        .output()
-        .unwrap();
+    let o = lab("run", &sc, "sample", &dir.path().join("out"));
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     assert!(started.elapsed() < Duration::from_secs(20), "{t}");
@@ -235,11 +240,7 @@ fn failed_flows_make_run_and_compare_fail_with_their_error() {
         "",
     );
     for cmd in ["run", "compare"] {
-        let o = pep()
-            .args(["lab", cmd, &sc, "--id", &id(cmd), "--out"])
-            .arg(dir.path().join(cmd))
-            .output()
-            .unwrap();
+        let o = lab(cmd, &sc, cmd, &dir.path().join(cmd));
         let t = text(&o);
         assert_eq!(o.status.code(), Some(1), "{cmd}: {t}");
         let stderr = String::from_utf8_lossy(&o.stderr);
@@ -262,11 +263,7 @@ fn compare_charts_goodput_whatever_the_series() {
     let dir = tempfile::tempdir().unwrap();
     let sc = scenario(dir.path(), "", "series = []");
     let out = dir.path().join("out");
-    let o = pep()
-        .args(["lab", "compare", &sc, "--id", &id("series"), "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = lab("compare", &sc, "series", &out);
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     let goodput = std::fs::read_to_string(out.join("sim/goodput.csv")).unwrap();
