@@ -235,13 +235,14 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), String> {
         mode: if a.full { Mode::Full } else { Mode::Short },
         jobs: a.jobs.map_or_else(cores, usize::from),
     };
-    for paper in &papers {
-        reproduce::check(paper, &opts)?;
-    }
+    let loaded = papers
+        .iter()
+        .map(|paper| reproduce::load(paper, &opts))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut failed = 0;
-    for paper in papers {
+    for (paper, experiments) in papers.into_iter().zip(loaded) {
         let pb = bar(true);
-        let report = reproduce::reproduce(paper, &opts, &mut |stem, p| {
+        let report = reproduce::reproduce(paper, experiments, &opts, &mut |stem, p| {
             update(&pb, &format!("{}/{stem}", paper.name), p)
         })?;
         if let Some(b) = pb {

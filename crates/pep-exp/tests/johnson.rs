@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use pep_exp::experiment::Mode;
-use pep_exp::reproduce::{find, reproduce, Options, Verdict};
+use pep_exp::reproduce::{find, load, reproduce, Options, Verdict};
 
 #[test]
 fn short_reproduction_passes_every_claim() {
@@ -18,7 +18,8 @@ fn short_reproduction_passes_every_claim() {
         mode: Mode::Short,
         jobs: 2,
     };
-    let report = reproduce(find("johnson").unwrap(), &opts, &mut |_, _| {}).unwrap();
+    let paper = find("johnson").unwrap();
+    let report = reproduce(paper, load(paper, &opts).unwrap(), &opts, &mut |_, _| {}).unwrap();
     let _ = std::fs::remove_dir_all(&out);
     assert_eq!(report.claims.len(), 8);
     for c in &report.claims {

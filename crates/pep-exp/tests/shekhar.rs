@@ -15,7 +15,13 @@ fn shekhar_reproduction_decides_every_claim() {
         jobs: 2,
     };
     let paper = reproduce::find("shekhar").unwrap();
-    let report = reproduce::reproduce(paper, &opts, &mut |_, _| {}).unwrap();
+    let report = reproduce::reproduce(
+        paper,
+        reproduce::load(paper, &opts).unwrap(),
+        &opts,
+        &mut |_, _| {},
+    )
+    .unwrap();
     let verdict = |id: &str| {
         report
             .claims

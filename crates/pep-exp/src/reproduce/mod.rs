@@ -226,19 +226,24 @@ pub struct Options {
 }
 
 /// Loads (and so checks) every experiment of `paper` without running any:
-/// `reproduce all` calls it for every paper first, so a missing or broken
-/// file is found before hours of another paper's runs.
-pub fn check(paper: &'static Paper, opts: &Options) -> Result<(), String> {
-    for file in paper.experiments {
-        Experiment::load(&opts.scenarios.join(paper.name).join(file)).map_err(|e| e.to_string())?;
-    }
-    Ok(())
+/// `reproduce all` loads every paper's first, so a missing or broken file
+/// is found before hours of another paper's runs.
+pub fn load(paper: &'static Paper, opts: &Options) -> Result<Vec<Experiment>, String> {
+    paper
+        .experiments
+        .iter()
+        .map(|file| {
+            Experiment::load(&opts.scenarios.join(paper.name).join(file)).map_err(|e| e.to_string())
+        })
+        .collect()
 }
 
-/// Runs `paper`'s experiments, checks its claims and writes `report.md`
+/// Runs `paper`'s experiments (as [`load`] returns them), checks its
+/// claims and writes `report.md`
 /// and `report.html`.
 pub fn reproduce(
     paper: &'static Paper,
+    experiments: Vec<Experiment>,
     opts: &Options,
     progress: &mut dyn FnMut(&str, &Progress),
 ) -> Result<Report, String> {
@@ -250,9 +255,7 @@ pub fn reproduce(
     let dir = opts.out.join(paper.name).join(mode_dir);
     let mut runs = Vec::new();
     let mut resolved: BTreeMap<String, Vec<Resolved>> = BTreeMap::new();
-    for file in paper.experiments {
-        let path = opts.scenarios.join(paper.name).join(file);
-        let exp = Experiment::load(&path).map_err(|e| e.to_string())?;
+    for (file, exp) in paper.experiments.iter().zip(experiments) {
         let stem = file.trim_end_matches(".toml").to_string();
         let cfg = SweepConfig {
             out: dir.join(&stem),
