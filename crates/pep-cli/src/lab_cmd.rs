@@ -232,7 +232,10 @@ fn load(path: Option<&Path>, run: &RunArgs) -> Result<Scenario, String> {
     }
     if let Some(d) = run.duration {
         sc.duration = d;
+        // Those compare the sampling with the file's duration, not this one.
+        sc.warnings.0.retain(|w| !w.field.starts_with("output."));
     }
+    crate::sim_cmd::print_warnings(&sc);
     Ok(sc)
 }
 
@@ -428,6 +431,7 @@ fn up(path: Option<&Path>, args: &LabArgs) -> Result<(), String> {
         Some(p) => Scenario::load(p).map_err(|e| e.to_string())?,
         None => Scenario::builtin_default(),
     };
+    crate::sim_cmd::print_warnings(&sc);
     let topo = topology_from_scenario(&sc)?;
     // Blocked before the emulator threads exist, so they inherit the mask.
     let signals = TerminationSignals::block().map_err(|e| e.to_string())?;

@@ -108,6 +108,7 @@ pub fn run(cmd: SimCommand) -> Result<(), String> {
             seed,
         } => {
             let sc = Scenario::load(&scenario).map_err(|e| e.to_string())?;
+            print_warnings(&sc);
             if !(warmup >= 0.0 && warmup < sc.duration.as_secs_f64()) {
                 return Err(format!(
                     "--warmup {warmup}: must be at least 0 and shorter than the run ({})",
@@ -120,6 +121,14 @@ pub fn run(cmd: SimCommand) -> Result<(), String> {
             print!("{script}");
             Ok(())
         }
+    }
+}
+
+/// Prints what loading found valid but without effect, one
+/// `warning: <file:line:col: field: message>` line each, on stderr.
+pub(crate) fn print_warnings(sc: &Scenario) {
+    for w in sc.warnings.iter() {
+        eprintln!("warning: {w}");
     }
 }
 
@@ -185,6 +194,9 @@ fn run_scenario(
     threads: Option<u8>,
 ) -> Result<(), String> {
     let mut sc = load(path, pcap)?;
+    if !quiet {
+        print_warnings(&sc);
+    }
     if let Some(s) = seed {
         sc = sc.with_seed(s);
     }
@@ -332,6 +344,8 @@ fn check_one(p: &Path) -> Result<String, String> {
         ));
     }
     let sc = Scenario::from_toml_str(&text, &origin).map_err(|e| e.to_string())?;
+    // Valid all the same: the file is ok, and the warnings say what to look at.
+    print_warnings(&sc);
     let cut = match &sc.cut {
         Some(c) => format!(
             ", cut at link {:?}: {} and {} nodes",

@@ -310,6 +310,29 @@ fn check_validates_experiments_point_by_point() {
     assert!(err.contains("1 of 1 file(s) invalid"), "{err}");
 }
 
+/// A setting that does nothing is a warning, not an error: `check` still
+/// says ok and exits 0, and names the file, line and field on stderr.
+#[test]
+fn check_warns_of_a_setting_that_does_nothing_and_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("long-sample.toml");
+    let text = BASE.replace("[output]\n", "[output]\nsample = \"200s\"\n");
+    std::fs::write(&file, &text).unwrap();
+    let out = pep().args(["sim", "check"]).arg(&file).output().unwrap();
+    let (said, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{said}{err}");
+    assert!(said.contains("long-sample.toml: ok"), "{said}");
+    let line = text[..text.find("sample =").unwrap()].matches('\n').count() + 1;
+    let warning = format!(
+        "warning: {}:{line}:10: output.sample: 200s is longer than the run (120s)",
+        file.display()
+    );
+    assert!(err.lines().any(|l| l.starts_with(&warning)), "{err}");
+}
+
 /// Runs `pep args...` in `cwd`, killing it after `limit`: a hang fails the
 /// test instead of stalling it.
 fn pep_within(args: &[&str], cwd: &Path, limit: Duration) -> std::process::Output {

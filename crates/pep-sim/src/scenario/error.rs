@@ -83,6 +83,8 @@ pub(crate) struct Ctx<'t> {
     /// The text spans point into, if they point anywhere meaningful.
     text: Option<&'t str>,
     pub(crate) errors: Vec<Diagnostic>,
+    /// Settings that are valid but do nothing: reported, never refused.
+    pub(crate) warnings: Vec<Diagnostic>,
 }
 
 impl<'t> Ctx<'t> {
@@ -91,6 +93,7 @@ impl<'t> Ctx<'t> {
             origin: origin.to_string(),
             text,
             errors: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 
@@ -101,16 +104,43 @@ impl<'t> Ctx<'t> {
         field: impl Into<String>,
         message: impl Into<String>,
     ) {
+        let d = self.diagnostic(span, field.into(), message.into());
+        self.errors.push(d);
+    }
+
+    /// Records a setting with no effect, placed as [`Ctx::err`] places
+    /// errors; once per field (a default is warned about once, not once
+    /// per flow or link that takes it).
+    pub(crate) fn warn(
+        &mut self,
+        span: Option<Range<usize>>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) {
+        let d = self.diagnostic(span, field.into(), message.into());
+        if !self.warnings.iter().any(|w| w.field == d.field) {
+            self.warnings.push(d);
+        }
+    }
+
+    fn diagnostic(&self, span: Option<Range<usize>>, field: String, message: String) -> Diagnostic {
         let pos = match (self.text, span) {
             (Some(t), Some(s)) => Some(pos_of(t, s.start)),
             _ => None,
         };
-        self.errors.push(Diagnostic {
+        Diagnostic {
             origin: self.origin.clone(),
             pos,
-            field: field.into(),
-            message: message.into(),
-        });
+            field,
+            message,
+        }
+    }
+
+    /// The warnings, in source order (those without a position last).
+    pub(crate) fn take_warnings(&mut self) -> Vec<Diagnostic> {
+        let mut w = std::mem::take(&mut self.warnings);
+        w.sort_by_key(source_order);
+        w
     }
 
     /// Records a serde error, prefixing its path with `prefix` (the field
@@ -143,12 +173,16 @@ impl<'t> Ctx<'t> {
                     self.err(None, "", "invalid scenario");
                 }
                 // Source order reads best; errors without a position go last.
-                self.errors
-                    .sort_by_key(|d| d.pos.map_or((usize::MAX, 0), |p| (p.line, p.column)));
+                self.errors.sort_by_key(source_order);
                 Err(super::ScenarioError::Invalid(self.errors))
             }
         }
     }
+}
+
+/// Sorts diagnostics by position, those without one last.
+fn source_order(d: &Diagnostic) -> (usize, usize) {
+    d.pos.map_or((usize::MAX, 0), |p| (p.line, p.column))
 }
 
 /// `a.b`, or just one side when the other is empty.

@@ -430,7 +430,7 @@ fn byte_limit(q: &QueueSpec) -> Option<u64> {
 /// The field and span of the first layer (highest first) that writes `key`
 /// in its table. Layering keeps a lower layer's key only where no layer
 /// above replaced the kind, so a resolved value came from this one.
-fn written(
+pub(crate) fn written(
     layers: &[(String, Option<&raw::Located>)],
     key: &str,
 ) -> Option<(String, Option<Range<usize>>)> {

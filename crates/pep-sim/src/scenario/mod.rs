@@ -12,7 +12,9 @@
 //!
 //! Errors name the file, the field path and the position
 //! (`scenarios/x.toml:14:8: link[2].rate: ...`) and are collected, so one
-//! run reports every independent problem.
+//! run reports every independent problem. Warnings, placed the same way,
+//! name settings that are valid but do nothing (`warn.rs`); a scenario
+//! that loads carries them in [`Scenario::warnings`].
 //!
 //! Sweeps change the document, not the model: [`parse_document`], then
 //! [`apply_override`] for each varied parameter, then
@@ -30,6 +32,7 @@ mod routes;
 mod tagged;
 mod trace;
 mod validate;
+mod warn;
 
 #[cfg(test)]
 mod cc_tests;
@@ -43,6 +46,8 @@ mod limits_tests;
 mod netmodel_tests;
 #[cfg(test)]
 pub(crate) mod tests;
+#[cfg(test)]
+mod warn_tests;
 
 use std::path::Path;
 
@@ -51,7 +56,7 @@ pub use error::{field_at, tidy_number, Diagnostic, Pos, ScenarioError};
 pub use model::{
     AckSpec, AgentSpec, AppReadSpec, CcKind, ClassifySpec, CutSpec, Dir, FlowSpec, LinkDirSpec,
     LinkSpec, LossSpec, MediumSpec, NodeKind, NodeSpec, OutputSpec, Profile, QueueSpec, ReadWhen,
-    RecoveryKind, RedSpec, Scenario, Series, SinkSpec, SourceSpec, TcpSpec, TraceSpec,
+    RecoveryKind, RedSpec, Scenario, Series, SinkSpec, SourceSpec, TcpSpec, TraceSpec, Warnings,
 };
 pub use overrides::{apply_override, parse_override};
 pub use read::{read_text, MAX_TEXT_BYTES};
@@ -134,7 +139,13 @@ impl Scenario {
         for (path, value) in overrides {
             apply_override(&mut doc, path, value.clone())?;
         }
-        Scenario::from_table(doc, origin).map_err(|e| locate(e, text, origin))
+        let mut sc = Scenario::from_table(doc, origin).map_err(|e| locate(e, text, origin))?;
+        if !sc.warnings.is_empty() {
+            if let Ok(orig) = Scenario::from_toml_str(text, origin) {
+                place(&mut sc.warnings.0, &orig.warnings);
+            }
+        }
+        Ok(sc)
     }
 
     /// The built-in scenario (`scenarios/default.toml`): one bulk NewReno
@@ -194,7 +205,11 @@ fn check(text: &str, origin: &str, positions: bool) -> Result<Scenario, Scenario
         }
     };
     let scenario = validate::validate(&doc, &mut ctx);
-    let scenario = scenario.filter(|sc| links::check_on_paths(&doc, &mut ctx, sc));
+    let mut scenario = scenario.filter(|sc| links::check_on_paths(&doc, &mut ctx, sc));
+    if let Some(sc) = &mut scenario {
+        warn::warn(&doc, &mut ctx, sc);
+        sc.warnings = Warnings(ctx.take_warnings());
+    }
     ctx.into_result(scenario)
 }
 
@@ -205,13 +220,18 @@ fn locate(err: ScenarioError, text: &str, origin: &str) -> ScenarioError {
         return err;
     };
     if let Err(orig) = Scenario::from_toml_str(text, origin) {
-        for d in diags.iter_mut().filter(|d| d.pos.is_none()) {
-            let same = orig
-                .diagnostics()
-                .iter()
-                .find(|o| o.field == d.field && o.message == d.message);
-            d.pos = same.and_then(|o| o.pos);
-        }
+        place(&mut diags, orig.diagnostics());
     }
     ScenarioError::Invalid(diags)
+}
+
+/// Gives each of `diags` without a position that of the same diagnostic
+/// (field and message) in `orig`, if it has one there.
+fn place(diags: &mut [Diagnostic], orig: &[Diagnostic]) {
+    for d in diags.iter_mut().filter(|d| d.pos.is_none()) {
+        let same = orig
+            .iter()
+            .find(|o| o.field == d.field && o.message == d.message);
+        d.pos = same.and_then(|o| o.pos);
+    }
 }

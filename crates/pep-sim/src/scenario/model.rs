@@ -6,6 +6,7 @@ use pep_core::queue::QueueLimit;
 use pep_core::{Duration, KindFilter, Rate};
 use serde::Deserialize;
 
+use super::error::Diagnostic;
 use super::routes::Routes;
 
 /// A network, the traffic on it and what to record, ready to simulate.
@@ -31,6 +32,37 @@ pub struct Scenario {
     /// `scenario.cut`: the run is cut in two at this link (see
     /// [`CutSpec`]).
     pub cut: Option<CutSpec>,
+    /// Settings the file makes that are valid but do nothing.
+    pub warnings: Warnings,
+}
+
+/// Warnings found on load, in source order: settings that are valid but
+/// have no effect on the run (docs/scenario-format.md lists them).
+///
+/// They describe the file, not the run, so they never make two scenarios
+/// differ: every `Warnings` equals every other and its `Debug` is the same
+/// (an experiment compares its points' scenarios by value and by a hash of
+/// `Debug`, and each point names itself in its diagnostics' origin).
+#[derive(Clone, Default)]
+pub struct Warnings(pub Vec<Diagnostic>);
+
+impl PartialEq for Warnings {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Warnings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Warnings(..)")
+    }
+}
+
+impl std::ops::Deref for Warnings {
+    type Target = [Diagnostic];
+    fn deref(&self) -> &[Diagnostic] {
+        &self.0
+    }
 }
 
 /// A run cut in two at one link (`scenario.cut = "<link>"`): the nodes on

@@ -68,7 +68,7 @@ pub(super) fn base_plus(extra: &str) -> String {
 }
 
 /// The 1-based line of the first occurrence of `needle`.
-fn line_of(text: &str, needle: &str) -> usize {
+pub(super) fn line_of(text: &str, needle: &str) -> usize {
     let at = text.find(needle).unwrap_or_else(|| panic!("no {needle:?}"));
     text[..at].matches('\n').count() + 1
 }

@@ -151,6 +151,8 @@ pub(crate) fn validate(doc: &raw::Doc, ctx: &mut Ctx) -> Option<Scenario> {
         routes,
         agents: Vec::new(),
         cut: None,
+        // Filled once the whole scenario has passed (`super::check`).
+        warnings: Default::default(),
     };
     sc.agents = super::agents::agents(doc, ctx, &sc, &names);
     if let Some(c) = &h.cut {
@@ -646,6 +648,42 @@ fn check_sack(ctx: &mut Ctx, b: &Base) {
     ctx.err(Some(src.span.clone()), src.path.clone(), msg);
 }
 
+/// A written `tcp.rack = true` on a flow whose recovery is not SACK's:
+/// the sender runs RACK-TLP only with SACK recovery (`TcpSender::new`), so
+/// it does nothing. A warning, at the layer that wrote it (a default once).
+fn check_rack(ctx: &mut Ctx, b: &Base, flow: &str) {
+    let (t, s) = (&b.tcp, &b.sink);
+    let recovery = t.recovery(s.sack);
+    let Some(src) = b.set.get("tcp.rack") else {
+        return;
+    };
+    if !t.rack || recovery == RecoveryKind::Sack {
+        return;
+    }
+    let lower = |v: &dyn std::fmt::Debug| format!("{v:?}").to_lowercase();
+    let cc = match t.cc {
+        CcKind::CubicNs2 => "cubic-ns2".to_string(),
+        c => lower(&c),
+    };
+    let why = match (t.recovery, t.cc) {
+        (Some(_), _) => format!("recovery = {:?}", lower(&recovery)),
+        (None, CcKind::Cubic | CcKind::CubicNs2 | CcKind::Westwood) => {
+            format!("cc = {cc:?} without sink.sack = true")
+        }
+        (None, _) => format!("cc = {cc:?}"),
+    };
+    let whose = match src.layer {
+        Layer::Defaults => format!("flow {flow:?}'s"),
+        Layer::Flow => "its".to_string(),
+    };
+    let msg = format!(
+        "RACK-TLP acts only with SACK loss recovery, and {whose} recovery is {} ({why}): \
+         rack does nothing",
+        lower(&recovery)
+    );
+    ctx.warn(Some(src.span.clone()), src.path.clone(), msg);
+}
+
 /// Flows after `count` expansion, the names scripted drops may use, and
 /// `(field, span of "to", src, dst)` for each written flow, to check
 /// reachability once routes are known.
@@ -748,6 +786,7 @@ fn flows(doc: &raw::Doc, ctx: &mut Ctx, nodes: &Nodes, base: &Base, duration: Du
         );
         cross_check(ctx, &lay, Layer::Flow);
         check_sack(ctx, &lay);
+        check_rack(ctx, &lay, name);
 
         if count > 1 {
             names.groups.insert(name.clone(), count);
