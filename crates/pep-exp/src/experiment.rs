@@ -6,6 +6,7 @@
 //! paths); a run is a point and a seed. Points come from `[vary]` (a grid,
 //! last key fastest) times `[[point]]` (an explicit list), in that order.
 
+use std::cell::OnceCell;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -13,8 +14,10 @@ use pep_sim::scenario::{self, field_at, has_table_without, tidy_number, Dir, Sce
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use toml::Value;
+use toml_edit::{ImDocument, Item};
 
 use crate::measure::Measure;
+use crate::place;
 use crate::plotspec::{self, PlotSpec, RawPlot};
 
 /// An `over_time` plot's `select` is `"*"` or names a flow (goodput, cwnd)
@@ -77,7 +80,13 @@ fn same_scenarios(errs: &Errs, exp: &Experiment, points: &[Resolved]) -> Result<
                 r.point.id,
                 exp.describe(&r.point)
             );
-            return Err(errs.at("", "points", msg));
+            // At what makes the second one: the first value in which they
+            // differ, or its [[point]] table when none does (given twice).
+            let (first, second) = (&points[j].point.values, &r.point.values);
+            let differs = (0..first.len()).find(|&k| first[k] != second[k]);
+            let key = differs.map(|k| exp.params[k].as_str());
+            let place = errs.point_path(i, points.len(), key);
+            return Err(errs.placed(&place, "", "points", msg));
         }
         same.push(i);
     }
@@ -112,25 +121,95 @@ impl fmt::Display for ExpError {
     }
 }
 
-/// Builds [`ExpError`]s for one file, placing them by the text they name.
+/// Builds [`ExpError`]s for one file, placing them on the line that writes
+/// what they are about.
 pub(crate) struct Errs<'a> {
-    pub origin: &'a str,
-    pub text: &'a str,
+    origin: &'a str,
+    text: &'a str,
+    /// `text` with its spans: parsed for the first error placed, so a good
+    /// file is parsed once.
+    doc: OnceCell<Option<ImDocument<&'a str>>>,
 }
 
-impl Errs<'_> {
-    /// An error about `field`, placed on the first line containing `needle`.
+impl<'a> Errs<'a> {
+    pub fn new(origin: &'a str, text: &'a str) -> Errs<'a> {
+        Errs {
+            origin,
+            text,
+            doc: OnceCell::new(),
+        }
+    }
+
+    /// An error about `field`, placed on the line of the key, `[[table]]`
+    /// or list element it names when it is a path into the file
+    /// (`plot[1].y`, `vary."link[0].rate"[2]`, `point[3]`), else on the
+    /// first line containing `needle`.
     pub fn at(&self, needle: &str, field: impl Into<String>, msg: impl Into<String>) -> ExpError {
-        let line = (!needle.is_empty())
-            .then(|| self.text.lines().position(|l| l.contains(needle)))
+        let field = field.into();
+        let line = self.line(&field, needle);
+        self.error(line, field, msg)
+    }
+
+    /// An error about `field`, placed as [`Errs::at`] places the path
+    /// `place`: for a field shown otherwise (`point p003`, `points`).
+    pub fn placed(
+        &self,
+        place: &str,
+        needle: &str,
+        field: impl Into<String>,
+        msg: impl Into<String>,
+    ) -> ExpError {
+        self.error(self.line(place, needle), field.into(), msg)
+    }
+
+    /// Where point `n` of `total` takes `key` from (with no key, the point
+    /// itself): its `[vary]` key, else its `[[point]]` table's key, else
+    /// the table; a path for [`Errs::placed`], empty when none is written.
+    pub fn point_path(&self, n: usize, total: usize, key: Option<&str>) -> String {
+        let tables = match self.doc().and_then(|d| d.get("point")) {
+            Some(Item::ArrayOfTables(a)) => a.len(),
+            Some(Item::Value(toml_edit::Value::Array(a))) => a.len(),
+            _ => 0,
+        };
+        // Points are each [[point]] table times the [vary] grid, in order.
+        let table = (tables > 0).then(|| format!("point[{}]", n / (total / tables).max(1)));
+        let with_key = |prefix: &str| key.map(|k| format!("{prefix}.{k:?}"));
+        [with_key("vary"), table.as_deref().and_then(with_key), table]
+            .into_iter()
             .flatten()
-            .map(|i| i + 1);
+            .find(|p| self.span(p).is_some())
+            .unwrap_or_default()
+    }
+
+    fn error(&self, line: Option<usize>, field: String, msg: impl Into<String>) -> ExpError {
         ExpError {
             origin: self.origin.to_string(),
             line,
-            field: field.into(),
+            field,
             message: msg.into(),
         }
+    }
+
+    /// The 1-based line of `path`, else of the first line containing
+    /// `needle` (for the paths not written in the file).
+    fn line(&self, path: &str, needle: &str) -> Option<usize> {
+        match self.span(path) {
+            Some(s) => Some(self.text[..s.start].matches('\n').count() + 1),
+            None => (!needle.is_empty())
+                .then(|| self.text.lines().position(|l| l.contains(needle)))
+                .flatten()
+                .map(|i| i + 1),
+        }
+    }
+
+    fn span(&self, path: &str) -> Option<std::ops::Range<usize>> {
+        place::span(self.doc()?, path)
+    }
+
+    fn doc(&self) -> Option<&ImDocument<&'a str>> {
+        self.doc
+            .get_or_init(|| ImDocument::parse(self.text).ok())
+            .as_ref()
     }
 }
 
@@ -263,7 +342,7 @@ impl Experiment {
     /// read relative to it and every point is checked; without, the base is
     /// not read (for re-plotting a finished sweep from its copy).
     pub fn parse(text: &str, origin: &str, dir: Option<&Path>) -> Result<Experiment, ExpError> {
-        let errs = Errs { origin, text };
+        let errs = Errs::new(origin, text);
         let raw: RawFile = match serde_path_to_error::deserialize(toml::Deserializer::new(text)) {
             Ok(r) => r,
             // Only a file that is not an experiment is parsed a second time.
@@ -412,10 +491,7 @@ impl Experiment {
     /// Builds and validates every point's scenario; checks the measures
     /// name flows and links that exist.
     pub fn resolve(&self, mode: Mode) -> Result<Vec<Resolved>, ExpError> {
-        let errs = Errs {
-            origin: &self.origin,
-            text: &self.text,
-        };
+        let errs = Errs::new(&self.origin, &self.text);
         let base_origin = self.base_path.display().to_string();
         let base_invalid = |e: &dyn fmt::Display| format!("the base scenario is invalid:\n{e}");
         let mut doc0 = scenario::parse_document(&self.base_text, &base_origin)
@@ -452,12 +528,14 @@ impl Experiment {
         // not the base file, which may well be fine on its own.
         let merged_origin = format!("{base_origin} + overrides");
         let mut out = Vec::with_capacity(self.points.len());
-        for p in &self.points {
+        for (n, p) in self.points.iter().enumerate() {
             let mut doc = doc0.clone();
             for (path, v) in self.params.iter().zip(&p.values) {
                 if let Some(v) = v {
                     scenario::apply_override(&mut doc, path, v.clone()).map_err(|e| {
-                        or_base(errs.at(path, format!("point {}", p.id), e.to_string()))
+                        let place = errs.point_path(n, self.points.len(), Some(path));
+                        let field = format!("point {}", p.id);
+                        or_base(errs.placed(&place, path, field, e.to_string()))
                     })?;
                 }
             }
@@ -602,11 +680,13 @@ fn parse_seeds(errs: &Errs, v: Option<&Value>, field: &str) -> Result<Option<Vec
         Some(Value::Integer(_)) => Err(bad("a seed count must be within 1..=100000")),
         Some(Value::Array(a)) if !a.is_empty() => {
             let mut out: Vec<u64> = Vec::new();
-            for x in a {
+            for (i, x) in a.iter().enumerate() {
+                // On the entry's own line, in a list written over several.
+                let bad_seed = |msg: String| errs.placed(&format!("{field}[{i}]"), key, field, msg);
                 match x.as_integer() {
                     Some(s) if s >= 0 && !out.contains(&(s as u64)) => out.push(s as u64),
-                    Some(s) if s >= 0 => return Err(bad(&format!("seed {s} is listed twice"))),
-                    _ => return Err(bad("seeds must be integers >= 0")),
+                    Some(s) if s >= 0 => return Err(bad_seed(format!("seed {s} is listed twice"))),
+                    _ => return Err(bad_seed("seeds must be integers >= 0".into())),
                 }
             }
             Ok(Some(out))
@@ -672,7 +752,7 @@ fn points(
                 for (i, x) in a.iter().enumerate() {
                     if a[..i].contains(x) {
                         let msg = format!("{} is listed twice", value_text(x));
-                        return Err(errs.at(&path, field, msg));
+                        return Err(errs.placed(&format!("{field}[{i}]"), &path, field, msg));
                     }
                 }
                 params.push(path);

@@ -16,6 +16,7 @@
 
 pub mod experiment;
 pub mod measure;
+mod place;
 pub mod plots;
 pub mod plotspec;
 pub mod reproduce;

@@ -99,7 +99,8 @@ pub(crate) fn validate(
     for (i, r) in raw.into_iter().enumerate() {
         let f = |k: &str| format!("plot[{i}].{k}");
         let name = r.name.clone();
-        // Placed on the line that names the plot.
+        // A field the plot leaves out is placed on the line that names it
+        // (this text when that line cannot be found).
         let anchor = format!("\"{name}\"");
         let plain = !name.is_empty()
             && !name.starts_with('.')
@@ -116,7 +117,7 @@ pub(crate) fn validate(
         let need = |v: &Option<String>, k: &str| -> Result<String, ExpError> {
             v.clone().ok_or_else(|| {
                 let msg = format!("a {} plot needs `{k}`", r.kind);
-                errs.at(&anchor, f(k), msg)
+                errs.placed(&f("name"), &anchor, f(k), msg)
             })
         };
         let param = |v: &String, k: &str| -> Result<(), ExpError> {

@@ -459,3 +459,103 @@ fn a_set_value_that_vary_overrides_is_refused() {
                 [[point]]\n\"link[0].delay\" = \"5ms\"\n";
     assert!(parse(text).is_ok());
 }
+
+/// An error is placed on the line of what it names, not on the first line
+/// holding the same text: [vary], an earlier [[point]] or another plot
+/// often do.
+#[test]
+fn errors_are_placed_on_the_line_they_name() {
+    // The third [[point]] varies what [vary] varies: its line, not [vary]'s
+    // (line 8).
+    let points =
+        "\n[[point]]\n\"link[0].delay\" = \"5ms\"\n[[point]]\n\"link[0].delay\" = \"6ms\"\n";
+    let e = err(&format!(
+        "{GOOD}{points}[[point]]\n\"link[0].rate\" = \"30Mbps\"\n"
+    ));
+    assert!(
+        e.starts_with("exp.toml:15: point[2].\"link[0].rate\": is varied by [vary] too"),
+        "{e}"
+    );
+    // An override that fails in the third [[point]] only (the link is
+    // renamed there): its line, not the first [[point]]'s (line 12).
+    let point = |name: &str, delay: &str| {
+        format!("[[point]]\n\"link[0].name\" = \"{name}\"\n\"link[ab].delay\" = \"{delay}\"\n")
+    };
+    let text = format!(
+        "{GOOD}\n{}{}{}",
+        point("ab", "5ms"),
+        point("ab", "6ms"),
+        point("cd", "7ms")
+    );
+    let e = err(&text);
+    assert!(
+        e.starts_with("exp.toml:18: point p004: <override>: link[ab].delay: no [[link]] table is named \"ab\""),
+        "{e}"
+    );
+    // A [[point]] with nothing in it: that one, not the first.
+    let e = err(&format!("{GOOD}{points}[[point]]\n"));
+    assert!(e.starts_with("exp.toml:14: point[2]: sets nothing"), "{e}");
+    // The second of two equal [[point]]s (line 10 is the first).
+    let e = err(&format!(
+        "{GOOD}{points}[[point]]\n\"link[0].delay\" = \"5ms\"\n"
+    ));
+    assert!(e.starts_with("exp.toml:14: points: points p000 "), "{e}");
+    // A [vary] value the same as another: the key whose values differ.
+    let e = err(&GOOD.replace("\"20Mbps\"]", "\"10000kbps\"]"));
+    assert!(e.starts_with("exp.toml:8: points: points p000 "), "{e}");
+}
+
+#[test]
+fn a_repeated_list_entry_is_placed_on_its_own_line() {
+    let measures =
+        "measures = [\n  \"flow.f.goodput_mbps\",\n  \"events\",\n  \"flow.f.goodput_mbps\",\n]";
+    let e = err(&GOOD.replace("measures = [\"flow.f.goodput_mbps\"]", measures));
+    assert_eq!(
+        e,
+        "exp.toml:8: experiment.measures[2]: \"flow.f.goodput_mbps\" is listed twice"
+    );
+    let rates = "[\n  \"10Mbps\",\n  \"20Mbps\",\n  \"10Mbps\",\n]";
+    let e = err(&GOOD.replace("[\"10Mbps\", \"20Mbps\"]", rates));
+    assert_eq!(
+        e,
+        "exp.toml:11: vary.\"link[0].rate\": 10Mbps is listed twice"
+    );
+    let e = err(&GOOD.replace("seeds = 2", "seeds = [\n  1,\n  2,\n  1,\n]"));
+    assert_eq!(e, "exp.toml:7: experiment.seeds: seed 1 is listed twice");
+}
+
+#[test]
+fn a_plot_error_is_placed_in_that_plot() {
+    let plot = |name: &str, body: &str| format!("[[plot]]\nname = \"{name}\"\n{body}\n");
+    // Lines 10 to 14 are plot[0], whose y and select read the same as
+    // plot[1]'s.
+    let first = plot(
+        "a",
+        "kind = \"over_time\"\ncsv = \"cwnd\"\ny = \"cwnd_bytes\"",
+    );
+    let with = |body: &str| err(&format!("{GOOD}\n{first}{}", plot("b", body)));
+    let e = with("kind = \"over_time\"\ncsv = \"goodput\"\ny = \"cwnd_bytes\"");
+    assert!(
+        e.starts_with("exp.toml:19: plot[1].y: goodput.csv has no column \"cwnd_bytes\""),
+        "{e}"
+    );
+    let e = with("kind = \"over_time\"\ncsv = \"links\"\nselect = \"f\"");
+    assert!(
+        e.starts_with("exp.toml:19: plot[1].select: links.csv has no rows for \"f\""),
+        "{e}"
+    );
+    // Not [vary]'s line (8), which holds the parameter too.
+    let e = with(
+        "kind = \"measure\"\nx = \"link[0].rate\"\ny = \"flow.f.goodput_mbps\"\nseries = \"link[0].rate\"",
+    );
+    assert!(
+        e.starts_with("exp.toml:20: plot[1].series: is the x parameter already"),
+        "{e}"
+    );
+    // A field left out: the line naming the plot.
+    let e = with("kind = \"measure\"\ny = \"flow.f.goodput_mbps\"");
+    assert!(
+        e.starts_with("exp.toml:16: plot[1].x: a measure plot needs `x`"),
+        "{e}"
+    );
+}
