@@ -112,6 +112,15 @@ pub fn sweep(a: SweepArgs) -> Result<(), String> {
         .out
         .unwrap_or_else(|| PathBuf::from("out").join(&exp.name));
     let mode = if a.short { Mode::Short } else { Mode::Full };
+    if !a.quiet {
+        if a.short && !exp.has_short() {
+            eprintln!(
+                "warning: {}: no [short] table: --short runs the experiment as written",
+                exp.origin
+            );
+        }
+        crate::sim_cmd::print_exp_warnings(exp.warnings(mode));
+    }
     let cfg = SweepConfig {
         out: out.clone(),
         jobs: a.jobs.map_or_else(cores, usize::from),
@@ -239,6 +248,11 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), String> {
         .iter()
         .map(|paper| reproduce::load(paper, &opts))
         .collect::<Result<Vec<_>, _>>()?;
+    // Once per distinct warning of each experiment, before any run: its
+    // points share most of them, and no shipped experiment has any.
+    for exp in loaded.iter().flatten() {
+        crate::sim_cmd::print_exp_warnings(exp.warnings(opts.mode));
+    }
     let mut failed = 0;
     for (paper, experiments) in papers.into_iter().zip(loaded) {
         let pb = bar(true);

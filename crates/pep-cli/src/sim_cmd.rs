@@ -132,6 +132,14 @@ pub(crate) fn print_warnings(sc: &Scenario) {
     }
 }
 
+/// [`print_warnings`] for an experiment's points: each distinct warning
+/// once, naming the first point that has it and how many share it.
+pub(crate) fn print_exp_warnings<'a>(warnings: impl IntoIterator<Item = &'a pep_exp::ExpWarning>) {
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+}
+
 fn load(path: Option<&Path>, pcap: &[String]) -> Result<Scenario, String> {
     if pcap.is_empty() {
         return match path {
@@ -336,6 +344,8 @@ fn check_one(p: &Path) -> Result<String, String> {
         let dir = p.parent().unwrap_or(Path::new("."));
         let exp =
             pep_exp::Experiment::parse(&text, &origin, Some(dir)).map_err(|e| e.to_string())?;
+        // Checked in both modes, so warned of in both.
+        print_exp_warnings(exp.all_warnings());
         return Ok(format!(
             "experiment: {} point(s) x {} seed(s) over {}",
             exp.points.len(),

@@ -333,6 +333,83 @@ fn check_warns_of_a_setting_that_does_nothing_and_passes() {
     assert!(err.lines().any(|l| l.starts_with(&warning)), "{err}");
 }
 
+/// An experiment's points share their base's warning: `check` prints it
+/// once, at the base's line, saying how many points have it, and passes.
+#[test]
+fn check_warns_once_of_what_an_experiments_points_share() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = BASE.replace("[output]\n", "[output]\nsample = \"200s\"\n");
+    std::fs::write(dir.path().join("base.toml"), &base).unwrap();
+    let exp = dir.path().join("exp.toml");
+    std::fs::write(&exp, EXPERIMENT).unwrap();
+    let out = pep().args(["sim", "check"]).arg(&exp).output().unwrap();
+    let (said, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{said}{err}");
+    assert!(
+        said.contains("exp.toml: ok (experiment: 6 point(s)"),
+        "{said}"
+    );
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    let line = base[..base.find("sample =").unwrap()].matches('\n').count() + 1;
+    let at = format!("base.toml:{line}:10: output.sample: 200s is longer than the run (120s)");
+    assert!(warnings[0].contains(&at), "{err}");
+    assert!(
+        warnings[0].ends_with(&format!("(all 6 points of {})", exp.display())),
+        "{err}"
+    );
+}
+
+/// `sweep` warns once, before the runs, of what its points share, and
+/// `--short` without a `[short]` table says it changes nothing; `-q` keeps
+/// both quiet.
+#[test]
+fn sweep_warns_once_before_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = BASE
+        .replace("duration = \"120s\"", "duration = \"200ms\"")
+        .replace("[output]\n", "[output]\nsample = \"1s\"\n");
+    std::fs::write(dir.path().join("base.toml"), base).unwrap();
+    let text = EXPERIMENT.replace("\"5ms\", \"10ms\", \"20ms\"", "\"5ms\"");
+    std::fs::write(dir.path().join("exp.toml"), text).unwrap();
+    let sweep = |quiet: bool| {
+        let mut args = vec![
+            "sim",
+            "sweep",
+            "exp.toml",
+            "--short",
+            "--no-plots",
+            "-j",
+            "2",
+        ];
+        if quiet {
+            args.push("-q");
+        }
+        let out = pep_within(&args, dir.path(), Duration::from_secs(120));
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{err}");
+        err
+    };
+    let err = sweep(false);
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+    assert_eq!(warnings.len(), 2, "{err}");
+    assert!(
+        warnings[0].contains("exp.toml: no [short] table: --short runs the experiment as written"),
+        "{err}"
+    );
+    assert!(
+        warnings[1].contains("output.sample: 1s is longer than the run (200ms)")
+            && warnings[1].ends_with("(all 2 points of exp.toml)"),
+        "{err}"
+    );
+    let info = std::fs::read_to_string(dir.path().join("out/busy/sweep.json")).unwrap();
+    assert!(info.contains("\"mode\": \"full\""), "{info}");
+    assert_eq!(sweep(true), "");
+}
+
 /// Runs `pep args...` in `cwd`, killing it after `limit`: a hang fails the
 /// test instead of stalling it.
 fn pep_within(args: &[&str], cwd: &Path, limit: Duration) -> std::process::Output {

@@ -10,7 +10,9 @@ use std::cell::OnceCell;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use pep_sim::scenario::{self, field_at, has_table_without, tidy_number, Dir, Scenario};
+use pep_sim::scenario::{
+    self, field_at, has_table_without, tidy_number, Diagnostic, Dir, Scenario,
+};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use toml::Value;
@@ -311,6 +313,59 @@ pub struct Experiment {
     /// Keep each point's CSV series and summary for its first seed
     /// (`points/<id>/`); forced on by `over_time` plots.
     pub outputs: bool,
+    /// The points' scenario warnings, full and short mode (empty when the
+    /// base was not read): see [`Experiment::warnings`].
+    warnings: Vec<ExpWarning>,
+    short_warnings: Vec<ExpWarning>,
+}
+
+/// A scenario warning (a setting that loads but does nothing) of an
+/// experiment's points, once for all the points that have it. Displays
+/// on one line as `<diagnostic> (in 12 of 40 points of exp.toml, first
+/// p003: link[0].rate = 10Mbps)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExpWarning {
+    /// As the first point that has it got it: at its line in the base
+    /// file when the base alone warns the same, else at the merged
+    /// document (`base.toml + overrides`), which has no lines.
+    pub diagnostic: Diagnostic,
+    /// The experiment file.
+    pub experiment: String,
+    /// The first point that has it: its id and [`Experiment::describe`],
+    /// empty when the point sets nothing.
+    pub point: String,
+    pub point_values: String,
+    /// How many points have it, of how many.
+    pub points: usize,
+    pub of: usize,
+    /// [`Mode::Short`] when found with `[short]` applied.
+    pub mode: Mode,
+}
+
+impl fmt::Display for ExpWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (exp, id) = (&self.experiment, &self.point);
+        // The values, when the point has any: a long list cut short, so
+        // the warning stays one readable line.
+        let values = match self.point_values.as_str() {
+            "" => String::new(),
+            v if v.chars().count() > 100 => {
+                format!(": {}...", v.chars().take(97).collect::<String>())
+            }
+            v => format!(": {v}"),
+        };
+        let short = if self.mode == Mode::Short {
+            "with [short], "
+        } else {
+            ""
+        };
+        write!(f, "{} ({short}", self.diagnostic)?;
+        match (self.points, self.of) {
+            (n, of) if n == of && of > 1 => write!(f, "all {of} points of {exp})"),
+            (1, _) => write!(f, "point {id} of {exp}{values})"),
+            (n, of) => write!(f, "in {n} of {of} points of {exp}, first {id}{values})"),
+        }
+    }
 }
 
 /// A point made concrete: the scenario document and its validated model.
@@ -451,7 +506,7 @@ impl Experiment {
             }
             None => (PathBuf::from(&h.base), String::new()),
         };
-        let exp = Experiment {
+        let mut exp = Experiment {
             name: h.name,
             description: h.description.unwrap_or_default(),
             origin: origin.to_string(),
@@ -467,17 +522,104 @@ impl Experiment {
             short_seeds,
             short_set,
             outputs,
+            warnings: Vec::new(),
+            short_warnings: Vec::new(),
         };
         if dir.is_some() {
             let points = exp.resolve(Mode::Full)?;
             if let Some(first) = points.first() {
                 check_selects(&errs, &exp.plots, &first.scenario)?;
             }
-            if exp.short_seeds.is_some() || !exp.short_set.is_empty() {
-                exp.resolve(Mode::Short)?;
+            exp.warnings = exp.gather_warnings(&points, Mode::Full);
+            if exp.has_short() {
+                let points = exp.resolve(Mode::Short)?;
+                exp.short_warnings = exp.gather_warnings(&points, Mode::Short);
             }
         }
         Ok(exp)
+    }
+
+    /// Whether a `[short]` table changes anything: without one, short mode
+    /// runs the experiment as written.
+    pub fn has_short(&self) -> bool {
+        self.short_seeds.is_some() || !self.short_set.is_empty()
+    }
+
+    /// The points' scenario warnings in `mode`, each once for all the
+    /// points that have it, in point order. Found by [`Experiment::load`]
+    /// (and [`Experiment::parse`] given a directory), which resolve every
+    /// point; empty when the base was not read.
+    pub fn warnings(&self, mode: Mode) -> &[ExpWarning] {
+        if mode == Mode::Short && self.has_short() {
+            &self.short_warnings
+        } else {
+            &self.warnings
+        }
+    }
+
+    /// The warnings of both modes, as `pep sim check` checks both: the
+    /// full ones, then those `[short]` alone gives.
+    pub fn all_warnings(&self) -> Vec<&ExpWarning> {
+        let full = self.warnings(Mode::Full);
+        let same = |w: &ExpWarning, x: &ExpWarning| {
+            w.diagnostic.field == x.diagnostic.field && w.diagnostic.message == x.diagnostic.message
+        };
+        let short_only = self
+            .short_warnings
+            .iter()
+            .filter(|w| !full.iter().any(|x| same(w, x)));
+        full.iter().chain(short_only).collect()
+    }
+
+    /// One [`ExpWarning`] per distinct warning (field and message) of the
+    /// points' scenarios: many points share one, from the base or `[set]`.
+    fn gather_warnings(&self, points: &[Resolved], mode: Mode) -> Vec<ExpWarning> {
+        let mut out: Vec<ExpWarning> = Vec::new();
+        let mut seen: std::collections::HashMap<(&str, &str), usize> = Default::default();
+        for r in points {
+            for d in r.scenario.warnings.iter() {
+                let key = (d.field.as_str(), d.message.as_str());
+                if let Some(&i) = seen.get(&key) {
+                    // A field warns once per scenario; counted once anyway.
+                    if out[i].point != r.point.id {
+                        out[i].points += 1;
+                    }
+                    continue;
+                }
+                seen.insert(key, out.len());
+                out.push(ExpWarning {
+                    diagnostic: d.clone(),
+                    experiment: self.origin.clone(),
+                    point: r.point.id.clone(),
+                    point_values: if r.point.values.iter().any(Option::is_some) {
+                        self.describe(&r.point)
+                    } else {
+                        String::new()
+                    },
+                    points: 1,
+                    of: points.len(),
+                    mode,
+                });
+            }
+        }
+        if out.is_empty() {
+            return out;
+        }
+        // What the base alone warns of has a line there: shown at it.
+        let base_origin = self.base_path.display().to_string();
+        if let Ok(base) = Scenario::from_toml_str(&self.base_text, &base_origin) {
+            for w in &mut out {
+                let d = &w.diagnostic;
+                if let Some(b) = base
+                    .warnings
+                    .iter()
+                    .find(|b| b.field == d.field && b.message == d.message)
+                {
+                    w.diagnostic = b.clone();
+                }
+            }
+        }
+        out
     }
 
     /// The seeds run in `mode`.

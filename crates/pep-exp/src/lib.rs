@@ -24,7 +24,7 @@ pub mod results;
 pub mod runner;
 pub mod tseq;
 
-pub use experiment::{ExpError, Experiment, Mode};
+pub use experiment::{ExpError, ExpWarning, Experiment, Mode};
 pub use measure::Measure;
 pub use results::{Results, Stats};
 pub use runner::{sweep, Outcome, Progress, SweepConfig, SweepError};

@@ -685,7 +685,8 @@ pub fn sweep(
         "pep_version": env!("CARGO_PKG_VERSION"),
         "pep_build": build_identity(),
         "experiment": exp.name,
-        "mode": if cfg.mode == Mode::Short { "short" } else { "full" },
+        // What ran: without a [short] table, short mode is the full experiment.
+        "mode": if cfg.mode == Mode::Short && exp.has_short() { "short" } else { "full" },
         "jobs": jobs,
         "runs": total,
         "reused": reused,

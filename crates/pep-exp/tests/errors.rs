@@ -1,11 +1,12 @@
 //! Experiment files: every mistake is reported with the file, the line
-//! where it can be placed, the field and what would be right. Also: every
+//! where it can be placed, the field and what would be right; the points'
+//! scenario warnings are gathered once for all that share them. Also: every
 //! experiment shipped under scenarios/ loads, and the reproduction registry
 //! refuses unknown papers by listing the known ones.
 
 use std::path::Path;
 
-use pep_exp::Experiment;
+use pep_exp::{Experiment, Mode};
 
 const BASE: &str = r#"
 [scenario]
@@ -557,5 +558,105 @@ fn a_plot_error_is_placed_in_that_plot() {
     assert!(
         e.starts_with("exp.toml:16: plot[1].x: a measure plot needs `x`"),
         "{e}"
+    );
+}
+
+/// Each distinct warning of the points' scenarios once, with the first
+/// point that has it and how many do; at its line in the base file when
+/// the base alone warns the same.
+#[test]
+fn warnings_are_gathered_once_for_the_points_that_share_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = format!("{BASE}[output]\nsample = \"5s\"\n");
+    std::fs::write(dir.path().join("base.toml"), &base).unwrap();
+    let load = |text: &str| {
+        Experiment::parse(text, "exp.toml", Some(dir.path())).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let shown = |ws: &[&pep_exp::ExpWarning]| -> Vec<String> {
+        ws.iter()
+            .map(|w| {
+                // The base's path is the temporary directory's.
+                let s = w.to_string();
+                s[s.find("base.toml").unwrap()..].to_string()
+            })
+            .collect()
+    };
+    let sample_line = base.lines().position(|l| l.starts_with("sample")).unwrap() + 1;
+    let too_long = |run: &str| {
+        format!(
+            "output.sample: 5s is longer than the run ({run}): queues, cwnd and agents are \
+             sampled once, at 0s; use a sample of at most {run}"
+        )
+    };
+
+    // The base's own warning, in every point.
+    let every = load(GOOD);
+    let ws: Vec<_> = every.warnings(Mode::Full).iter().collect();
+    assert_eq!(
+        shown(&ws),
+        [format!(
+            "base.toml:{sample_line}:10: {} (all 2 points of exp.toml)",
+            too_long("2s")
+        )]
+    );
+    assert_eq!(every.warnings(Mode::Short), every.warnings(Mode::Full));
+
+    // Some points only, and what only [short] gives.
+    let text = format!(
+        "{GOOD}\"scenario.duration\" = [\"2s\", \"10s\", \"4s\"]\n\
+         [short]\nset = {{ \"output.interval\" = \"6s\" }}\n"
+    );
+    let some = load(&text);
+    let full = some.warnings(Mode::Full);
+    assert_eq!(full.len(), 2, "{full:#?}");
+    assert_eq!(
+        (full[0].point.as_str(), full[0].points, full[0].of),
+        ("p000", 2, 6)
+    );
+    assert_eq!(
+        (full[1].point.as_str(), full[1].points, full[1].of),
+        ("p002", 2, 6)
+    );
+    assert_eq!(
+        shown(&some.all_warnings()),
+        [
+            format!(
+                "base.toml:{sample_line}:10: {} (in 2 of 6 points of exp.toml, first p000: \
+                 link[0].rate = 10Mbps, scenario.duration = 2s)",
+                too_long("2s")
+            ),
+            // Not the base's warning: the point's duration makes it.
+            format!(
+                "base.toml + overrides: {} (in 2 of 6 points of exp.toml, first p002: \
+                 link[0].rate = 10Mbps, scenario.duration = 4s)",
+                too_long("4s")
+            ),
+            "base.toml + overrides: output.interval: 6s is longer than the run (2s): goodput \
+             and link use get a single bin, the whole run; use an interval of at most 2s \
+             (with [short], in 2 of 6 points of exp.toml, first p000: link[0].rate = 10Mbps, \
+             scenario.duration = 2s)"
+                .into(),
+            "base.toml + overrides: output.interval: 6s is longer than the run (4s): goodput \
+             and link use get a single bin, the whole run; use an interval of at most 4s \
+             (with [short], in 2 of 6 points of exp.toml, first p002: link[0].rate = 10Mbps, \
+             scenario.duration = 4s)"
+                .into(),
+        ]
+    );
+    assert_eq!(some.warnings(Mode::Short).len(), 4);
+
+    // A point of its own.
+    let one = load(&GOOD.replace(
+        "\"10Mbps\", \"20Mbps\"",
+        "\"10Mbps\"]\n\"scenario.duration\" = [\"10s\", \"1s\"",
+    ));
+    let ws: Vec<_> = one.warnings(Mode::Full).iter().collect();
+    assert_eq!(
+        shown(&ws),
+        [format!(
+            "base.toml + overrides: {} (point p001 of exp.toml: link[0].rate = 10Mbps, \
+             scenario.duration = 1s)",
+            too_long("1s")
+        )]
     );
 }

@@ -536,3 +536,32 @@ fn another_experiments_directory_is_refused() {
     let again = run(&exp, &out, 2, None);
     assert_eq!(again.reused, first.total);
 }
+
+/// `sweep.json` says what ran: short mode on an experiment without a
+/// `[short]` table runs it as written, the full sweep's records reused.
+#[test]
+fn short_mode_without_a_short_table_is_recorded_as_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "[experiment]\nname = \"grid\"\nbase = \"base.toml\"\n\
+                measures = [\"flow.f.goodput_mbps\"]\n\
+                [set]\n\"scenario.duration\" = \"200ms\"\n";
+    let mode_of = |exp: &Experiment, mode: Mode| {
+        let out = dir.path().join("out");
+        let cfg = SweepConfig {
+            mode,
+            ..config(&out, 1, None)
+        };
+        let o = sweep(exp, &cfg, &mut |_| {}).unwrap();
+        let info: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap())
+                .unwrap();
+        (info["mode"].as_str().unwrap().to_string(), o.reused)
+    };
+    let plain = setup(dir.path(), text);
+    assert!(!plain.has_short());
+    assert_eq!(mode_of(&plain, Mode::Full), ("full".into(), 0));
+    assert_eq!(mode_of(&plain, Mode::Short), ("full".into(), 1));
+    let short = setup(dir.path(), &format!("{text}[short]\nseeds = [2]\n"));
+    assert!(short.has_short());
+    assert_eq!(mode_of(&short, Mode::Short), ("short".into(), 0));
+}

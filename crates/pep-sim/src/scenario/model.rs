@@ -39,10 +39,11 @@ pub struct Scenario {
 /// Warnings found on load, in source order: settings that are valid but
 /// have no effect on the run (docs/scenario-format.md lists them).
 ///
-/// They describe the file, not the run, so they never make two scenarios
-/// differ: every `Warnings` equals every other and its `Debug` is the same
-/// (an experiment compares its points' scenarios by value and by a hash of
-/// `Debug`, and each point names itself in its diagnostics' origin).
+/// They describe the text, not the run: two points of an experiment that
+/// make the same run must compare equal however they wrote it (the
+/// experiment compares its points' scenarios by value and by a hash of
+/// `Debug`), so every `Warnings` equals every other and its `Debug` is
+/// the same.
 #[derive(Clone, Default)]
 pub struct Warnings(pub Vec<Diagnostic>);
 
