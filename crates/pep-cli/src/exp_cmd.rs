@@ -115,7 +115,7 @@ pub fn sweep(a: SweepArgs) -> Result<(), String> {
     if !a.quiet {
         if a.short && !exp.has_short() {
             eprintln!(
-                "warning: {}: no [short] table: --short runs the experiment as written",
+                "warning: {}: no [short] seeds or set: --short runs the experiment as written",
                 exp.origin
             );
         }

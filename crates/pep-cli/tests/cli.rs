@@ -397,7 +397,8 @@ fn sweep_warns_once_before_running() {
     let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
     assert_eq!(warnings.len(), 2, "{err}");
     assert!(
-        warnings[0].contains("exp.toml: no [short] table: --short runs the experiment as written"),
+        warnings[0]
+            .contains("exp.toml: no [short] seeds or set: --short runs the experiment as written"),
         "{err}"
     );
     assert!(

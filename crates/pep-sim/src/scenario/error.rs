@@ -85,6 +85,8 @@ pub(crate) struct Ctx<'t> {
     pub(crate) errors: Vec<Diagnostic>,
     /// Settings that are valid but do nothing: reported, never refused.
     pub(crate) warnings: Vec<Diagnostic>,
+    /// Fields found to have an effect: never warned about (`acts`).
+    acting: Vec<String>,
 }
 
 impl<'t> Ctx<'t> {
@@ -94,6 +96,7 @@ impl<'t> Ctx<'t> {
             text,
             errors: Vec::new(),
             warnings: Vec::new(),
+            acting: Vec::new(),
         }
     }
 
@@ -118,8 +121,18 @@ impl<'t> Ctx<'t> {
         message: impl Into<String>,
     ) {
         let d = self.diagnostic(span, field.into(), message.into());
-        if !self.warnings.iter().any(|w| w.field == d.field) {
+        let known = |f: &String| *f == d.field;
+        if !self.warnings.iter().any(|w| known(&w.field)) && !self.acting.iter().any(known) {
             self.warnings.push(d);
+        }
+    }
+
+    /// Records that `field` has an effect somewhere (a default that one
+    /// flow uses and another ignores): no warning about it, now or later.
+    pub(crate) fn acts(&mut self, field: &str) {
+        self.warnings.retain(|w| w.field != field);
+        if !self.acting.iter().any(|f| f == field) {
+            self.acting.push(field.to_string());
         }
     }
 

@@ -650,14 +650,20 @@ fn check_sack(ctx: &mut Ctx, b: &Base) {
 
 /// A written `tcp.rack = true` on a flow whose recovery is not SACK's:
 /// the sender runs RACK-TLP only with SACK recovery (`TcpSender::new`), so
-/// it does nothing. A warning, at the layer that wrote it (a default once).
+/// it does nothing. A warning, at the layer that wrote it (a default once,
+/// and only when no flow that takes it has SACK recovery).
 fn check_rack(ctx: &mut Ctx, b: &Base, flow: &str) {
     let (t, s) = (&b.tcp, &b.sink);
     let recovery = t.recovery(s.sack);
     let Some(src) = b.set.get("tcp.rack") else {
         return;
     };
-    if !t.rack || recovery == RecoveryKind::Sack {
+    if !t.rack {
+        return;
+    }
+    if recovery == RecoveryKind::Sack {
+        // A default that this flow uses is no warning for the others.
+        ctx.acts(&src.path);
         return;
     }
     let lower = |v: &dyn std::fmt::Debug| format!("{v:?}").to_lowercase();

@@ -87,6 +87,14 @@ fn rack_without_sack_recovery() {
         "rack = true",
         "flow \"f1\"'s recovery",
     );
+    // A default that one flow uses is no warning, whether that flow comes
+    // before the one it does nothing for or after it.
+    let sack = "tcp.cc = \"sack\"\nsink.sack = true\n";
+    for (f1, f2) in [("", sack), (sack, "")] {
+        let t = base_with("[[node]]", "[defaults.tcp]\nrack = true\n\n[[node]]") + f1;
+        let t = t + "\n[[flow]]\nname = \"f2\"\nfrom = \"a\"\nto = \"b\"\n" + f2;
+        expect_none(&t);
+    }
     // With SACK recovery it acts; the linux profile's own RACK is not written.
     expect_none(&base_plus(
         "tcp = { cc = \"cubic\", rack = true }\nsink.sack = true\n",
