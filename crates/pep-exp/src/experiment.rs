@@ -561,13 +561,11 @@ impl Experiment {
     /// full ones, then those `[short]` alone gives.
     pub fn all_warnings(&self) -> Vec<&ExpWarning> {
         let full = self.warnings(Mode::Full);
-        let same = |w: &ExpWarning, x: &ExpWarning| {
-            w.diagnostic.field == x.diagnostic.field && w.diagnostic.message == x.diagnostic.message
-        };
-        let short_only = self
-            .short_warnings
-            .iter()
-            .filter(|w| !full.iter().any(|x| same(w, x)));
+        let short_only = self.short_warnings.iter().filter(|w| {
+            !full
+                .iter()
+                .any(|x| x.diagnostic.same_problem(&w.diagnostic))
+        });
         full.iter().chain(short_only).collect()
     }
 
@@ -610,11 +608,7 @@ impl Experiment {
         if let Ok(base) = Scenario::from_toml_str(&self.base_text, &base_origin) {
             for w in &mut out {
                 let d = &w.diagnostic;
-                if let Some(b) = base
-                    .warnings
-                    .iter()
-                    .find(|b| b.field == d.field && b.message == d.message)
-                {
+                if let Some(b) = base.warnings.iter().find(|b| b.same_problem(d)) {
                     w.diagnostic = b.clone();
                 }
             }

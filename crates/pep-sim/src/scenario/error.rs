@@ -26,6 +26,14 @@ pub struct Diagnostic {
     pub message: String,
 }
 
+impl Diagnostic {
+    /// Whether `other` reports the same problem (field and message),
+    /// wherever and in whichever text it was found.
+    pub fn same_problem(&self, other: &Diagnostic) -> bool {
+        self.field == other.field && self.message == other.message
+    }
+}
+
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.origin)?;

@@ -229,9 +229,7 @@ fn locate(err: ScenarioError, text: &str, origin: &str) -> ScenarioError {
 /// (field and message) in `orig`, if it has one there.
 fn place(diags: &mut [Diagnostic], orig: &[Diagnostic]) {
     for d in diags.iter_mut().filter(|d| d.pos.is_none()) {
-        let same = orig
-            .iter()
-            .find(|o| o.field == d.field && o.message == d.message);
+        let same = orig.iter().find(|o| o.same_problem(d));
         d.pos = same.and_then(|o| o.pos);
     }
 }
