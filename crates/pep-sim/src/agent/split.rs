@@ -364,6 +364,9 @@ impl SplitLeg {
         if self.sink.fin_received() && self.sink.readable() == 0 {
             self.relay.eof(now, Dir::Up); // once; later calls change nothing
         }
+        // Only the source's stream is relayed: the destination sends no data
+        // back, so the relay never ends the Down direction (no FIN to the
+        // source), and simulated TCP has no RST to carry out.
         while let Some(e) = self.relay.next_effect(&mut ()) {
             if e == Effect::Fin(Leg::Server) {
                 sender.close();
