@@ -66,7 +66,9 @@
 //! * [`watermark`]: premature ACKs bounded by a watermark (Osada et al.),
 //!   with local retransmission from the PEP buffer.
 //! * [`relay`]: the split-connection relay (two bounded byte streams,
-//!   backpressure, half-close, resets, idle timeout) that the daemon drives.
+//!   backpressure, half-close, resets, idle timeout) that the daemon's
+//!   connections and the simulator's `split` agent drive.
+//! * [`shaper`]: a token bucket that paces a relay's release (Shikama).
 //! * [`flow_map`]: the per-flow hash map with a fixed hasher.
 
 // Unit tests run with std (the test harness needs it); the library never.
@@ -95,7 +97,7 @@ mod rtt_ns2;
 pub mod sad;
 pub mod segment;
 pub mod seq;
-pub mod split;
+pub mod shaper;
 pub mod splitpair;
 pub mod time;
 pub mod watermark;

@@ -32,6 +32,8 @@ pub mod ack_regen;
 pub mod meter;
 pub mod split;
 pub mod split_pair;
+pub mod split_relay;
+pub mod split_stats;
 pub mod watermark;
 
 use std::any::Any;
