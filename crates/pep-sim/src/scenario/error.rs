@@ -251,7 +251,7 @@ impl<'t> Ctx<'t> {
 
 /// ` (in copy i = 3 of a [[repeat]])`, and how many other copies have the
 /// same problem.
-fn copy_note(i: i64, more: usize) -> String {
+pub(crate) fn copy_note(i: i64, more: usize) -> String {
     match more {
         0 => format!(" (in copy i = {i} of a [[repeat]])"),
         1 => format!(" (in copy i = {i} of a [[repeat]], and in 1 more copy)"),

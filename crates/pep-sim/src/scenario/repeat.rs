@@ -13,7 +13,7 @@ use std::ops::Range;
 
 use toml_edit::{ImDocument, Item, Table, Value};
 
-use super::error::Ctx;
+use super::error::{copy_note, Ctx};
 
 /// Most copies one `[[repeat]]` makes: the most flows a scenario may have.
 pub(crate) const MAX_COUNT: i64 = super::validate::MAX_FLOWS as i64;
@@ -384,7 +384,8 @@ fn copy_group(
                     Ok(s) => exp.push(Value::from(s).to_string().trim(), t.span.start, false, copy),
                     Err(e) if !failed[mk][sk] => {
                         failed[mk][sk] = true;
-                        ctx.err(Some(t.span.clone()), &t.field, format!("{e} (at i = {i})"));
+                        let msg = format!("{e}{}", copy_note(i, 0));
+                        ctx.err(Some(t.span.clone()), &t.field, msg);
                     }
                     Err(_) => {}
                 }
@@ -508,7 +509,7 @@ impl<'a> Expr<'a> {
                 '+' => v.checked_add(w),
                 _ => v.checked_sub(w),
             }
-            .ok_or_else(|| too_large(self.i))?;
+            .ok_or_else(too_large)?;
         }
         Ok(v)
     }
@@ -518,24 +519,21 @@ impl<'a> Expr<'a> {
         while let Some(op) = self.op(&['*', '/', '%']) {
             let w = self.factor()?;
             if op != '*' && w == 0 {
-                return Err(format!("division by zero at i = {}", self.i));
+                return Err("division by zero".into());
             }
             v = match op {
                 '*' => v.checked_mul(w),
                 '/' => v.checked_div(w),
                 _ => v.checked_rem(w),
             }
-            .ok_or_else(|| too_large(self.i))?;
+            .ok_or_else(too_large)?;
         }
         Ok(v)
     }
 
     fn factor(&mut self) -> Result<i64, String> {
         if self.op(&['-']).is_some() {
-            return self
-                .factor()?
-                .checked_neg()
-                .ok_or_else(|| too_large(self.i));
+            return self.factor()?.checked_neg().ok_or_else(too_large);
         }
         if self.op(&['(']).is_some() {
             let v = self.sum()?;
@@ -567,6 +565,6 @@ impl<'a> Expr<'a> {
     }
 }
 
-fn too_large(i: i64) -> String {
-    format!("the result is too large for a 64-bit integer at i = {i}")
+fn too_large() -> String {
+    "the result is too large for a 64-bit integer".into()
 }
