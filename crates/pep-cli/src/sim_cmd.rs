@@ -388,9 +388,7 @@ fn check_bench_flags(flows: &[usize], seconds: u64) -> Result<(), String> {
         }
         if n > MAX_FLOWS {
             return Err(format!(
-                "--flows {n}: at most {MAX_FLOWS} flows (the simulator's {}-node limit; \
-                 the dumbbell has 2 routers and 2 hosts per flow)",
-                pep_sim::scenario::MAX_NODES
+                "--flows {n}: at most {MAX_FLOWS} flows (a scenario's flow limit)"
             ));
         }
     }

@@ -6,4 +6,4 @@
 pub mod route;
 pub mod units;
 
-pub use route::{Dir, Graph, NodeKind, Routes, MAX_NODES};
+pub use route::{Dir, Graph, NodeKind, Routes};

@@ -59,81 +59,232 @@ impl Graph {
     }
 }
 
-/// Most nodes a scenario may have: the table is `nodes^2` entries.
-pub const MAX_NODES: usize = 4096;
-
+/// No route, in the packed `link << 1 | reverse` form.
 const NONE: u32 = u32::MAX;
+/// Unreachable, as a hop count.
+const FAR: u32 = u32::MAX;
 
-/// Next hops for every (node, destination) pair.
+/// How routes to a destination are found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Target {
+    /// A router, or a host attached to two or more routers: it has a
+    /// column of its own (`Routes::cols`).
+    Column(u32),
+    /// A host whose only forwarding neighbour is the router `router`
+    /// (reached from it on `last`): its routes are the router's, plus the
+    /// last hop. Most hosts, so most destinations need no column.
+    Stub { router: u32, last: u32 },
+    /// A host no router is attached to: only its direct neighbours reach it.
+    Isolated,
+}
+
+/// Next hops for every (node, destination) pair, held in space that grows
+/// with routers x (routers + multi-homed hosts), not nodes^2: a host never
+/// forwards, so a router's routes to a single-homed host are its routes to
+/// that host's router, and a host's own next hop follows from its few
+/// links. Answers are the same as a full table's, in constant time for
+/// routers and in time linear in a host's degree for hosts.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Routes {
     n: usize,
-    /// `next[node * n + dst]`: `link << 1 | reverse`, or `NONE`.
-    next: Vec<u32>,
+    /// `router[node]`: the node's row in `cols`, or `NONE` for a host.
+    router: Vec<u32>,
+    /// How each destination is reached.
+    target: Vec<Target>,
+    /// Columns, one per column destination, `routers` rows each:
+    /// `cols[col * routers + row] = (hops, link << 1 | reverse)`.
+    cols: Vec<(u32, u32)>,
+    routers: usize,
+    /// Adjacency in link-index order (`adj[adj_at[v]..adj_at[v + 1]]`):
+    /// `(link << 1 | reverse, neighbour)`.
+    adj_at: Vec<u32>,
+    adj: Vec<(u32, u32)>,
     /// Link endpoints `(a, b)`, to follow a route.
     ends: Vec<(usize, usize)>,
 }
 
+fn packed(link: usize, d: Dir) -> u32 {
+    (link as u32) << 1 | u32::from(d == Dir::Reverse)
+}
+
 impl Routes {
-    /// Computes the table for nodes of the given kinds joined by links
+    /// Computes the routes for nodes of the given kinds joined by links
     /// `ends[i] = (a, b)`. Self-links are ignored.
     pub fn compute(kinds: &[NodeKind], ends: &[(usize, usize)]) -> Routes {
         let n = kinds.len();
-        // Adjacency in link-index order: (link, dir, neighbour).
-        let mut adj: Vec<Vec<(usize, Dir, usize)>> = vec![Vec::new(); n];
-        for (l, &(a, b)) in ends.iter().enumerate() {
+        // Adjacency in link-index order, as compressed rows.
+        let mut degree = vec![0u32; n + 1];
+        for &(a, b) in ends {
             if a != b && a < n && b < n {
-                adj[a].push((l, Dir::Forward, b));
-                adj[b].push((l, Dir::Reverse, a));
+                degree[a] += 1;
+                degree[b] += 1;
             }
         }
-        let mut next = vec![NONE; n * n];
-        let mut dist = vec![usize::MAX; n];
+        let mut adj_at = vec![0u32; n + 1];
+        for v in 0..n {
+            adj_at[v + 1] = adj_at[v] + degree[v];
+        }
+        let mut fill: Vec<u32> = adj_at[..n].to_vec();
+        let mut adj = vec![(0u32, 0u32); adj_at[n] as usize];
+        for (l, &(a, b)) in ends.iter().enumerate() {
+            if a != b && a < n && b < n {
+                adj[fill[a] as usize] = (packed(l, Dir::Forward), b as u32);
+                fill[a] += 1;
+                adj[fill[b] as usize] = (packed(l, Dir::Reverse), a as u32);
+                fill[b] += 1;
+            }
+        }
+        let around = |v: usize| &adj[adj_at[v] as usize..adj_at[v + 1] as usize];
+        let is_router = |v: usize| kinds[v] == NodeKind::Router;
+
+        let mut rows = 0usize;
+        let router: Vec<u32> = (0..n)
+            .map(|v| {
+                if !is_router(v) {
+                    return NONE;
+                }
+                rows += 1;
+                rows as u32 - 1
+            })
+            .collect();
+        // Which destinations need a column of their own.
+        let mut target = Vec::with_capacity(n);
+        let mut column_of = Vec::new();
+        for v in 0..n {
+            let t = if is_router(v) {
+                None
+            } else {
+                let mut routers = around(v).iter().filter(|&&(_, w)| is_router(w as usize));
+                match routers.next() {
+                    None => Some(Target::Isolated),
+                    Some(&(hop, r)) if routers.all(|&(_, w)| w == r) => Some(Target::Stub {
+                        router: r,
+                        // The same link seen from the router's end.
+                        last: hop ^ 1,
+                    }),
+                    Some(_) => None,
+                }
+            };
+            target.push(t.unwrap_or_else(|| {
+                column_of.push(v);
+                Target::Column(column_of.len() as u32 - 1)
+            }));
+        }
+
+        let mut cols = vec![(FAR, NONE); column_of.len() * rows];
+        let mut dist = vec![FAR; n];
         let mut queue = VecDeque::new();
-        for dst in 0..n {
+        for (c, &dst) in column_of.iter().enumerate() {
             // Hop counts to `dst` over paths whose inner nodes are routers:
             // a breadth-first search from `dst` that expands only `dst`
             // itself and routers.
-            dist.iter_mut().for_each(|d| *d = usize::MAX);
+            dist.iter_mut().for_each(|d| *d = FAR);
             dist[dst] = 0;
             queue.push_back(dst);
             while let Some(u) = queue.pop_front() {
-                if u != dst && kinds[u] != NodeKind::Router {
+                if u != dst && !is_router(u) {
                     continue;
                 }
-                for &(_, _, v) in &adj[u] {
-                    if dist[v] == usize::MAX {
-                        dist[v] = dist[u] + 1;
-                        queue.push_back(v);
+                for &(_, v) in around(u) {
+                    if dist[v as usize] == FAR {
+                        dist[v as usize] = dist[u] + 1;
+                        queue.push_back(v as usize);
                     }
                 }
             }
-            for s in 0..n {
-                if s == dst || dist[s] == usize::MAX {
+            for s in (0..n).filter(|&s| is_router(s)) {
+                let cell = &mut cols[c * rows + router[s] as usize];
+                cell.0 = dist[s];
+                if s == dst || dist[s] == FAR {
                     continue;
                 }
-                let hop = adj[s].iter().find(|&&(_, _, v)| {
-                    dist[v] == dist[s] - 1 && (v == dst || kinds[v] == NodeKind::Router)
+                let hop = around(s).iter().find(|&&(_, v)| {
+                    let v = v as usize;
+                    dist[v] == dist[s] - 1 && (v == dst || is_router(v))
                 });
-                if let Some(&(l, d, _)) = hop {
-                    next[s * n + dst] = (l as u32) << 1 | u32::from(d == Dir::Reverse);
+                if let Some(&(h, _)) = hop {
+                    cell.1 = h;
                 }
             }
         }
         Routes {
             n,
-            next,
+            router,
+            target,
+            cols,
+            routers: rows,
+            adj_at,
+            adj,
             ends: ends.to_vec(),
         }
+    }
+
+    /// Hops from router row `row` to `dst` over router-inner paths, and
+    /// the packed next hop (`NONE` at `dst` itself or when unreachable).
+    fn via_router(&self, v: usize, row: usize, dst: usize) -> (u32, u32) {
+        match self.target[dst] {
+            Target::Column(c) => self.cols[c as usize * self.routers + row],
+            Target::Stub { router, last } => {
+                if router as usize == v {
+                    (1, last)
+                } else {
+                    let c = self.column(router as usize);
+                    match self.cols[c * self.routers + row] {
+                        (FAR, _) => (FAR, NONE),
+                        (d, hop) => (d + 1, hop),
+                    }
+                }
+            }
+            Target::Isolated => (FAR, NONE),
+        }
+    }
+
+    fn column(&self, node: usize) -> usize {
+        match self.target[node] {
+            Target::Column(c) => c as usize,
+            // Routers always have a column.
+            _ => unreachable!("a router without a column"),
+        }
+    }
+
+    /// The next hop from `node` to `dst` as `link << 1 | reverse` (the
+    /// same number as the simulator's port index), or `u32::MAX` if
+    /// `node == dst`, `dst` is unreachable or either index is out of range.
+    pub fn hop(&self, node: usize, dst: usize) -> u32 {
+        if node >= self.n || dst >= self.n || node == dst {
+            return NONE;
+        }
+        let row = self.router[node];
+        if row != NONE {
+            return self.via_router(node, row as usize, dst).1;
+        }
+        // A host: the first of its links, in link order, to `dst` itself
+        // or to a router nearest to `dst`.
+        let links = &self.adj[self.adj_at[node] as usize..self.adj_at[node + 1] as usize];
+        let mut best = (FAR, NONE);
+        for &(hop, w) in links {
+            let w = w as usize;
+            let d = if w == dst {
+                0
+            } else if self.router[w] != NONE {
+                self.via_router(w, self.router[w] as usize, dst).0
+            } else {
+                FAR
+            };
+            if d < best.0 {
+                best = (d, hop);
+                if d == 0 {
+                    break;
+                }
+            }
+        }
+        best.1
     }
 
     /// The link and direction `node` sends on to reach `dst`; `None` if
     /// `node == dst`, `dst` is unreachable or either index is out of range.
     pub fn next_hop(&self, node: usize, dst: usize) -> Option<(usize, Dir)> {
-        if node >= self.n || dst >= self.n {
-            return None;
-        }
-        match self.next[node * self.n + dst] {
+        match self.hop(node, dst) {
             NONE => None,
             e => {
                 let d = if e & 1 == 1 {
@@ -253,5 +404,101 @@ mod tests {
         g.link(x, h);
         g.link(h, y);
         assert_eq!(g.routes().nodes(x, y), None);
+    }
+
+    /// The rule written the plain way: a full nodes x nodes table.
+    fn full_table(kinds: &[NodeKind], ends: &[(usize, usize)]) -> Vec<Option<(usize, Dir)>> {
+        let n = kinds.len();
+        let mut adj: Vec<Vec<(usize, Dir, usize)>> = vec![Vec::new(); n];
+        for (l, &(a, b)) in ends.iter().enumerate() {
+            if a != b {
+                adj[a].push((l, Dir::Forward, b));
+                adj[b].push((l, Dir::Reverse, a));
+            }
+        }
+        let mut next = vec![None; n * n];
+        for dst in 0..n {
+            let mut dist = vec![usize::MAX; n];
+            dist[dst] = 0;
+            let mut queue = VecDeque::from([dst]);
+            while let Some(u) = queue.pop_front() {
+                if u != dst && kinds[u] != NodeKind::Router {
+                    continue;
+                }
+                for &(_, _, v) in &adj[u] {
+                    if dist[v] == usize::MAX {
+                        dist[v] = dist[u] + 1;
+                        queue.push_back(v);
+                    }
+                }
+            }
+            for s in 0..n {
+                if s == dst || dist[s] == usize::MAX {
+                    continue;
+                }
+                next[s * n + dst] = adj[s]
+                    .iter()
+                    .find(|&&(_, _, v)| {
+                        dist[v] == dist[s] - 1 && (v == dst || kinds[v] == NodeKind::Router)
+                    })
+                    .map(|&(l, d, _)| (l, d));
+            }
+        }
+        next
+    }
+
+    #[test]
+    fn same_hops_as_a_full_table_on_random_graphs() {
+        // Small random graphs, dense enough for ties, parallel links,
+        // multi-homed and isolated hosts and unreachable pairs.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move |m: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % m as u64) as usize
+        };
+        let (mut multi, mut stub, mut none) = (0, 0, 0);
+        for _ in 0..400 {
+            let n = 2 + next(12);
+            let kinds: Vec<NodeKind> = (0..n).map(|_| if next(3) == 0 { R } else { H }).collect();
+            let ends: Vec<(usize, usize)> = (0..next(3 * n)).map(|_| (next(n), next(n))).collect();
+            let want = full_table(&kinds, &ends);
+            let r = Routes::compute(&kinds, &ends);
+            for s in 0..n {
+                for d in 0..n {
+                    assert_eq!(
+                        r.next_hop(s, d),
+                        want[s * n + d],
+                        "{kinds:?} {ends:?} {s}->{d}"
+                    );
+                }
+            }
+            for t in &r.target {
+                match t {
+                    Target::Column(_) => multi += 1,
+                    Target::Stub { .. } => stub += 1,
+                    Target::Isolated => none += 1,
+                }
+            }
+        }
+        // Every kind of destination was exercised.
+        assert!(
+            multi > 100 && stub > 100 && none > 100,
+            "{multi} {stub} {none}"
+        );
+    }
+
+    #[test]
+    fn a_million_hosts_fit() {
+        // A star of a million hosts on one router: one column of one row.
+        let n = 1_000_001;
+        let mut kinds = vec![H; n];
+        kinds[0] = R;
+        let ends: Vec<(usize, usize)> = (1..n).map(|h| (h, 0)).collect();
+        let r = Routes::compute(&kinds, &ends);
+        assert_eq!(r.cols.len(), 1);
+        assert_eq!(r.nodes(1, n - 1), Some(vec![1, 0, n - 1]));
+        assert_eq!(r.next_hop(0, 500_000), Some((499_999, Dir::Reverse)));
     }
 }

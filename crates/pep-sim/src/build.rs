@@ -17,22 +17,13 @@ use crate::scenario::{
     AckSpec, AgentSpec, AppReadSpec, CcKind, ClassifySpec, Dir, LinkDirSpec, LossSpec, MediumSpec,
     Profile, QueueSpec, ReadWhen, RecoveryKind, RedSpec, Scenario, Series, SourceSpec,
 };
-use crate::sim::{AgentSlot, Cpu, Flow, Port, Reader, RunInfo, Simulation, NONE, NO_ROUTE};
+use crate::sim::{AgentSlot, Cpu, Flow, Port, Reader, RunInfo, Simulation, NONE, OFFER};
 use crate::tcp::{
     AckPolicy, AppSource, Growth, PacingConfig, Recovery, SinkConfig, TcpConfig, TcpSink,
 };
 use crate::traffic::OnOff;
 use pep_core::cc::WindowUnit;
 use pep_core::rtt::RttMode;
-
-/// The port (link direction) index of `link` in direction `d`.
-fn port_index(link: usize, d: Dir) -> usize {
-    link * 2
-        + match d {
-            Dir::Forward => 0,
-            Dir::Reverse => 1,
-        }
-}
 
 /// The sender configuration a flow's scenario settings describe.
 pub fn tcp_config(t: &crate::scenario::TcpSpec, sink: &crate::scenario::SinkSpec) -> TcpConfig {
@@ -174,7 +165,8 @@ impl Simulation {
 
         let mut ports: Vec<Port> = Vec::with_capacity(sc.links.len() * 2);
         let mut media = Vec::new();
-        // In link order, forward then reverse, as the ports are made.
+        // In link order, forward then reverse: port `2 * link + reverse`,
+        // the number `Routes::hop` gives, so routes need no port table.
         let mut names = sc.link_directions().into_iter();
         for l in &sc.links {
             let base = ports.len();
@@ -220,15 +212,6 @@ impl Simulation {
                     node: i as u32,
                     readers: Vec::new(),
                 });
-            }
-        }
-
-        let mut next_hop = vec![NO_ROUTE; n_nodes * n_nodes];
-        for node in 0..n_nodes {
-            for dst in 0..n_nodes {
-                if let Some((link, d)) = sc.routes.next_hop(node, dst) {
-                    next_hop[node * n_nodes + dst] = port_index(link, d) as u32;
-                }
             }
         }
 
@@ -356,8 +339,8 @@ impl Simulation {
             ports,
             media,
             cpus,
-            next_hop,
-            n_nodes,
+            routes: sc.routes.clone(),
+            offered: OFFER,
             flows,
             metrics,
             events: 0,

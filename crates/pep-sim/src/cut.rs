@@ -51,7 +51,7 @@ use crate::agent::CutMessage;
 use crate::metrics::{LinkRow, Metrics, QueueRow};
 use crate::packet::Packet;
 use crate::scenario::CutSpec;
-use crate::sim::{AgentRow, Simulation, FED, NONE, OFFER};
+use crate::sim::{AgentRow, Simulation, FED, NONE};
 
 /// Stops per lookahead: a side may run `STEPS - 1` stops ahead of the
 /// other. More stops smooth out more of the two sides' uneven stretches
@@ -441,11 +441,7 @@ impl Simulation {
         if !remote {
             return;
         }
-        for hop in &mut self.next_hop {
-            if *hop == fwd as u32 {
-                *hop = OFFER;
-            }
-        }
+        self.offered = fwd as u32;
         self.cut_offering = true;
         let far = &mut *cut.far;
         far.ports[fwd].medium = FED;

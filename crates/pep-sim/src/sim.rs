@@ -15,6 +15,7 @@ use crate::agent::{NodeAgent, Outbox};
 use crate::events::{Armed, Event, EventQueue};
 use crate::metrics::Metrics;
 use crate::packet::{HostJob, NodeIndex, Packet};
+use crate::scenario::Routes;
 use crate::tcp::{AppSource, TcpConfig, TcpSender, TcpSink, TxKind};
 use crate::traffic::OnOff;
 use crate::tseq::{TseqEvent, TseqRow};
@@ -23,7 +24,7 @@ use crate::tseq::{TseqEvent, TseqRow};
 pub(crate) const NO_ROUTE: u32 = u32::MAX;
 /// A port on a full-duplex link; a node without a processor.
 pub(crate) const NONE: u32 = u32::MAX;
-/// In `next_hop`: the cut link's direction whose transmitter runs on the
+/// From `send`: the cut link's direction whose transmitter runs on the
 /// other side of a cut run; what is sent on it is offered there
 /// (`cut.rs`).
 pub(crate) const OFFER: u32 = u32::MAX - 1;
@@ -146,9 +147,13 @@ pub struct Simulation {
     pub(crate) media: Vec<HalfDuplex>,
     /// Host processors.
     pub(crate) cpus: Vec<Cpu>,
-    /// `next_hop[node * n_nodes + dst]`: the port a node sends on.
-    pub(crate) next_hop: Vec<u32>,
-    pub(crate) n_nodes: usize,
+    /// The port a node sends on to a destination (`Routes::hop`: its
+    /// packed link and direction is the port index). Sized by links and
+    /// routers, not nodes squared, so node counts are bounded by memory.
+    pub(crate) routes: Routes,
+    /// The port whose packets are offered to the other side of a cut run
+    /// (`cut.rs`), or [`OFFER`] (no port has that index) when none is.
+    pub(crate) offered: u32,
     pub(crate) flows: Vec<Flow>,
     pub(crate) metrics: Metrics,
     pub(crate) events: u64,
@@ -455,7 +460,8 @@ impl Simulation {
 
     /// Puts a packet on the port `node` routes its destination through.
     fn send(&mut self, node: NodeIndex, p: Packet) {
-        let port = self.next_hop[node as usize * self.n_nodes + p.dst as usize];
+        let port = self.routes.hop(node as usize, p.dst as usize);
+        let port = if port == self.offered { OFFER } else { port };
         // One compare for both: routes are validated at load.
         if port >= OFFER {
             debug_assert_ne!(port, NO_ROUTE, "routes are validated at load");

@@ -195,7 +195,7 @@ impl Simulation {
                     continue;
                 };
                 let dst = f.dst;
-                let hop = self.next_hop[t.from[k] * self.n_nodes + dst];
+                let hop = self.routes.hop(t.from[k], dst);
                 let is_data = hop != NO_ROUTE && hop == t.ports[k] as u32;
                 t.write(k, rec, is_data);
             }

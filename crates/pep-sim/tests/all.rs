@@ -12,6 +12,7 @@ mod osada2005;
 mod pcap;
 mod profiles;
 mod rack_tlp;
+mod scale;
 mod sender_models;
 mod shekhar;
 mod shikama;

@@ -63,7 +63,7 @@ pub use model::{
     RecoveryKind, RedSpec, Scenario, Series, SinkSpec, SourceSpec, TcpSpec, TraceSpec, Warnings,
 };
 pub use overrides::{apply_override, parse_override};
-pub use pep_model::route::{Routes, MAX_NODES};
+pub use pep_model::route::Routes;
 pub use read::{read_text, MAX_TEXT_BYTES};
 pub use validate::{MAX_FLOWS, MAX_MSS, MAX_OUTPUT_ROWS, MAX_WINDOW, MIN_CUT_DELAY, MIN_RTO_BOUND};
 

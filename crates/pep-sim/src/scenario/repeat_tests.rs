@@ -241,7 +241,7 @@ fn a_group_must_be_well_formed() {
             "count = 0\n",
             "repeat[0].count",
             "count = 0",
-            "from 1 to 100000",
+            "from 1 to 10000000",
         ),
         (
             "count = 3\n",

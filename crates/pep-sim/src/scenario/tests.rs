@@ -712,7 +712,7 @@ fn other_checks() {
     );
     let text = base_plus("count = 0\n");
     expect(&text, "flow \"f1\".count", "count", "at least 1");
-    let text = base_plus("count = 200000\n");
+    let text = base_plus("count = 20000000\n");
     expect(&text, "flow \"f1\".count", "count", "too many flows");
     let text = base_with("name = \"b\"", "name = \"b c\"");
     expect(&text, "node[2].name", "b c", "invalid name");
