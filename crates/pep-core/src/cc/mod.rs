@@ -40,15 +40,19 @@
 //! (`now`); nothing here reads a clock.
 
 mod cubic;
+mod cubic_flows;
 mod cubic_ns2;
 mod growth;
 mod hystart;
 mod prr;
+mod quic;
 mod rack;
 mod recovery;
 mod sack;
 mod westwood;
 
+#[cfg(test)]
+mod cubic_flows_tests;
 #[cfg(test)]
 mod growth_tests;
 #[cfg(test)]
@@ -57,8 +61,10 @@ mod sack_tests;
 mod tests;
 
 pub use cubic::{CubicConfig, CubicView};
+pub use cubic_flows::{CubicFlowsView, MAX_FLOWS as CUBIC_FLOWS_MAX_FLOWS};
 pub use cubic_ns2::{cubic_root as cubic_ns2_root, CubicNs2View};
 pub use growth::{Growth, GrowthView, WindowUnit};
+pub use quic::QuicCongestion;
 pub use rack::{is_dsack, Detection, Rack, REO_WND_PERSIST};
 pub use recovery::Recovery;
 pub use sack::{NextSeg, Scoreboard, SCOREBOARD_RANGES};
@@ -246,6 +252,12 @@ impl Congestion {
                 .then(|| hystart::HyStart::new(cfg.initial_ssthresh)),
             growth_held: false,
         }
+    }
+
+    /// Flows open on the connection (a tunnel carrying several): the N of
+    /// [`Growth::CubicFlows`]; other growths ignore it.
+    pub fn set_flows(&mut self, flows: u32) {
+        self.growth.set_flows(flows);
     }
 
     /// Suspends (or resumes) window growth on ACKs outside recovery: RFC
@@ -449,7 +461,7 @@ impl Congestion {
 
     /// The retransmission timer expired with `[snd_una, snd_max)`
     /// outstanding. The transport retransmits from SND.UNA (go-back-N).
-    pub fn on_timeout(&mut self, _now: Instant, snd_una: Seq, snd_max: Seq) {
+    pub fn on_timeout(&mut self, now: Instant, snd_una: Seq, snd_max: Seq) {
         // RFC 5681 section 3.1: "When a TCP sender detects segment loss using
         // the retransmission timer and the given segment has not yet been
         // resent by way of the retransmission timer, the value of ssthresh
@@ -459,7 +471,7 @@ impl Congestion {
         // constant."
         if !self.state.timed_out {
             let flight = snd_max.bytes_since(snd_una) as u64;
-            self.state.ssthresh = self.growth.timeout_ssthresh(&self.state, flight);
+            self.state.ssthresh = self.growth.timeout_ssthresh(now, &self.state, flight);
         }
         let s = &mut self.state;
         s.timed_out = true;
