@@ -6,7 +6,8 @@
 //!   acknowledge new data outside loss recovery, and the ssthresh a loss
 //!   sets: Reno (RFC 5681), CUBIC (RFC 9438, `cubic.rs`), CUBIC as
 //!   ns-2.35's Linux agent runs it (`cubic_ns2.rs`), Westwood+
-//!   (`westwood.rs`).
+//!   (`westwood.rs`), cubic-flows (`cubic_flows.rs`: CUBIC backing off as
+//!   the N flows a tunnel carries would, the daemon's tunnel default).
 //! * **Loss recovery** ([`Recovery`]) decides what happens on duplicate
 //!   ACKs, partial ACKs and the end of recovery: Tahoe, RFC 5681 fast
 //!   retransmit/fast recovery (Reno), RFC 6582 (NewReno), RFC 6675 SACK
@@ -21,6 +22,11 @@
 //! every ACK's SACK blocks ([`Congestion::on_sack`]) and retransmissions
 //! ([`Congestion::on_retransmit`]); during SACK recovery it sends what
 //! [`Congestion::next_seg`] chooses instead of applying its window rule.
+//!
+//! A transport that detects loss itself (QUIC) drives the growth axis
+//! through [`QuicCongestion`] instead (`quic.rs`, RFC 9002's recovery
+//! period): the daemon's tunnel runs cubic-flows that way, the simulator's
+//! split-pair tunnel under TCP's recovery here.
 //!
 //! Dispatch is a `match` over closed enums: no vtable on the per-ACK path,
 //! no allocation.
