@@ -66,6 +66,11 @@ impl Outbox {
     pub fn len(&self) -> usize {
         self.packets.len()
     }
+    /// Takes what was sent, in order (for drivers outside the engine:
+    /// tests that run an agent on a script).
+    pub fn drain(&mut self) -> std::vec::Drain<'_, (NodeIndex, Packet)> {
+        self.packets.drain(..)
+    }
 }
 
 /// A PEP agent on one or more nodes.
