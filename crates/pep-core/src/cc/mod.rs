@@ -182,6 +182,24 @@ pub struct CcState {
 }
 
 impl CcState {
+    /// A connection's state before its first ACK: `cwnd` and `ssthresh`
+    /// as configured, nothing in recovery, `recover` at the ISN.
+    pub fn initial(smss: u32, cwnd: u64, ssthresh: u64, isn: Seq, dupack_threshold: u32) -> Self {
+        CcState {
+            smss,
+            cwnd,
+            ssthresh,
+            inflation: 0,
+            in_recovery: false,
+            recover: isn,
+            dupacks: 0,
+            dupack_threshold,
+            partial_acked: false,
+            timed_out: false,
+            srtt: None,
+        }
+    }
+
     /// The window the sender may have outstanding: `cwnd + inflation`.
     #[inline]
     pub fn window(&self) -> u64 {
@@ -237,19 +255,13 @@ impl Congestion {
             "dupACK threshold must be positive"
         );
         Congestion {
-            state: CcState {
-                smss: cfg.smss,
-                cwnd: cfg.initial_window.max(cfg.smss as u64),
-                ssthresh: cfg.initial_ssthresh,
-                inflation: 0,
-                in_recovery: false,
-                recover: isn,
-                dupacks: 0,
-                dupack_threshold: cfg.dupack_threshold,
-                partial_acked: false,
-                timed_out: false,
-                srtt: None,
-            },
+            state: CcState::initial(
+                cfg.smss,
+                cfg.initial_window.max(cfg.smss as u64),
+                cfg.initial_ssthresh,
+                isn,
+                cfg.dupack_threshold,
+            ),
             growth: GrowthState::new(cfg.growth),
             recovery: RecoveryState::new(cfg.recovery, cfg.lost_retransmit),
             prr: (cfg.prr && cfg.recovery == Recovery::Sack).then(prr::Prr::default),

@@ -36,19 +36,14 @@ impl QuicCongestion {
     pub fn new(growth: Growth, mtu: u16, initial_window: u64) -> Self {
         let smss = (mtu as u32).max(1);
         QuicCongestion {
-            state: CcState {
+            // No duplicate ACKs in QUIC: the threshold is never consulted.
+            state: CcState::initial(
                 smss,
-                cwnd: initial_window.max(2 * smss as u64),
-                ssthresh: u64::MAX,
-                inflation: 0,
-                in_recovery: false,
-                recover: Seq(0),
-                dupacks: 0,
-                dupack_threshold: 3,
-                partial_acked: false,
-                timed_out: false,
-                srtt: None,
-            },
+                initial_window.max(2 * smss as u64),
+                u64::MAX,
+                Seq(0),
+                3,
+            ),
             growth: GrowthState::new(growth),
             recovery_start: None,
         }
