@@ -363,8 +363,8 @@ struct FlowState {
     /// Bytes handed to the sender at split end.
     forwarded: u64,
     /// Whether the flow is open on the tunnel (as the daemon counts
-    /// `flows_active`): from its first segment at split start until its
-    /// FIN arrives there.
+    /// `flows_active`): from the first segment split start admits from
+    /// its local queue until its FIN is admitted.
     open: OnTunnel,
 }
 
