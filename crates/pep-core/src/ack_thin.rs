@@ -32,8 +32,9 @@
 //! [`AckThin::poll_transmit`] until `None`; call it again at
 //! [`AckThin::poll_timeout`]. `now` never decreases.
 
-use std::collections::{HashMap, VecDeque};
+use alloc::collections::VecDeque;
 
+use crate::flow_map::FlowMap;
 use crate::link::LinkItem;
 use crate::segment::{Flags, FlowId};
 use crate::seq::Seq;
@@ -86,7 +87,7 @@ struct Flow<T> {
 #[derive(Debug)]
 pub struct AckThin<T> {
     cfg: AckThinConfig,
-    flows: HashMap<FlowId, Flow<T>>,
+    flows: FlowMap<FlowId, Flow<T>>,
     /// Flows by last touch (oldest first), with the touch then; stale
     /// records are skipped. Compacted when it outgrows the table.
     order: VecDeque<(FlowId, u64)>,
@@ -106,7 +107,7 @@ impl<T: LinkItem> AckThin<T> {
                 max_flows: cfg.max_flows.max(1),
                 ..cfg
             },
-            flows: HashMap::new(),
+            flows: FlowMap::default(),
             order: VecDeque::new(),
             deadlines: VecDeque::new(),
             ready: VecDeque::new(),
@@ -292,7 +293,7 @@ mod tests {
     }
 
     fn drain(t: &mut AckThin<Segment>, now: Instant) -> Vec<(u32, u32)> {
-        std::iter::from_fn(|| t.poll_transmit(now))
+        core::iter::from_fn(|| t.poll_transmit(now))
             .map(|s| (s.flow.0, s.ack.0))
             .collect()
     }

@@ -31,6 +31,9 @@
 //! exceed bytes in, and leave in the order they came (a count cannot
 //! reorder, but the daemon's relay keeps the same rule for bytes).
 
+use alloc::vec;
+use alloc::vec::Vec;
+
 use crate::time::{Duration, Instant, Rate};
 
 /// A token bucket in transmission time: it holds at most `depth` of credit,

@@ -2,6 +2,8 @@
 //! the ssthresh a loss sets (ns-3's `GetSsThresh` belongs to this axis:
 //! CUBIC's beta and Westwood+'s bandwidth estimate are growth properties).
 
+use alloc::boxed::Box;
+
 use super::cubic::{Cubic, CubicConfig, CubicView};
 use super::cubic_ns2::{CubicNs2, CubicNs2View};
 use super::westwood::{Westwood, WestwoodView};

@@ -47,7 +47,7 @@ mod ring;
 #[cfg(test)]
 mod tests;
 
-use std::collections::VecDeque;
+use alloc::collections::VecDeque;
 
 use crate::time::{Duration, Instant};
 use ring::Ring;
