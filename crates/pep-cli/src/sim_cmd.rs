@@ -165,6 +165,14 @@ pub(crate) fn print_exp_warnings<'a>(warnings: impl IntoIterator<Item = &'a pep_
     }
 }
 
+/// The default's GEO path without its PEP (`scenarios/examples/geo.toml`):
+/// what `pep lab` runs without a file, as the lab runs no PEP agent.
+pub(crate) fn geo_without_pep() -> Scenario {
+    const GEO: &str = include_str!("../../../scenarios/examples/geo.toml");
+    Scenario::from_toml_str(GEO, "scenarios/examples/geo.toml")
+        .expect("scenarios/examples/geo.toml is valid (the tests load every scenario)")
+}
+
 /// What the command line changes in the scenario file.
 #[derive(Default)]
 pub(crate) struct Changes {
@@ -483,4 +491,67 @@ fn bench(flows: &[usize], seconds: u64) -> Result<(), String> {
         m.per_packet, m.per_flow
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use pep_core::{Duration, Rate};
+
+    use super::*;
+
+    fn changes(set: &[&str], duration: Option<&str>) -> Changes {
+        Changes {
+            pcap: Vec::new(),
+            set: set.iter().map(|s| s.to_string()).collect(),
+            duration: duration.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn set_and_duration_change_the_default_as_a_sweep_would() {
+        let sc = load(
+            None,
+            &changes(&["link[r1-receiver].rate=20Mbps"], Some("5s")),
+        )
+        .unwrap();
+        let l = &sc.links[sc.link_index("r1-receiver").unwrap()];
+        assert_eq!(l.forward.rate, Rate::mbps(20));
+        assert_eq!(sc.duration, Duration::from_secs(5));
+        // The other path is untouched.
+        let p = &sc.links[sc.link_index("pep-r1-pep-receiver").unwrap()];
+        assert_eq!(p.forward.rate, Rate::mbps(10));
+        // Applied in order, --duration last.
+        let set = ["scenario.duration=7s", "scenario.duration=8s"];
+        assert_eq!(
+            load(None, &changes(&set, None)).unwrap().duration,
+            Duration::from_secs(8)
+        );
+        let sc = load(None, &changes(&set, Some("2s"))).unwrap();
+        assert_eq!(sc.duration, Duration::from_secs(2));
+        // The run lasts what --duration says.
+        let mut sim = Simulation::new(&load(None, &changes(&[], Some("3s"))).unwrap());
+        sim.run();
+        assert_eq!(sim.summary().duration_s, 3.0);
+    }
+
+    #[test]
+    fn a_bad_set_or_duration_is_named() {
+        let e = load(None, &changes(&["link[nope].rate=1Mbps"], None)).unwrap_err();
+        assert!(e.starts_with("with --set/--duration:"), "{e}");
+        assert!(
+            e.contains("no [[link]] table is named \"nope\"; the names are"),
+            "{e}"
+        );
+        assert!(e.contains("\"r1-receiver\""), "{e}");
+        let e = load(None, &changes(&["nonsense"], None)).unwrap_err();
+        assert!(e.starts_with("--set nonsense:"), "{e}");
+        assert!(e.contains("expected path=value"), "{e}");
+        let e = load(None, &changes(&[], Some("0s"))).unwrap_err();
+        assert!(
+            e.contains("scenario.duration: the duration must be positive"),
+            "{e}"
+        );
+        let e = load(None, &changes(&[], Some("ten"))).unwrap_err();
+        assert!(e.contains("scenario.duration"), "{e}");
+    }
 }
