@@ -79,7 +79,8 @@ pub enum SimCommand {
         #[arg(long, default_value_t = 200)]
         seconds: u64,
     },
-    /// Print the built-in default scenario (a starting point for your own).
+    /// Print the built-in default scenario, annotated: a GEO path end to end
+    /// and through a split PEP (a starting point for your own).
     Default,
     /// Print a baseline scenario (no PEP) as an ns-2 2.35 script, to run it
     /// in ns-2 itself (`ns run.tcl`): it prints each flow's acknowledged
