@@ -31,7 +31,8 @@ pub enum LabCommand {
     /// its own namespace (`pepl-<id>+l<n>`). Run programs in a node with
     /// `ip netns exec pepl-<id>.<node> <command>`. Needs root.
     Up {
-        /// Scenario file (TOML). Omit for the built-in default scenario.
+        /// Scenario file (TOML). Omit for scenarios/examples/geo.toml (the
+        /// built-in default's GEO path, without its PEP).
         scenario: Option<PathBuf>,
         #[command(flatten)]
         lab: LabArgs,
@@ -74,7 +75,8 @@ pub enum LabCommand {
     /// Build a scenario, run its flows with real Linux TCP, write the results
     /// (goodput.csv, cwnd.csv, tcpinfo.csv, summary.json), take it down.
     Run {
-        /// Scenario file (TOML). Omit for the built-in default scenario.
+        /// Scenario file (TOML). Omit for scenarios/examples/geo.toml (the
+        /// built-in default's GEO path, without its PEP).
         scenario: Option<PathBuf>,
         /// Directory for the results [default: out/<scenario name>-lab].
         #[arg(long, short)]
@@ -87,7 +89,8 @@ pub enum LabCommand {
     /// Run a scenario in the simulator and in the lab; print both side by side
     /// and write each one's results (<out>/sim, <out>/lab).
     Compare {
-        /// Scenario file (TOML). Omit for the built-in default scenario.
+        /// Scenario file (TOML). Omit for scenarios/examples/geo.toml (the
+        /// built-in default's GEO path, without its PEP).
         scenario: Option<PathBuf>,
         /// Directory for the results [default: out/<scenario name>-compare].
         #[arg(long, short)]
@@ -224,7 +227,7 @@ pub fn run(cmd: LabCommand) -> Result<(), String> {
 fn load(path: Option<&Path>, run: &RunArgs) -> Result<Scenario, String> {
     let mut sc = match path {
         Some(p) => Scenario::load(p).map_err(|e| e.to_string())?,
-        None => Scenario::builtin_default(),
+        None => crate::sim_cmd::geo_without_pep(),
     };
     if let Some(s) = run.seed {
         sc = sc.with_seed(s);
@@ -441,7 +444,7 @@ fn lab_options(args: &LabArgs, default_id: &str) -> LabOptions {
 fn up(path: Option<&Path>, args: &LabArgs) -> Result<(), String> {
     let sc = match path {
         Some(p) => Scenario::load(p).map_err(|e| e.to_string())?,
-        None => Scenario::builtin_default(),
+        None => crate::sim_cmd::geo_without_pep(),
     };
     crate::sim_cmd::print_warnings(&sc);
     let topo = topology_from_scenario(&sc)?;
