@@ -449,7 +449,7 @@ fn cubic_flows_cuts_one_flows_share_of_the_tunnel_window() {
         "10Mbit/s",
         "100ms",
         "{ kind = \"droptail\", limit = 50 }",
-        &|_| "\"bulk\"".into(),
+        "\"bulk\"",
         "30s",
         &pep("credit_charge = \"delivered\"\ntunnel_cc = \"cubic-flows\"\ntunnel_delack = false\ntunnel_ssthresh = 80\nlocal_queue = \"droptail\"\nlocal_queue_limit = 300\ncheck = \"event\""),
     );
