@@ -3,6 +3,7 @@
 //! CAP_NET_RAW, relays traffic, and on SIGTERM still removes its rules
 //! (the `nft` it runs inherits CAP_NET_ADMIN as an ambient capability).
 //! Skipped (passes) when not root. Uses a lab's namespaces only.
+#![cfg(feature = "daemon")]
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -12,7 +12,7 @@
 use std::sync::{Mutex, MutexGuard};
 
 use pep_core::{Duration, Rate};
-use pep_lab::clock::IdlePolling;
+use pep_io::clock::IdlePolling;
 use pep_lab::lab::{Lab, LabOptions};
 use pep_lab::probe::{ping, udp_probe, UdpProbeReport, UdpProbeSpec};
 use pep_lab::state::Endpoint;
