@@ -263,12 +263,22 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), String> {
             b.finish_and_clear();
         }
         println!("{}: {}", paper.name, paper.title);
+        println!("  {}", report.tally().line());
         for c in &report.claims {
             let why = match &c.verdict {
                 Verdict::Skipped(w) => format!(" ({w})"),
                 _ => String::new(),
             };
-            println!("  {:<4} {:<8} {}{why}", c.id, c.verdict.word(), c.statement);
+            let kind = match c.kind {
+                reproduce::Kind::Reproduction => String::new(),
+                k => format!("[{}] ", k.label()),
+            };
+            println!(
+                "  {:<4} {:<8} {kind}{}{why}",
+                c.id,
+                c.verdict.word(),
+                c.statement
+            );
         }
         println!(
             "  report: {}, {}",
