@@ -274,7 +274,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), String> {
                 k => format!("[{}] ", k.label()),
             };
             println!(
-                "  {:<4} {:<8} {kind}{}{why}",
+                "  {:<8} {:<8} {kind}{}{why}",
                 c.id,
                 c.verdict.word(),
                 c.statement

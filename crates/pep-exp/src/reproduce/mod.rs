@@ -173,9 +173,9 @@ impl Tolerance {
     }
     pub fn describe(self) -> String {
         match self {
-            Tolerance::Relative(r) => format!("±{}%", report::sig(r * 100.0)),
-            Tolerance::Absolute(a) => format!("±{}", report::sig(a)),
-            Tolerance::Factor(f) => format!("within ×{} either way", report::sig(f)),
+            Tolerance::Relative(r) => format!("±{}%", report::trim(r * 100.0, 2)),
+            Tolerance::Absolute(a) => format!("±{}", report::trim(a, 4)),
+            Tolerance::Factor(f) => format!("within ×{} either way", report::trim(f, 2)),
         }
     }
 }

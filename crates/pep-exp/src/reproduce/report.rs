@@ -9,6 +9,16 @@ use super::{ClaimOutcome, Kind, Report, Verdict};
 use crate::experiment::Mode;
 use crate::results::Stats;
 
+/// At most `decimals` decimals, trailing zeros dropped: 15, 3.11, 0.02.
+pub fn trim(x: f64, decimals: usize) -> String {
+    let s = format!("{x:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 /// Four significant digits, without exponent for everyday magnitudes.
 pub fn sig(x: f64) -> String {
     if !x.is_finite() {
@@ -89,7 +99,8 @@ fn rows(c: &ClaimOutcome) -> Vec<[String; 6]> {
     let tol = c.tolerance.clone().unwrap_or_default();
     if c.rows.is_empty() {
         let seen = match (&c.verdict, &c.observed) {
-            (Verdict::Skipped(why), _) => why.clone(),
+            (Verdict::Skipped(why), Some(seen)) => format!("{why}: {seen}"),
+            (Verdict::Skipped(why), None) => why.clone(),
             (_, Some(s)) => s.clone(),
             _ => String::new(),
         };
@@ -305,5 +316,8 @@ mod tests {
         assert_eq!(sig(0.01234), "0.01234");
         assert_eq!(sig(0.0), "0");
         assert_eq!(sig(1.5e9), "1.500e9");
+        assert_eq!(super::trim(15.000000000000002, 2), "15");
+        assert_eq!(super::trim(3.1137, 2), "3.11");
+        assert_eq!(super::trim(0.02, 3), "0.02");
     }
 }
