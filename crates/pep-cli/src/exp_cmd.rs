@@ -254,6 +254,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), String> {
         crate::sim_cmd::print_exp_warnings(exp.warnings(opts.mode));
     }
     let mut failed = 0;
+    let mut summary = Vec::new();
     for (paper, experiments) in papers.into_iter().zip(loaded) {
         let pb = bar(true);
         let report = reproduce::reproduce(paper, experiments, &opts, &mut |stem, p| {
@@ -286,6 +287,10 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), String> {
             report.dir.join("report.html").display()
         );
         failed += report.failed();
+        summary.push(format!("  {}: {}", paper.name, report.tally().line()));
+    }
+    if summary.len() > 1 {
+        println!("verdicts per paper:\n{}", summary.join("\n"));
     }
     if failed > 0 {
         return Err(format!("{failed} claim(s) failed"));
