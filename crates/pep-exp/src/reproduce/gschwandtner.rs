@@ -180,14 +180,6 @@ fn claims() -> Vec<Claim> {
         },
         needs_full,
     };
-    let predicate = |id, kind, statement, experiment, describe, eval| Claim {
-        id,
-        kind,
-        statement,
-        experiment,
-        check: Check::Predicate { describe, eval },
-        needs_full: false,
-    };
     let off = |q: &'static str| vec![OFF, (LINK_Q, q)];
     let s43 = "section 4.3 text";
     vec![
@@ -236,7 +228,7 @@ fn claims() -> Vec<Claim> {
             0.02,
             true,
         ),
-        predicate(
+        Claim::predicate(
             "FLAT",
             Kind::Structural,
             "A local queue of 300 is enough: larger local queues do not change the PEP's \
@@ -246,7 +238,7 @@ fn claims() -> Vec<Claim> {
              other",
             pep_flat,
         ),
-        predicate(
+        Claim::predicate(
             "GAIN50",
             Kind::Reproduction,
             "For smaller queue sizes the PEP outperforms the parallel SACK flows, the more \
@@ -257,7 +249,7 @@ fn claims() -> Vec<Claim> {
              points as Q shrinks",
             pep_gain_trend,
         ),
-        predicate(
+        Claim::predicate(
             "GAIN5",
             Kind::Reproduction,
             "5 flows: the PEP's gain grows as the queue shrinks (Fig. 4.6).",
@@ -366,7 +358,7 @@ fn claims() -> Vec<Claim> {
             0.05,
             true,
         ),
-        predicate(
+        Claim::predicate(
             "FAIR",
             Kind::Reproduction,
             "The PEP with a local RED queue distributes the bandwidth more evenly between \

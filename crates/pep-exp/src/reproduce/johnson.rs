@@ -252,17 +252,7 @@ fn adaptive_distant(r: &Results) -> Decided {
     adaptive_not_worse(r, "ftp")
 }
 
-type Eval = fn(&Results) -> Result<(bool, String), String>;
-
 fn claims() -> Vec<Claim> {
-    let pred = |id, kind, statement, experiment, describe, eval: Eval| Claim {
-        id,
-        kind,
-        statement,
-        experiment,
-        check: Check::Predicate { describe, eval },
-        needs_full: false,
-    };
     let stat = |id, kind, statement, experiment, describe, eval: super::StatisticalEval| Claim {
         id,
         kind,
@@ -272,7 +262,7 @@ fn claims() -> Vec<Claim> {
         needs_full: false,
     };
     vec![
-        pred(
+        Claim::predicate(
             "A1",
             Kind::Reproduction,
             "The average number of ACKs per connection drops as the interval grows \
@@ -281,7 +271,7 @@ fn claims() -> Vec<Claim> {
             "32 KB: mean ACKs strictly decreasing in N, >= 0.95 segs/N, <= 1.5 segs/N for N <= 8",
             acks_fall,
         ),
-        pred(
+        Claim::predicate(
             "A2",
             Kind::Reproduction,
             "With a 4 KB window N = 3 beats N = 2, and the gains stop after N = 3 \
@@ -291,7 +281,7 @@ fn claims() -> Vec<Claim> {
              above N = 3's",
             small_window_gain_stops,
         ),
-        pred(
+        Claim::predicate(
             "A2s",
             Kind::Structural,
             "With a 4 KB window (2.8 segments) an interval N >= 3 is never reached: ACKs \
@@ -300,7 +290,7 @@ fn claims() -> Vec<Claim> {
             "4 KB, N >= 4: ACKs within 2% of N = 3, timer ACKs <= 2%, throughput >= 99% of N = 3",
             small_window_flat,
         ),
-        pred(
+        Claim::predicate(
             "G1",
             Kind::Reproduction,
             "Local network, 32 KB: N = 3 gains 2% and N = 14 4% over N = 2, \
@@ -309,7 +299,7 @@ fn claims() -> Vec<Claim> {
             "gain within 1 point of the thesis's, 95% interval above N = 2's",
             local_gains_3_14,
         ),
-        pred(
+        Claim::predicate(
             "G1-6",
             Kind::Fit(
                 "the receiver's per-ACK host cost was calibrated to give N = 6's +3% \
@@ -320,7 +310,7 @@ fn claims() -> Vec<Claim> {
             "gain within 1 point of the thesis's, 95% interval above N = 2's",
             local_gain_6,
         ),
-        pred(
+        Claim::predicate(
             "N1",
             Kind::Reproduction,
             "Near network: N = 6 is significantly better than the default (figure 3.11).",

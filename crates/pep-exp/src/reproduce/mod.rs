@@ -92,6 +92,58 @@ pub struct Claim {
     pub needs_full: bool,
 }
 
+/// A predicate's test: the verdict and what it saw.
+pub type PredicateEval = fn(&Results) -> Result<(bool, String), String>;
+
+impl Claim {
+    /// A claim on the mean of `measure` at the points matching `at`,
+    /// against the paper's `figure`, in short and full runs alike.
+    #[allow(clippy::too_many_arguments)]
+    pub fn value(
+        id: &'static str,
+        kind: Kind,
+        statement: &'static str,
+        experiment: &'static str,
+        measure: &'static str,
+        at: Vec<(&'static str, &'static str)>,
+        figure: Figure,
+        tolerance: Tolerance,
+    ) -> Claim {
+        Claim {
+            id,
+            kind,
+            statement,
+            experiment,
+            check: Check::Value {
+                measure,
+                at,
+                figure,
+                tolerance,
+            },
+            needs_full: false,
+        }
+    }
+
+    /// A claim decided by a predicate, in short and full runs alike.
+    pub fn predicate(
+        id: &'static str,
+        kind: Kind,
+        statement: &'static str,
+        experiment: &'static str,
+        describe: &'static str,
+        eval: PredicateEval,
+    ) -> Claim {
+        Claim {
+            id,
+            kind,
+            statement,
+            experiment,
+            check: Check::Predicate { describe, eval },
+            needs_full: false,
+        }
+    }
+}
+
 /// How a claim is decided.
 pub enum Check {
     /// At each point matching `at` (every point when empty), the mean of
@@ -106,7 +158,7 @@ pub enum Check {
     /// and what it saw.
     Predicate {
         describe: &'static str,
-        eval: fn(&Results) -> Result<(bool, String), String>,
+        eval: PredicateEval,
     },
     /// A statistical statement the runs may be too few to decide: `eval`
     /// gives `None` then (not checked), and what it saw.

@@ -332,23 +332,21 @@ fn sender_window_limit(sc: &Scenario) -> f64 {
     wire * 8.0 / (2.0 * d_s) / 1e6
 }
 
-type Eval = fn(&Results) -> Result<(bool, String), String>;
-
 fn pred(
     id: &'static str,
     statement: &'static str,
     experiment: &'static str,
     describe: &'static str,
-    eval: Eval,
+    eval: super::PredicateEval,
 ) -> Claim {
-    Claim {
+    Claim::predicate(
         id,
-        kind: Kind::Reproduction,
+        Kind::Reproduction,
         statement,
         experiment,
-        check: Check::Predicate { describe, eval },
-        needs_full: false,
-    }
+        describe,
+        eval,
+    )
 }
 
 fn claims() -> Vec<Claim> {

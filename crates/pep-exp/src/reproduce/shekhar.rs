@@ -2,7 +2,7 @@
 //! Kalyanaraman, Kidambi): the Smart ACK Dropper, ACK regeneration and
 //! two-class sharing, against the paper's ns-2 tables. See docs/shekhar.md.
 
-use super::{Check, Claim, Figure, Kind, Paper, Tolerance};
+use super::{Claim, Figure, Kind, Paper, Tolerance};
 use crate::experiment::value_number;
 use crate::results::Results;
 
@@ -63,20 +63,30 @@ fn num(s: &str) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// Per value of `param`, plain Reno's and SAD's mean downstream goodput.
+fn reno_and_sad(r: &Results, param: &str) -> Result<Vec<(String, f64, f64)>, String> {
+    let t = table(r, &[param, KIND], DOWN)?;
+    t.iter()
+        .filter(|(k, _)| k[1] == "droptail")
+        .map(|(k, reno)| {
+            let sad = t
+                .iter()
+                .find(|(k2, _)| k2[0] == k[0] && k2[1] == "sad")
+                .ok_or("no SAD point")?
+                .1;
+            Ok((k[0].clone(), *reno, sad))
+        })
+        .collect()
+}
+
 /// SAD is never more than 1% below plain Reno at the same uplink rate.
 fn sad_never_below_reno(r: &Results) -> Result<(bool, String), String> {
-    let t = table(r, &[RATE, KIND], DOWN)?;
-    let mut ok = true;
-    let mut seen = vec![];
-    for (k, reno) in t.iter().filter(|(k, _)| k[1] == "droptail") {
-        let sad = t
-            .iter()
-            .find(|(k2, _)| k2[0] == k[0] && k2[1] == "sad")
-            .ok_or("no SAD point")?
-            .1;
-        ok &= sad >= 0.99 * reno;
-        seen.push(format!("{}: {reno:.2} -> {sad:.2}", k[0]));
-    }
+    let t = reno_and_sad(r, RATE)?;
+    let ok = t.iter().all(|(_, reno, sad)| *sad >= 0.99 * reno);
+    let seen: Vec<String> = t
+        .iter()
+        .map(|(k, reno, sad)| format!("{k}: {reno:.2} -> {sad:.2}"))
+        .collect();
     Ok((ok && !seen.is_empty(), seen.join("; ")))
 }
 
@@ -139,20 +149,14 @@ fn table5_trend(r: &Results) -> Result<(bool, String), String> {
 /// Chart 2's gain: SAD's mean goodput at least 5% above plain Reno's at
 /// every loss rate up to 1%.
 fn sad_gains_under_loss(r: &Results) -> Result<(bool, String), String> {
-    let t = table(r, &["link[asym].forward.loss.p", KIND], DOWN)?;
-    let mut ok = true;
-    let mut seen = vec![];
-    for (k, reno) in t.iter().filter(|(k, _)| k[1] == "droptail") {
-        let sad = t
-            .iter()
-            .find(|(k2, _)| k2[0] == k[0] && k2[1] == "sad")
-            .ok_or("no SAD point")?
-            .1;
-        if num(&k[0]) <= 0.01 {
-            ok &= sad >= 1.05 * reno;
-        }
-        seen.push(format!("p = {}: Reno {reno:.2}, SAD {sad:.2} Mbit/s", k[0]));
-    }
+    let t = reno_and_sad(r, "link[asym].forward.loss.p")?;
+    let ok = t
+        .iter()
+        .all(|(p, reno, sad)| num(p) > 0.01 || *sad >= 1.05 * reno);
+    let seen: Vec<String> = t
+        .iter()
+        .map(|(p, reno, sad)| format!("p = {p}: Reno {reno:.2}, SAD {sad:.2} Mbit/s"))
+        .collect();
     Ok((ok && !seen.is_empty(), seen.join("; ")))
 }
 
@@ -197,51 +201,6 @@ fn under_ceiling(r: f64, paper: f64) -> Tolerance {
 const FIT_DELAY: &str = "the one-way delay (10 ms, which the paper does not give) was \
                          chosen to give Table 1's 7.46 Mbit/s at 640 and 784 kbit/s";
 
-/// A value claim on `experiment` against a number of the paper.
-#[allow(clippy::too_many_arguments)]
-fn value(
-    id: &'static str,
-    kind: Kind,
-    statement: &'static str,
-    experiment: &'static str,
-    measure: &'static str,
-    at: Vec<(&'static str, &'static str)>,
-    figure: Figure,
-    tolerance: Tolerance,
-) -> Claim {
-    Claim {
-        id,
-        kind,
-        statement,
-        experiment,
-        check: Check::Value {
-            measure,
-            at,
-            figure,
-            tolerance,
-        },
-        needs_full: false,
-    }
-}
-
-fn predicate(
-    id: &'static str,
-    kind: Kind,
-    statement: &'static str,
-    experiment: &'static str,
-    describe: &'static str,
-    eval: fn(&Results) -> Result<(bool, String), String>,
-) -> Claim {
-    Claim {
-        id,
-        kind,
-        statement,
-        experiment,
-        check: Check::Predicate { describe, eval },
-        needs_full: false,
-    }
-}
-
 fn claims() -> Vec<Claim> {
     let mut v = vec![];
     for (id, sad_id, rate, reno, sad) in T1.iter().copied() {
@@ -250,7 +209,7 @@ fn claims() -> Vec<Claim> {
         } else {
             Kind::Reproduction
         };
-        v.push(value(
+        v.push(Claim::value(
             id,
             kind,
             "Table 1: Reno's downstream throughput, 8 Mbit/s down, one flow, no loss.",
@@ -264,7 +223,7 @@ fn claims() -> Vec<Claim> {
             under_ceiling(0.15, reno),
         ));
         let tol = if reno < 7.0 { 0.25 } else { 0.15 };
-        v.push(value(
+        v.push(Claim::value(
             sad_id,
             kind,
             "Table 1: Reno with the Smart ACK Dropper on the uplink.",
@@ -278,7 +237,7 @@ fn claims() -> Vec<Claim> {
             under_ceiling(tol, sad),
         ));
     }
-    v.push(predicate(
+    v.push(Claim::predicate(
         "T1-SAD",
         Kind::Reproduction,
         "Table 1: SAD never hurts: Reno + SAD is never more than 1% below Reno.",
@@ -286,7 +245,7 @@ fn claims() -> Vec<Claim> {
         "SAD >= 0.99 x Reno at every uplink rate",
         sad_never_below_reno,
     ));
-    v.push(predicate(
+    v.push(Claim::predicate(
         "T2",
         Kind::Reproduction,
         "Table 2: with SAD + AR, throughput rises with the regeneration factor \
@@ -296,7 +255,7 @@ fn claims() -> Vec<Claim> {
         rises_with_r,
     ));
     let t3 = "Table 3, downstream";
-    v.push(value(
+    v.push(Claim::value(
         "T3-64",
         Kind::Reproduction,
         "Table 3: one flow each way with FIFO: the downstream collapses to 18.8 \
@@ -315,7 +274,7 @@ fn claims() -> Vec<Claim> {
         ("T3-256", "256kbit/s", 0.2552),
         ("T3-640", "640kbit/s", 0.588),
     ] {
-        v.push(value(
+        v.push(Claim::value(
             id,
             Kind::Reproduction,
             "Table 3: one flow each way with FIFO: the downstream (Mbit/s).",
@@ -329,7 +288,7 @@ fn claims() -> Vec<Claim> {
             Tolerance::Relative(0.15),
         ));
     }
-    v.push(value(
+    v.push(Claim::value(
         "T3-up",
         Kind::Reproduction,
         "Table 3: one flow each way with FIFO: the upstream (58.8, 232, 579.6 kbit/s).",
@@ -348,37 +307,40 @@ fn claims() -> Vec<Claim> {
         Tolerance::Relative(0.15),
     ));
     for (id, up_id, rate, down, up) in T5.iter() {
-        v.push(value(
-            id,
-            Kind::Reproduction,
-            "Table 5: SAD + AR + two-class sharing, one flow each way: the downstream \
-             (Mbit/s) at g = 0.1, 0.5, 0.9.",
-            "table5",
-            DOWN,
-            vec![(RATE, rate)],
-            Figure::Table {
-                param: SHARE,
-                values: down,
-                source: "Table 5, downstream",
-            },
-            Tolerance::Relative(0.15),
-        ));
-        v.push(value(
-            up_id,
-            Kind::Reproduction,
-            "Table 5: ... and the upstream at g = 0.1, 0.5, 0.9.",
-            "table5",
-            UP,
-            vec![(RATE, rate)],
-            Figure::Table {
-                param: SHARE,
-                values: up,
-                source: "Table 5, upstream",
-            },
-            Tolerance::Relative(0.15),
-        ));
+        for (id, statement, measure, values, source) in [
+            (
+                id,
+                "Table 5: SAD + AR + two-class sharing, one flow each way: the \
+                 downstream (Mbit/s) at g = 0.1, 0.5, 0.9.",
+                DOWN,
+                down,
+                "Table 5, downstream",
+            ),
+            (
+                up_id,
+                "Table 5: ... and the upstream at g = 0.1, 0.5, 0.9.",
+                UP,
+                up,
+                "Table 5, upstream",
+            ),
+        ] {
+            v.push(Claim::value(
+                id,
+                Kind::Reproduction,
+                statement,
+                "table5",
+                measure,
+                vec![(RATE, rate)],
+                Figure::Table {
+                    param: SHARE,
+                    values,
+                    source,
+                },
+                Tolerance::Relative(0.15),
+            ));
+        }
     }
-    v.push(predicate(
+    v.push(Claim::predicate(
         "T5-G",
         Kind::Reproduction,
         "Table 5: from g = 0.1 to 0.9 the downstream and the upstream both rise \
@@ -388,7 +350,7 @@ fn claims() -> Vec<Claim> {
          paper's, downstream and upstream",
         table5_trend,
     ));
-    v.push(predicate(
+    v.push(Claim::predicate(
         "C2",
         Kind::Reproduction,
         "Chart 2: under random downstream loss SAD keeps a throughput gain over \
@@ -397,7 +359,7 @@ fn claims() -> Vec<Claim> {
         "SAD's mean goodput >= 1.05 x Reno's at every p <= 0.01",
         sad_gains_under_loss,
     ));
-    v.push(predicate(
+    v.push(Claim::predicate(
         "C2-FR",
         Kind::Structural,
         "With SAD, single downstream losses are still repaired by fast retransmit \

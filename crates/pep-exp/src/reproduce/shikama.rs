@@ -7,7 +7,7 @@
 //! where the queue peaks, which distribution follows which), each
 //! computed from our runs.
 
-use super::{Check, Claim, Kind, Paper};
+use super::{Claim, Kind, Paper};
 use crate::results::Results;
 
 pub(super) static PAPER: Paper = Paper {
@@ -253,16 +253,8 @@ fn shaping_keeps_throughput(r: &Results) -> Result<(bool, String), String> {
 }
 
 fn claims() -> Vec<Claim> {
-    let predicate = |id, kind, statement, experiment, describe, eval| Claim {
-        id,
-        kind,
-        statement,
-        experiment,
-        check: Check::Predicate { describe, eval },
-        needs_full: false,
-    };
     vec![
-        predicate(
+        Claim::predicate(
             "T1",
             Kind::Reproduction,
             "With the PEP, throughput is higher than end-to-end NewReno under loss (Fig. 5).",
@@ -270,7 +262,7 @@ fn claims() -> Vec<Claim> {
             "mean PEP throughput > end-to-end NewReno at every P_L >= 0.001",
             pep_beats_newreno,
         ),
-        predicate(
+        Claim::predicate(
             "T2",
             Kind::Reproduction,
             "End to end, Westwood improves throughput over NewReno (Fig. 5).",
@@ -278,7 +270,7 @@ fn claims() -> Vec<Claim> {
             "mean Westwood > NewReno end to end at every P_L >= 0.001",
             westwood_beats_newreno,
         ),
-        predicate(
+        Claim::predicate(
             "Q1",
             Kind::Setup,
             "Without the PEP the queue at the bottleneck node n2 always takes the value 0.",
@@ -286,7 +278,7 @@ fn claims() -> Vec<Claim> {
             "mean n2 queue < 0.1 packets at every no-PEP point",
             no_pep_no_queue,
         ),
-        predicate(
+        Claim::predicate(
             "F1a",
             Kind::Setup,
             "The largest forward data is about 90 segments, the 128 KB wireless window \
@@ -295,7 +287,7 @@ fn claims() -> Vec<Claim> {
             "largest forward data <= 128 KB / 1460 B at every point",
             forward_bounded,
         ),
-        predicate(
+        Claim::predicate(
             "F1",
             Kind::Reproduction,
             "At P_L = 0.001 large bursts are generated (Fig. 6).",
@@ -303,7 +295,7 @@ fn claims() -> Vec<Claim> {
             "bursts of 30+ packets at P_L = 0.001 (one connection)",
             large_bursts,
         ),
-        predicate(
+        Claim::predicate(
             "F2",
             Kind::Reproduction,
             "For one connection the burst-size distribution is consistent with the \
@@ -313,7 +305,7 @@ fn claims() -> Vec<Claim> {
              (one connection, 6 Mbit/s)",
             bursts_follow_forward_data,
         ),
-        predicate(
+        Claim::predicate(
             "Q2",
             Kind::Reproduction,
             "The mean queue at n2 is largest at P_L around 0.001-0.002 (Fig. 16).",
@@ -322,7 +314,7 @@ fn claims() -> Vec<Claim> {
              [0.0005, 0.002]",
             queue_peaks,
         ),
-        predicate(
+        Claim::predicate(
             "Q3",
             Kind::Reproduction,
             "With a 10 Mbit/s bottleneck the mean queue is smaller than with 6 Mbit/s \
@@ -332,7 +324,7 @@ fn claims() -> Vec<Claim> {
              connections",
             faster_bottleneck_smaller_queue,
         ),
-        predicate(
+        Claim::predicate(
             "S1",
             Kind::Beyond,
             "Beyond the paper: shaping between the two connections at about the wired \
@@ -342,7 +334,7 @@ fn claims() -> Vec<Claim> {
              and pacing reported beside it)",
             shaping_cuts_queue,
         ),
-        predicate(
+        Claim::predicate(
             "S1b",
             Kind::Setup,
             "... while throughput holds (the shaper at 6 Mbit/s is faster than the 5 \
