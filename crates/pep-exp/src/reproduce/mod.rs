@@ -17,6 +17,7 @@ mod baseline;
 mod gschwandtner;
 mod johnson;
 mod osada2005;
+mod paper_series;
 mod report;
 mod shekhar;
 mod shikama;
@@ -483,7 +484,8 @@ pub fn reproduce(
             return Err(format!("{stem}: {f}"));
         }
         let results = outcome.results.ok_or("the sweep did not finish")?;
-        let charts = plots::sweep_charts(&exp.plots, &results, &cfg.out)?;
+        let mut charts = plots::sweep_charts(&exp.plots, &results, &cfg.out)?;
+        paper_series::add(&mut charts, &exp, &stem, &results, &(paper.claims)());
         plots::write(&charts, &cfg.out.join("plots"))?;
         resolved.insert(
             stem.clone(),
@@ -559,38 +561,16 @@ pub fn evaluate(
                 Figure::Analytic { formula, .. } => format!("mean of `{measure}` vs {formula}"),
             };
             out.tolerance = Some(tolerance.describe());
-            let points: Vec<usize> = (0..r.points.len())
-                .filter(|&p| {
-                    at.iter().all(|(k, v)| {
-                        r.params
-                            .iter()
-                            .position(|x| x == k)
-                            .is_some_and(|i| r.param_text(p, i) == *v)
-                    })
-                })
-                .collect();
+            let points = points_at(r, at);
             if points.is_empty() {
                 return Err(format!("claim {}: no point matches {at:?}", c.id));
             }
             for p in points {
                 let paper = match figure {
-                    Figure::Reported { value, .. } => *value,
-                    Figure::Table { param, values, .. } => {
-                        let k = r
-                            .params
-                            .iter()
-                            .position(|x| x == param)
-                            .ok_or_else(|| format!("claim {}: no parameter {param:?}", c.id))?;
-                        let text = r.param_text(p, k);
-                        values
-                            .iter()
-                            .find(|(v, _)| *v == text)
-                            .ok_or_else(|| {
-                                format!("claim {}: no paper value for {param} = {text}", c.id)
-                            })?
-                            .1
-                    }
                     Figure::Analytic { eval, .. } => eval(&resolved[p].scenario),
+                    _ => reported_at(figure, r, p)
+                        .map_err(|e| format!("claim {}: {e}", c.id))?
+                        .unwrap_or(f64::NAN),
                 };
                 let ours = r.stats(p, m);
                 let verdict = match ours.mean {
@@ -638,6 +618,41 @@ pub fn evaluate(
         out.verdict = Verdict::Fail;
     }
     Ok(out)
+}
+
+/// The points whose parameters read as `at` (every point when empty).
+pub fn points_at(r: &Results, at: &[(&str, &str)]) -> Vec<usize> {
+    (0..r.points.len())
+        .filter(|&p| {
+            at.iter().all(|(k, v)| {
+                r.params
+                    .iter()
+                    .position(|x| x == k)
+                    .is_some_and(|i| r.param_text(p, i) == *v)
+            })
+        })
+        .collect()
+}
+
+/// The number the paper reports for point `p` (`None` for a formula).
+pub fn reported_at(figure: &Figure, r: &Results, p: usize) -> Result<Option<f64>, String> {
+    match figure {
+        Figure::Reported { value, .. } => Ok(Some(*value)),
+        Figure::Table { param, values, .. } => {
+            let k = r
+                .params
+                .iter()
+                .position(|x| x == param)
+                .ok_or_else(|| format!("no parameter {param:?}"))?;
+            let text = r.param_text(p, k);
+            values
+                .iter()
+                .find(|(v, _)| *v == text)
+                .map(|v| Some(v.1))
+                .ok_or_else(|| format!("no paper value for {param} = {text}"))
+        }
+        Figure::Analytic { .. } => Ok(None),
+    }
 }
 
 /// `rwnd = 20000B` style label of a point.
