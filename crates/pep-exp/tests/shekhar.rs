@@ -43,10 +43,11 @@ fn shekhar_reproduction_decides_every_claim() {
     // uplink gives the data class the whole uplink whatever g is): see
     // docs/shekhar.md.
     for id in [
-        "T2", "T3-256", "T5-64", "T5U-64", "T5-256", "T5U-256", "T5-640", "T5U-640", "T5-G",
+        "T2", "T2-R1", "T2-R2", "T2-R3", "T2-R4", "T3-256", "T5-64", "T5U-64", "T5-256", "T5U-256",
+        "T5-640", "T5U-640", "T5-G",
     ] {
         assert_eq!(verdict(id), Verdict::Fail, "{id}");
     }
-    assert_eq!(report.claims.len(), 25);
+    assert_eq!(report.claims.len(), 29);
     assert!(out.path().join("shekhar/short/report.md").is_file());
 }

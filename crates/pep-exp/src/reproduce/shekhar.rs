@@ -254,6 +254,27 @@ fn claims() -> Vec<Claim> {
         "non-decreasing in R, and R = 4 >= 7.0 Mbit/s",
         rises_with_r,
     ));
+    for (id, r, paper) in [
+        ("T2-R1", "1", 6.65),
+        ("T2-R2", "2", 6.98),
+        ("T2-R3", "3", 7.40),
+        ("T2-R4", "4", 7.51),
+    ] {
+        v.push(Claim::value(
+            id,
+            Kind::Reproduction,
+            "Table 2: SAD + AR at 8M/64k, the downstream (Mbit/s) at regeneration \
+             factor R.",
+            "table2",
+            DOWN,
+            vec![("agent[ar].factor", r)],
+            Figure::Reported {
+                value: paper,
+                source: "Table 2",
+            },
+            under_ceiling(0.15, paper),
+        ));
+    }
     let t3 = "Table 3, downstream";
     v.push(Claim::value(
         "T3-64",
