@@ -34,10 +34,16 @@ pub fn add(
         let Plot::ErrorBars { series, .. } = &mut named.chart.plot else {
             continue;
         };
-        for s in paper_points(claims, stem, y, k, r) {
-            series.push(s);
-            added += 1;
+        let paper = paper_points(claims, stem, y, k, r);
+        if paper.is_empty() {
+            continue;
         }
+        // Beside the paper's, a single series of ours says whose it is.
+        for s in series.iter_mut().filter(|s| s.name == "all runs") {
+            s.name = "ours".into();
+        }
+        added += paper.len();
+        series.extend(paper);
     }
     added
 }
