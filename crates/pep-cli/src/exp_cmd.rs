@@ -256,6 +256,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), String> {
         crate::sim_cmd::print_exp_warnings(exp.warnings(opts.mode));
     }
     let mut failed = 0;
+    let mut summary = Vec::new();
     for (paper, experiments) in papers.into_iter().zip(loaded) {
         let pb = bar(true);
         let report = reproduce::reproduce(paper, experiments, &opts, &mut |stem, p| {
@@ -265,12 +266,22 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), String> {
             b.finish_and_clear();
         }
         println!("{}: {}", paper.name, paper.title);
+        println!("  {}", report.tally().line());
         for c in &report.claims {
             let why = match &c.verdict {
                 Verdict::Skipped(w) => format!(" ({w})"),
                 _ => String::new(),
             };
-            println!("  {:<4} {:<8} {}{why}", c.id, c.verdict.word(), c.statement);
+            let kind = match c.kind {
+                reproduce::Kind::Reproduction => String::new(),
+                k => format!("[{}] ", k.label()),
+            };
+            println!(
+                "  {:<8} {:<8} {kind}{}{why}",
+                c.id,
+                c.verdict.word(),
+                c.statement
+            );
         }
         println!(
             "  report: {}, {}",
@@ -278,6 +289,10 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), String> {
             report.dir.join("report.html").display()
         );
         failed += report.failed();
+        summary.push(format!("  {}: {}", paper.name, report.tally().line()));
+    }
+    if summary.len() > 1 {
+        println!("verdicts per paper:\n{}", summary.join("\n"));
     }
     if failed > 0 {
         return Err(format!("{failed} claim(s) failed"));
