@@ -6,6 +6,7 @@
 # ~/.cargo/bin is touched). A command that exits non-zero fails the check.
 # Skipped by name, each with its reason, are those below: they need root or
 # take minutes, and other CI steps or the docs' measurements cover them.
+# Each command gets 30 minutes (the first builds pep), a bound for hangs.
 # Usage: scripts/readme-check.sh [README.md]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,7 +62,7 @@ while IFS= read -r cmd; do
   fi
   echo "run:  $cmd"
   start=$SECONDS
-  if timeout 900 bash -o pipefail -c "$cmd" </dev/null >"$work/.out" 2>&1; then
+  if timeout 1800 bash -o pipefail -c "$cmd" </dev/null >"$work/.out" 2>&1; then
     echo "      ok, $((SECONDS - start)) s"
   else
     rc=$?
