@@ -10,6 +10,8 @@ use pep_exp::plots;
 use pep_exp::reproduce::{self, Verdict};
 use pep_exp::{Experiment, Mode, Progress, Results, SweepConfig};
 
+use crate::sim_summary::plural;
+
 #[derive(Args)]
 pub struct SweepArgs {
     /// Experiment file (TOML): base scenario, parameters, seeds, measures, plots.
@@ -148,16 +150,16 @@ pub fn sweep(a: SweepArgs) -> Result<(), String> {
     }
     if !a.quiet {
         println!(
-            "{}: {} points x {} seeds = {} runs ({} reused, {} ran) in {:.2} s with {} jobs",
+            "{}: {} x {} = {} ({} reused, {} ran) in {:.2} s with {}",
             exp.name,
-            exp.points.len(),
-            exp.seeds(mode).len(),
-            outcome.total,
+            plural(exp.points.len(), "point", "points"),
+            plural(exp.seeds(mode).len(), "seed", "seeds"),
+            plural(outcome.total, "run", "runs"),
             outcome.reused,
             outcome.ran,
             outcome.wall_seconds,
             // As many as there were runs to make, as sweep.json says.
-            cfg.jobs.min(outcome.ran.max(1))
+            plural(cfg.jobs.min(outcome.ran.max(1)), "job", "jobs")
         );
         print_aggregate(&exp, &results);
         println!("\nwrote {}", list(&files));

@@ -8,18 +8,17 @@ use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use pep_core::{Duration, KindFilter};
+use pep_core::{Duration, KindFilter, Rate};
 use pep_lab::emu::EmuOptions;
 use pep_lab::probe::{MAX_PING_COUNT, MAX_PING_PAYLOAD};
 use pep_lab::report;
 use pep_lab::signals::TerminationSignals;
 use pep_lab::state::{self, LabState};
-use pep_lab::topology::{id_from, valid_id, DirParams, LabTopology, LossParams, Role};
+use pep_lab::topology::{id_from, valid_id, DirParams, LabTopology, LossParams};
 use pep_lab::traffic::{self, Amount, FlowSpec, TrafficOptions, TrafficReport};
 use pep_lab::{Endpoint, Lab, LabOptions};
 use pep_sim::scenario::{
-    FlowSpec as SimFlow, LinkDirSpec, LossSpec, MediumSpec, NodeKind, QueueSpec, Scenario, Series,
-    SourceSpec,
+    FlowSpec as SimFlow, LinkDirSpec, LossSpec, MediumSpec, QueueSpec, Scenario, Series, SourceSpec,
 };
 use pep_sim::units;
 
@@ -32,7 +31,8 @@ pub enum LabCommand {
     /// its own namespace (`pepl-<id>+l<n>`). Run programs in a node with
     /// `ip netns exec pepl-<id>.<node> <command>`. Needs root.
     Up {
-        /// Scenario file (TOML). Omit for the built-in default scenario.
+        /// Scenario file (TOML). Omit for scenarios/examples/geo.toml (the
+        /// built-in default's GEO path, without its PEP).
         scenario: Option<PathBuf>,
         #[command(flatten)]
         lab: LabArgs,
@@ -75,7 +75,8 @@ pub enum LabCommand {
     /// Build a scenario, run its flows with real Linux TCP, write the results
     /// (goodput.csv, cwnd.csv, tcpinfo.csv, summary.json), take it down.
     Run {
-        /// Scenario file (TOML). Omit for the built-in default scenario.
+        /// Scenario file (TOML). Omit for scenarios/examples/geo.toml (the
+        /// built-in default's GEO path, without its PEP).
         scenario: Option<PathBuf>,
         /// Directory for the results [default: out/<scenario name>-lab].
         #[arg(long, short)]
@@ -88,7 +89,8 @@ pub enum LabCommand {
     /// Run a scenario in the simulator and in the lab; print both side by side
     /// and write each one's results (<out>/sim, <out>/lab).
     Compare {
-        /// Scenario file (TOML). Omit for the built-in default scenario.
+        /// Scenario file (TOML). Omit for scenarios/examples/geo.toml (the
+        /// built-in default's GEO path, without its PEP).
         scenario: Option<PathBuf>,
         /// Directory for the results [default: out/<scenario name>-compare].
         #[arg(long, short)]
@@ -225,7 +227,7 @@ pub fn run(cmd: LabCommand) -> Result<(), String> {
 fn load(path: Option<&Path>, run: &RunArgs) -> Result<Scenario, String> {
     let mut sc = match path {
         Some(p) => Scenario::load(p).map_err(|e| e.to_string())?,
-        None => Scenario::builtin_default(),
+        None => crate::sim_cmd::geo_without_pep(),
     };
     if let Some(s) = run.seed {
         sc = sc.with_seed(s);
@@ -325,7 +327,7 @@ fn preflight(sc: &Scenario, run: &RunArgs) -> Result<(), String> {
 /// lab the daemon is the PEP), rather than silently emulating something
 /// else.
 pub fn topology_from_scenario(sc: &Scenario) -> Result<LabTopology, String> {
-    let mut t = LabTopology::new(&sc.name, sc.seed);
+    let mut t = topology_shape(sc);
     let sim_only = |what: String| format!("{what} is simulator-only for now (not in the lab yet)");
     if let Some(a) = sc.agents.first() {
         return Err(sim_only(format!(
@@ -338,11 +340,6 @@ pub fn topology_from_scenario(sc: &Scenario) -> Result<LabTopology, String> {
         if n.processing.is_some() {
             return Err(sim_only(format!("node {}: a processing cost", n.name)));
         }
-        let role = match n.kind {
-            NodeKind::Host => Role::Host,
-            NodeKind::Router => Role::Router,
-        };
-        t.node(&n.name, role);
     }
     let dir = |link: &str, d: &LinkDirSpec| -> Result<DirParams, String> {
         // DropTail, or the Smart ACK Dropper over DropTail.
@@ -401,16 +398,34 @@ pub fn topology_from_scenario(sc: &Scenario) -> Result<LabTopology, String> {
             sad_max_flows,
         })
     };
-    for l in &sc.links {
+    for (l, lab) in sc.links.iter().zip(&mut t.links) {
         if l.medium != MediumSpec::FullDuplex {
             return Err(sim_only(format!("link {}: a half-duplex medium", l.name)));
         }
-        let (a, b) = (&sc.nodes[l.a].name, &sc.nodes[l.b].name);
-        let i = t.link(a, b, dir(&l.name, &l.forward)?, dir(&l.name, &l.reverse)?);
-        t.links[i].name = l.name.clone();
+        lab.forward = dir(&l.name, &l.forward)?;
+        lab.reverse = dir(&l.name, &l.reverse)?;
     }
     t.validate().map_err(|e| e.to_string())?;
     Ok(t)
+}
+
+/// A scenario's nodes (names, roles) and links (names, ends) as the lab
+/// holds them, in the file's order, whatever else the scenario asks: what
+/// the lab's routes are computed from. The links' parameters are
+/// placeholders (rate zero, which [`LabTopology::validate`] refuses) until
+/// [`topology_from_scenario`] converts them.
+pub fn topology_shape(sc: &Scenario) -> LabTopology {
+    let mut t = LabTopology::new(&sc.name, sc.seed);
+    for n in &sc.nodes {
+        t.node(&n.name, n.kind);
+    }
+    let unset = DirParams::new(Rate(0), Duration::ZERO, 1);
+    for l in &sc.links {
+        let (a, b) = (&sc.nodes[l.a].name, &sc.nodes[l.b].name);
+        let i = t.link(a, b, unset, unset);
+        t.links[i].name = l.name.clone();
+    }
+    t
 }
 
 fn lab_options(args: &LabArgs, default_id: &str) -> LabOptions {
@@ -429,7 +444,7 @@ fn lab_options(args: &LabArgs, default_id: &str) -> LabOptions {
 fn up(path: Option<&Path>, args: &LabArgs) -> Result<(), String> {
     let sc = match path {
         Some(p) => Scenario::load(p).map_err(|e| e.to_string())?,
-        None => Scenario::builtin_default(),
+        None => crate::sim_cmd::geo_without_pep(),
     };
     crate::sim_cmd::print_warnings(&sc);
     let topo = topology_from_scenario(&sc)?;
@@ -945,5 +960,100 @@ mod tests {
         let two = "queue = { kind = \"sad\", data_share = 0.5 }";
         let e = topology_from_scenario(&scenario(two, "")).unwrap_err();
         assert!(e.contains("sad queue over anything but DropTail"), "{e}");
+    }
+
+    /// The simulator's routes (`Scenario::routes`, from validation) and
+    /// the lab's (`LabTopology::routes`, from the lab's nodes and links as
+    /// the CLI converts them) run every flow, both ways, through the same
+    /// nodes in every shipped scenario, including those the lab refuses to
+    /// run (agents, other queues): the route computation is compared, not
+    /// whether the lab can build the rest.
+    fn assert_same_routes(sc: &Scenario, origin: &str) -> usize {
+        let lab = topology_shape(sc).routes();
+        let mut routes = 0;
+        for f in &sc.flows {
+            for (from, to) in [(f.src, f.dst), (f.dst, f.src)] {
+                let sim = sc.routes.nodes(from, to);
+                assert!(sim.is_some(), "{origin}: flow {}: no route", f.name);
+                assert_eq!(
+                    sim,
+                    lab.nodes(from, to),
+                    "{origin}: flow {} from {} to {}",
+                    f.name,
+                    sc.nodes[from].name,
+                    sc.nodes[to].name
+                );
+                assert_eq!(sc.route_nodes(from, to), sim.unwrap());
+                routes += 1;
+            }
+        }
+        routes
+    }
+
+    /// No shipped scenario offers two equally short paths or a host on a
+    /// shorter one, so this one does: the lab must break the tie by the
+    /// same link order and bypass the same host.
+    #[test]
+    fn simulator_and_lab_break_ties_and_bypass_hosts_alike() {
+        let mut text = String::from("[scenario]\nname = \"t\"\nduration = \"1s\"\n");
+        for (n, kind) in [
+            ("s", "host"),
+            ("h", "host"),
+            ("r1", "router"),
+            ("r2", "router"),
+        ] {
+            text += &format!("[[node]]\nname = \"{n}\"\nkind = \"{kind}\"\n");
+        }
+        text += "[[node]]\nname = \"d\"\n";
+        for (a, b) in [
+            ("s", "h"),
+            ("h", "d"),
+            ("s", "r2"),
+            ("r2", "d"),
+            ("s", "r1"),
+            ("r1", "d"),
+        ] {
+            text += &format!(
+                "[[link]]\nbetween = [\"{a}\", \"{b}\"]\nrate = \"10Mbps\"\ndelay = \"1ms\"\n"
+            );
+        }
+        text += "[[flow]]\nname = \"f\"\nfrom = \"s\"\nto = \"d\"\n";
+        let sc = Scenario::from_toml_str(&text, "t.toml").unwrap();
+        let (s, r2, d) = (0, 3, 4);
+        assert_eq!(sc.route_nodes(s, d), vec![s, r2, d]);
+        assert_eq!(assert_same_routes(&sc, "t.toml"), 2);
+    }
+
+    #[test]
+    fn simulator_and_lab_route_every_shipped_scenario_alike() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+        let (mut scenarios, mut routes) = (0, 0);
+        let mut dirs = vec![root];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    dirs.push(p);
+                    continue;
+                }
+                if p.extension().is_none_or(|x| x != "toml") {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&p).unwrap();
+                // Experiments (sweeps over a base scenario) are not scenarios.
+                if text.lines().any(|l| l.trim() == "[experiment]") {
+                    continue;
+                }
+                let sc = Scenario::from_toml_str(&text, &p.display().to_string())
+                    .unwrap_or_else(|e| panic!("{e}"));
+                routes += assert_same_routes(&sc, &p.display().to_string());
+                scenarios += 1;
+            }
+        }
+        // 25 scenarios when this was written; experiments are most files.
+        assert!(
+            scenarios >= 20 && routes >= 100,
+            "{scenarios} scenarios, {routes} routes"
+        );
     }
 }

@@ -10,7 +10,9 @@ mod amp_cmd;
 mod exp_cmd;
 mod lab_cmd;
 mod proxy_cmd;
+mod randomness;
 mod sim_cmd;
+mod sim_summary;
 
 #[derive(Parser)]
 #[command(

@@ -29,9 +29,10 @@
 //! then drain [`AckRegen::poll_transmit`] until `None`; call it again at
 //! [`AckRegen::poll_timeout`]. `now` never decreases.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use alloc::collections::{BinaryHeap, VecDeque};
+use core::cmp::Reverse;
 
+use crate::flow_map::FlowMap;
 use crate::segment::{FlowId, Segment};
 use crate::seq::Seq;
 use crate::time::{Duration, Instant};
@@ -80,7 +81,7 @@ struct FlowAr {
 #[derive(Clone, Debug)]
 pub struct AckRegen {
     cfg: AckRegenConfig,
-    flows: HashMap<FlowId, FlowAr>,
+    flows: FlowMap<FlowId, FlowAr>,
     /// Ready to send now, in order.
     ready: VecDeque<Segment>,
     /// Wake-ups: (when, flow) of each train's next ACK; may hold stale
@@ -94,7 +95,7 @@ impl AckRegen {
         assert!(cfg.factor >= 1 && cfg.mss >= 1, "validated by the caller");
         AckRegen {
             cfg,
-            flows: HashMap::new(),
+            flows: FlowMap::default(),
             ready: VecDeque::new(),
             wake: BinaryHeap::new(),
             stats: AckRegenStats::default(),

@@ -32,8 +32,9 @@
 //! [`AckThin::poll_transmit`] until `None`; call it again at
 //! [`AckThin::poll_timeout`]. `now` never decreases.
 
-use std::collections::{HashMap, VecDeque};
+use alloc::collections::VecDeque;
 
+use crate::flow_map::FlowMap;
 use crate::link::LinkItem;
 use crate::segment::{Flags, FlowId};
 use crate::seq::Seq;
@@ -86,7 +87,7 @@ struct Flow<T> {
 #[derive(Debug)]
 pub struct AckThin<T> {
     cfg: AckThinConfig,
-    flows: HashMap<FlowId, Flow<T>>,
+    flows: FlowMap<FlowId, Flow<T>>,
     /// Flows by last touch (oldest first), with the touch then; stale
     /// records are skipped. Compacted when it outgrows the table.
     order: VecDeque<(FlowId, u64)>,
@@ -106,7 +107,7 @@ impl<T: LinkItem> AckThin<T> {
                 max_flows: cfg.max_flows.max(1),
                 ..cfg
             },
-            flows: HashMap::new(),
+            flows: FlowMap::default(),
             order: VecDeque::new(),
             deadlines: VecDeque::new(),
             ready: VecDeque::new(),
@@ -132,12 +133,16 @@ impl<T: LinkItem> AckThin<T> {
     /// An item arrives at `now`.
     pub fn handle(&mut self, now: Instant, mut item: T) {
         let seg = *item.segment();
-        let regulated = seg.is_pure_ack() && item.segment_mut().is_some();
+        // A TCP segment of a flow (what is not TCP has no segment to
+        // rewrite, and no flow: a frame's id 0, where the simulator's
+        // flow 0 is a flow like any other).
+        let tcp = item.segment_mut().is_some();
+        let regulated = seg.is_pure_ack() && tcp;
         if !regulated {
             // Data or a SYN/FIN/RST of a flow: its ACK field (if any) is
             // at least as new as the held ACK's, which goes first anyway
             // to keep the flow's order.
-            if seg.flow != FlowId(0) {
+            if tcp {
                 self.release(seg.flow);
             }
             self.stats.bypassed += 1;
@@ -292,7 +297,7 @@ mod tests {
     }
 
     fn drain(t: &mut AckThin<Segment>, now: Instant) -> Vec<(u32, u32)> {
-        std::iter::from_fn(|| t.poll_transmit(now))
+        core::iter::from_fn(|| t.poll_transmit(now))
             .map(|s| (s.flow.0, s.ack.0))
             .collect()
     }

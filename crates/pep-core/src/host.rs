@@ -12,7 +12,8 @@
 //! Sans-IO like a link: [`Processor::enqueue`], [`Processor::poll_timeout`],
 //! [`Processor::handle_timeout`], [`Processor::poll_ready`].
 
-use std::collections::VecDeque;
+use alloc::boxed::Box;
+use alloc::collections::VecDeque;
 
 use crate::link::LinkItem;
 use crate::rng::Stream;

@@ -1,27 +1,56 @@
 //! # pep-core: the sans-IO heart of pepkit
 //!
 //! Everything here is a state machine or a model that takes time as an
-//! input. Nothing reads a clock, touches a socket or draws from an unseeded
-//! random generator (clippy's `disallowed-methods` enforces it), so the same
-//! code runs under the simulator's virtual clock and the daemon's real one.
+//! input, so the same code runs under the simulator's virtual clock and the
+//! daemon's real one.
+//!
+//! ## The core cannot reach the OS
+//! The crate is `no_std` with `alloc` (unit tests aside): std's clocks,
+//! files, sockets, threads, environment, processes and `RandomState` hash
+//! maps cannot even be named. Randomness comes only from seeded
+//! [`rng::Stream`]s (rand and rand_chacha without their `std` feature, so
+//! no `thread_rng`, `from_entropy` or getrandom); per-flow maps are
+//! [`flow_map::FlowMap`]s, whose hasher has no seed. What stays reachable
+//! when a sibling crate in the same build turns on a dependency's `std`
+//! feature (rand's entropy seeding, hashbrown's random default hasher) is
+//! forbidden in `clippy.toml`. `scripts/core-escape-check.sh` (run by CI)
+//! shows each way out failing to compile, and that `cargo tree -p pep-core`
+//! has no I/O crate.
 //!
 //! ## Driver contract
+//! Time is always an input: an integer number of nanoseconds
+//! ([`time::Instant`]) that never decreases from one call to the next.
+//! The stateful components take one of three shapes.
 //!
-//! Every stateful component in this crate (a link direction, a TCP endpoint,
-//! a PEP mechanism) follows the same contract:
-//!
-//! * **Inputs.** `handle_*(now, ..)` feeds an event: a segment arriving, a
-//!   packet offered, and `handle_timeout(now)` when the deadline it asked for
-//!   has come.
-//! * **Outputs.** `poll_*(now)` drains what the component wants done
-//!   (segments to transmit, packets delivered, actions); `poll_timeout()`
-//!   says when it next needs `handle_timeout`. Outputs are closed enums or
-//!   plain values, never callbacks.
-//! * **Order.** After any input, the driver drains the outputs until they
-//!   return `None`, then re-reads `poll_timeout()`. A driver may call
-//!   `handle_timeout` early or late; components check their own deadlines.
-//! * **Time.** `now` never decreases from one call to the next. Time is an
-//!   integer number of nanoseconds ([`time::Instant`]).
+//! * **Event machines** (a link direction [`link`], [`medium`], [`host`],
+//!   [`watermark`], [`ack_thin`], [`ack_regen`], [`relay`], the
+//!   byte-count relay [`split`], the credit's poll schedule in
+//!   [`splitpair`]). Inputs: `handle_*(now, ..)` feeds an event, and
+//!   `handle_timeout(now)` when the deadline it asked for has come.
+//!   Outputs: `poll_*` drains what the component wants done (segments to
+//!   transmit, packets delivered, actions, closed enums or plain values);
+//!   `poll_timeout()` says when it next needs `handle_timeout`. After any
+//!   input the driver drains the outputs until they return `None`, then
+//!   re-reads `poll_timeout()`. A driver may call `handle_timeout` early or
+//!   late; components check their own deadlines.
+//! * **Call-and-return models** with no timer of their own: queues
+//!   ([`queue`]: `enqueue`/`dequeue`), loss models ([`loss`]), RTT
+//!   estimators ([`rtt`]), congestion control ([`cc`]: called on each ACK,
+//!   loss and timeout, its answers are return values), and the Smart ACK
+//!   Dropper ([`sad::Sad`]), whose protocol spans the driver's queue: for a
+//!   pure ACK call `arrive`; on `Arrival::Enqueue` offer it to the queue and
+//!   call `admitted` if the queue took it; call `depart` on each pure ACK
+//!   the queue hands to the link (it rewrites the ACK in place).
+//! * **Callbacks**, in two places; each is called synchronously, inside the
+//!   call that takes it, never stored, and must not call back into the
+//!   machine:
+//!   - [`localq::LocalQueue`]'s `arrive`, `check` and `release_all` hand
+//!     each packet it lets go to `out(packet, verdict)`;
+//!   - [`splitpair::Credit::check`] drains a queue the driver implements
+//!     ([`splitpair::LocalQueue`]: `waiting`, `admit_next`), and
+//!     [`splitpair::Framing`]'s `pop` and `pop_bounded` call
+//!     `deliver(flow, bytes)` / `take(flow, bytes)` per chunk, in stream
+//!     order.
 //!
 //! ## Modules
 //! * [`time`]: `Instant`, `Duration`, `Rate` in integer units.
@@ -37,13 +66,24 @@
 //! * [`watermark`]: premature ACKs bounded by a watermark (Osada et al.),
 //!   with local retransmission from the PEP buffer.
 //! * [`relay`]: the split-connection relay (two bounded byte streams,
-//!   backpressure, half-close, resets, idle timeout) that the daemon drives.
+//!   backpressure, half-close, resets, idle timeout) that the daemon's
+//!   connections and the simulator's `split` agent drive.
+//! * [`shaper`]: a token bucket that paces a relay's release (Shikama).
+//! * [`flow_map`]: the per-flow hash map with a fixed hasher.
+
+// Unit tests run with std (the test harness needs it); the library never.
+#![cfg_attr(not(test), no_std)]
+// No FFI or inline assembly: no way to a system call.
+#![forbid(unsafe_code)]
+
+extern crate alloc;
 
 pub mod ack_interval;
 pub mod ack_regen;
 pub mod ack_thin;
 pub mod amp;
 pub mod cc;
+pub mod flow_map;
 pub mod host;
 pub mod link;
 pub mod localq;
@@ -57,7 +97,7 @@ mod rtt_ns2;
 pub mod sad;
 pub mod segment;
 pub mod seq;
-pub mod split;
+pub mod shaper;
 pub mod splitpair;
 pub mod time;
 pub mod watermark;

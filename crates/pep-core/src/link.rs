@@ -26,7 +26,8 @@
 //! A direction may instead share its transmitter with the opposite one (a
 //! half-duplex medium); [`crate::medium::HalfDuplex`] then drives both.
 
-use std::collections::VecDeque;
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
 
 use crate::loss::LossModel;
 use crate::queue::{DropReason, Queue, QueueLimit, Queued};
@@ -210,7 +211,7 @@ impl<T: LinkItem> LinkDir<T> {
     }
 
     /// The delay line without the packet in transmission.
-    fn propagating(&self) -> std::collections::vec_deque::Iter<'_, (Instant, T)> {
+    fn propagating(&self) -> alloc::collections::vec_deque::Iter<'_, (Instant, T)> {
         let n = self.pipe.len() - self.tx.is_some() as usize;
         self.pipe.range(..n)
     }

@@ -39,9 +39,9 @@
 //! Sans-IO: time is passed in, packets are opaque handles `P` handed back
 //! with a verdict; the driver reports how much of each flow it has read.
 
-use std::collections::HashMap;
-use std::hash::Hash;
+use core::hash::Hash;
 
+use crate::flow_map::FlowMap;
 use crate::link::LinkItem;
 use crate::queue::{DropReason, Queue, QueueLimit, QueueStats, Queued, RedParams};
 use crate::rng::Stream;
@@ -156,7 +156,7 @@ impl FlowAcct {
 pub struct LocalQueue<K, P> {
     cfg: LocalQueueConfig,
     q: Queue<Held<K, P>>,
-    flows: HashMap<K, FlowAcct>,
+    flows: FlowMap<K, FlowAcct>,
     stats: LocalQueueStats,
 }
 
@@ -173,7 +173,7 @@ impl<K: Hash + Eq + Copy, P> LocalQueue<K, P> {
         LocalQueue {
             cfg,
             q,
-            flows: HashMap::new(),
+            flows: FlowMap::default(),
             stats: LocalQueueStats::default(),
         }
     }

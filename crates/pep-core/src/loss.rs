@@ -10,6 +10,9 @@
 //! * [`LossModel::Only`]: another model applied to data packets or to pure
 //!   ACKs only; the others pass untouched and do not advance its state.
 
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
 use crate::rng::Stream;
 use crate::segment::{FlowId, KindFilter, Segment};
 use crate::seq::Seq;

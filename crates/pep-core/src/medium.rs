@@ -23,7 +23,8 @@
 //! end of its transmission (so the turn passes on time); its
 //! `poll_deliver` is used as usual.
 
-use std::collections::VecDeque;
+use alloc::boxed::Box;
+use alloc::collections::VecDeque;
 
 use crate::link::{LinkDir, LinkItem};
 use crate::queue::DropReason;

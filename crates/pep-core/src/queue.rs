@@ -19,7 +19,8 @@ pub mod classful;
 pub mod red;
 pub mod sad;
 
-use std::collections::VecDeque;
+use alloc::boxed::Box;
+use alloc::collections::VecDeque;
 
 use crate::link::LinkItem;
 use crate::time::Instant;
@@ -413,7 +414,7 @@ mod tests {
             proptest::prop_assert_eq!(got, want);
             proptest::prop_assert_eq!(a.stats, b.stats);
             proptest::prop_assert_eq!(a.len_bytes(), b.len_bytes());
-            let rest = |q: &mut Queue<Segment>| std::iter::from_fn(|| q.dequeue(t)).collect::<Vec<_>>();
+            let rest = |q: &mut Queue<Segment>| core::iter::from_fn(|| q.dequeue(t)).collect::<Vec<_>>();
             proptest::prop_assert_eq!(rest(&mut a), rest(&mut b));
         }
     }

@@ -50,8 +50,9 @@
 //! pure ACK the queue hands to the link call [`Sad::depart`], which
 //! rewrites it in place. Other segments never touch SAD. Time plays no part.
 
-use std::collections::{HashMap, VecDeque};
+use alloc::collections::VecDeque;
 
+use crate::flow_map::FlowMap;
 use crate::segment::{FlowId, SackBlocks, Segment, Timestamps};
 use crate::seq::Seq;
 
@@ -142,7 +143,7 @@ pub struct SadStats {
 /// The Smart ACK Dropper's per-flow table.
 #[derive(Clone, Debug)]
 pub struct Sad {
-    flows: HashMap<FlowId, FlowState>,
+    flows: FlowMap<FlowId, FlowState>,
     max_flows: usize,
     /// Flows that went idle, oldest first, with their `idle_gen` then.
     /// Records made stale by the flow becoming busy again are skipped.
@@ -168,7 +169,7 @@ impl Sad {
     /// A table holding at most `max_flows` flows (at least 1).
     pub fn new(max_flows: usize) -> Self {
         Sad {
-            flows: HashMap::new(),
+            flows: FlowMap::default(),
             max_flows: max_flows.max(1),
             idle: VecDeque::new(),
             pending: None,

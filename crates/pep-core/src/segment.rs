@@ -35,7 +35,7 @@ impl Flags {
     }
 }
 
-impl std::ops::BitOr for Flags {
+impl core::ops::BitOr for Flags {
     type Output = Flags;
     fn bitor(self, f: Flags) -> Flags {
         self.union(f)
@@ -195,9 +195,9 @@ mod tests {
     fn segment_stays_small() {
         // Packets are copied through queues; keep them within two cache lines.
         assert!(
-            std::mem::size_of::<Segment>() <= 80,
+            core::mem::size_of::<Segment>() <= 80,
             "{}",
-            std::mem::size_of::<Segment>()
+            core::mem::size_of::<Segment>()
         );
     }
 }

@@ -3,9 +3,9 @@
 //! The simulator uses the same wrapping numbers as real TCP so that every
 //! mechanism in the core runs unchanged on real packets.
 
-use std::cmp::Ordering;
-use std::fmt;
-use std::ops::{Add, AddAssign, Sub};
+use core::cmp::Ordering;
+use core::fmt;
+use core::ops::{Add, AddAssign, Sub};
 
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Seq(pub u32);

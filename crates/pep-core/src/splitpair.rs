@@ -37,7 +37,9 @@
 //! All sizes are bytes on the wire (payload plus header), as the thesis's
 //! `buffer_start_ = 200 * 1040`.
 
-use std::collections::VecDeque;
+use alloc::collections::VecDeque;
+use alloc::vec;
+use alloc::vec::Vec;
 
 use crate::time::{Duration, Instant};
 
@@ -314,7 +316,7 @@ impl Framing {
     /// split start whose split end runs elsewhere (a simulation cut in two)
     /// ships them there with [`Self::push`].
     pub fn take_chunks(&mut self) -> VecDeque<(u32, u64)> {
-        std::mem::take(&mut self.chunks)
+        core::mem::take(&mut self.chunks)
     }
 
     /// The flow at the head of the undelivered stream.

@@ -5,8 +5,8 @@
 //! passes `now` in. Integer arithmetic keeps every result identical across
 //! machines.
 
-use std::fmt;
-use std::ops::{Add, AddAssign, Sub, SubAssign};
+use core::fmt;
+use core::ops::{Add, AddAssign, Sub, SubAssign};
 
 /// A point in time, in nanoseconds since the driver's epoch.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -73,7 +73,7 @@ impl Duration {
     }
 }
 
-impl std::ops::Mul<u64> for Duration {
+impl core::ops::Mul<u64> for Duration {
     type Output = Duration;
     /// Saturates at `Duration::MAX`.
     fn mul(self, k: u64) -> Duration {
@@ -81,7 +81,7 @@ impl std::ops::Mul<u64> for Duration {
     }
 }
 
-impl std::ops::Div<u64> for Duration {
+impl core::ops::Div<u64> for Duration {
     type Output = Duration;
     /// Divides by `k`, treating zero as one (a duration never becomes a panic).
     fn div(self, k: u64) -> Duration {
@@ -217,6 +217,9 @@ impl fmt::Display for Rate {
 /// simulator and the lab write the same shapes): part of the file format,
 /// so identical on every machine.
 pub mod fmt_out {
+    use alloc::format;
+    use alloc::string::String;
+
     use super::{Duration, Instant};
 
     /// Rounds to 6 decimals (with `libm`, not the platform's maths).

@@ -75,7 +75,9 @@
 //!   the sender repairs it by fast retransmit. (B-4 read literally would drop
 //!   every duplicate ACK.)
 
-use std::collections::VecDeque;
+use alloc::collections::VecDeque;
+use alloc::format;
+use alloc::string::String;
 
 use crate::rtt::{RttConfig, RttEstimator};
 use crate::segment::{Flags, SackBlocks, Segment, Timestamps};

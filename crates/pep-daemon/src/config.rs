@@ -1177,6 +1177,38 @@ mod tests {
     }
 
     #[test]
+    fn units_read_as_in_the_scenarios_and_bare_numbers_only_as_bytes() {
+        let s = parse(
+            &format!(
+                "{MIN}[proxy]\nidle_timeout = \"500us\"\nbuffer = \"65536\"\n\
+                 [client_leg]\nmax_pacing_rate = \"10Mbit/s\"\n"
+            ),
+            "pep.toml",
+        )
+        .unwrap();
+        assert_eq!(s.idle_timeout, Some(Duration::from_micros(500)));
+        assert_eq!(s.buffer, 65_536);
+        assert_eq!(s.client_leg.max_pacing_rate, Some(10_000_000));
+        // Bits or bytes per second, milliseconds or seconds: refused, by
+        // field.
+        for (extra, field) in [
+            ("[proxy]\nidle_timeout = \"10\"", "proxy.idle_timeout"),
+            (
+                "[client_leg]\nmax_pacing_rate = \"10\"",
+                "client_leg.max_pacing_rate",
+            ),
+        ] {
+            let e = err(extra);
+            assert!(
+                e.contains(&format!("pep.toml: {field}: ")) && e.contains("bare number"),
+                "{extra}: {e}"
+            );
+        }
+        let e = err("[proxy]\nbuffer = \"4Mb\"");
+        assert!(e.contains("proxy.buffer") && e.contains("bits"), "{e}");
+    }
+
+    #[test]
     fn local_queue_defaults_and_errors_name_the_field() {
         use crate::tunnel::localq::LqPolicy;
         let start = "[tunnel]\nrole = \"split-start\"\npeer = \"192.0.2.2:4433\"\ncert = \"a\"\nkey = \"b\"\npeer_cert = \"c\"\n";

@@ -10,6 +10,12 @@
 //! With `relay = "splice"` the bytes stay in the kernel: each direction
 //! splices socket -> pipe -> socket ([`crate::splice`]) and the relay only
 //! counts what the pipe holds, deciding as for its own buffer.
+//!
+//! The adapter proper (a leg event to a relay call: [`read`], [`write`];
+//! an action to a socket operation: [`carry_out`]) works on any
+//! [`LegSocket`], so the sameness test replays the core's golden
+//! conversations through it on scripted sockets (`conn_tests.rs`); the
+//! simulator's `split` agent drives the same relay.
 
 use std::io::{self, ErrorKind};
 use std::net::{Shutdown, SocketAddr};
@@ -17,7 +23,7 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
-use pep_core::relay::{Action, Dir, Leg, Relay, RelayConfig};
+use pep_core::relay::{Action, ActionLog, Dir, Leg, Relay, RelayConfig};
 use pep_core::Instant;
 use socket2::SockRef;
 use tokio::io::Interest;
@@ -176,21 +182,14 @@ struct Legs {
 }
 
 /// A splicing connection's pipes, per direction (Up, Down).
-struct Splicing {
-    pipes: [Pipe; 2],
+pub(crate) struct Splicing {
+    pub(crate) pipes: [Pipe; 2],
     /// The direction's pipe ran out of slots with the socket still
     /// readable: read again once the pipe drains, not on socket readiness.
-    full: [bool; 2],
+    pub(crate) full: [bool; 2],
 }
 
 impl Legs {
-    fn get(&self, leg: Leg) -> Option<&TcpStream> {
-        match leg {
-            Leg::Client => Some(&self.client),
-            Leg::Server => self.server.as_ref(),
-        }
-    }
-
     fn sample(&self, m: &Metrics) {
         sample(&self.client, self.server.as_ref(), m)
     }
@@ -214,6 +213,99 @@ impl Legs {
     }
 }
 
+/// What the adapter needs of a leg's socket: a tokio `TcpStream` in
+/// service, a scripted one in the sameness test. Each call is one
+/// non-blocking attempt (`WouldBlock` when the socket is not ready).
+pub(crate) trait LegSocket {
+    fn try_read(&self, buf: &mut [u8]) -> io::Result<usize>;
+    fn try_write(&self, buf: &[u8]) -> io::Result<usize>;
+    /// Moves at most `max` bytes from the socket into `pipe`.
+    fn splice_in(&self, pipe: &Pipe, max: usize) -> io::Result<SpliceIn>;
+    /// Moves at most `max` bytes from `pipe` to the socket.
+    fn splice_out(&self, pipe: &Pipe, max: usize) -> io::Result<usize>;
+    /// Sends a FIN (`shutdown(SHUT_WR)`).
+    fn shutdown_write(&self);
+    /// Makes closing the socket send a RST (`SO_LINGER` 0).
+    fn reset_on_close(&self);
+}
+
+impl LegSocket for TcpStream {
+    fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        TcpStream::try_read(self, buf)
+    }
+
+    fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        TcpStream::try_write(self, buf)
+    }
+
+    fn splice_in(&self, pipe: &Pipe, max: usize) -> io::Result<SpliceIn> {
+        // try_io clears the readiness only on WouldBlock: a full pipe
+        // leaves it set for the retry once the pipe drains.
+        self.try_io(Interest::READABLE, || {
+            splice::socket_to_pipe(self.as_raw_fd(), pipe, max)
+        })
+    }
+
+    fn splice_out(&self, pipe: &Pipe, max: usize) -> io::Result<usize> {
+        self.try_io(Interest::WRITABLE, || {
+            splice::pipe_to_socket(pipe, self.as_raw_fd(), max)
+        })
+    }
+
+    fn shutdown_write(&self) {
+        // ENOTCONN here means the peer is gone; the next read reports it.
+        let _ = SockRef::from(self).shutdown(Shutdown::Write);
+    }
+
+    fn reset_on_close(&self) {
+        net::set_reset_on_close(self);
+    }
+}
+
+/// Carries out the relay's pending actions on the legs (the server leg
+/// may be missing when its connect failed), noting each in `log`.
+/// Returns `true` once the relay closed: the task ends, dropping (closing)
+/// both sockets.
+pub(crate) fn carry_out<S: LegSocket>(
+    relay: &mut Relay,
+    client: &S,
+    server: Option<&S>,
+    log: &mut impl ActionLog,
+) -> bool {
+    let get = |leg| match leg {
+        Leg::Client => Some(client),
+        Leg::Server => server,
+    };
+    while let Some(a) = relay.poll_action() {
+        match a {
+            Action::ShutdownWrite(leg) => {
+                if let Some(s) = get(leg) {
+                    s.shutdown_write();
+                }
+                log.note(a, SHUTDOWN);
+            }
+            Action::Reset(leg) => {
+                if let Some(s) = get(leg) {
+                    s.reset_on_close();
+                }
+                log.note(a, RESET);
+            }
+            Action::Close => {
+                log.note(a, CLOSE);
+                return true;
+            }
+            Action::PauseRead(_) | Action::ResumeRead(_) | Action::Write(_) => log.note(a, LEVEL),
+        }
+    }
+    false
+}
+
+/// What [`carry_out`] does, as it notes it.
+pub(crate) const SHUTDOWN: &str = "shutdown(SHUT_WR)";
+pub(crate) const RESET: &str = "SO_LINGER 0: RST on close";
+pub(crate) const CLOSE: &str = "end the task: close both sockets";
+pub(crate) const LEVEL: &str = "nothing: readiness follows wants_read/wants_write";
+
 fn sample(client: &TcpStream, server: Option<&TcpStream>, m: &Metrics) {
     for (leg, s) in [(Leg::Client, Some(client)), (Leg::Server, server)] {
         if let Some(i) = s.and_then(net::tcp_info) {
@@ -231,10 +323,11 @@ fn count_read(m: &Metrics, dir: Dir, n: usize) {
     c.fetch_add(n as u64, Relaxed);
 }
 
-fn read(
+/// One read attempt on the source leg of `dir`, as the relay allows.
+pub(crate) fn read(
     relay: &mut Relay,
     dir: Dir,
-    s: &TcpStream,
+    s: &impl LegSocket,
     sp: &mut Option<Splicing>,
     now: Instant,
     m: &Metrics,
@@ -244,12 +337,7 @@ fn read(
         if room == 0 {
             return;
         }
-        let pipe = &sp.pipes[dir as usize];
-        // try_io clears the readiness only on WouldBlock: a full pipe
-        // leaves it set for the retry once the pipe drains.
-        match s.try_io(Interest::READABLE, || {
-            splice::socket_to_pipe(s.as_raw_fd(), pipe, room)
-        }) {
+        match s.splice_in(&sp.pipes[dir as usize], room) {
             Ok(SpliceIn::Moved(n)) => {
                 relay.commit_read_external(now, dir, n);
                 count_read(m, dir, n);
@@ -276,16 +364,20 @@ fn read(
     }
 }
 
-fn write(relay: &mut Relay, dir: Dir, s: &TcpStream, sp: &mut Option<Splicing>, now: Instant) {
+/// One write attempt on the destination leg of `dir` of what the relay has.
+pub(crate) fn write(
+    relay: &mut Relay,
+    dir: Dir,
+    s: &impl LegSocket,
+    sp: &mut Option<Splicing>,
+    now: Instant,
+) {
     if let Some(sp) = sp {
         let pending = relay.external_pending(dir);
         if pending == 0 {
             return;
         }
-        let pipe = &sp.pipes[dir as usize];
-        match s.try_io(Interest::WRITABLE, || {
-            splice::pipe_to_socket(pipe, s.as_raw_fd(), pending)
-        }) {
+        match s.splice_out(&sp.pipes[dir as usize], pending) {
             Ok(n) => {
                 relay.commit_write_external(now, dir, n);
                 sp.full[dir as usize] = false;
@@ -314,23 +406,8 @@ async fn drive(relay: &mut Relay, legs: &mut Legs, shared: &Shared) -> io::Resul
     let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
     let mut pauses = 0;
     loop {
-        while let Some(a) = relay.poll_action() {
-            match a {
-                Action::ShutdownWrite(leg) => {
-                    if let Some(s) = legs.get(leg) {
-                        // ENOTCONN here means the peer is gone; the next
-                        // read reports it.
-                        let _ = SockRef::from(s).shutdown(Shutdown::Write);
-                    }
-                }
-                Action::Reset(leg) => {
-                    if let Some(s) = legs.get(leg) {
-                        net::set_reset_on_close(s);
-                    }
-                }
-                Action::Close => return Ok(()),
-                Action::PauseRead(_) | Action::ResumeRead(_) | Action::Write(_) => {}
-            }
+        if carry_out(relay, &legs.client, legs.server.as_ref(), &mut ()) {
+            return Ok(());
         }
         let st = relay.stats(Dir::Up).pauses + relay.stats(Dir::Down).pauses;
         if st != pauses {
@@ -378,3 +455,7 @@ async fn sleep_opt(t: Option<tokio::time::Instant>) {
         None => std::future::pending().await,
     }
 }
+
+#[cfg(test)]
+#[path = "conn_tests.rs"]
+mod tests;

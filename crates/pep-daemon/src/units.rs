@@ -1,122 +1,86 @@
-//! Written-out units in the config: `"4MiB"`, `"10s"`, `"20Mbps"`, as in
-//! the scenarios (KB = 1000 bytes, KiB = 1024). Kept here, not shared with
-//! the simulator, because the daemon does not depend on it.
+//! Written-out units in the config: `"4MiB"`, `"10s"`, `"20Mbit/s"`, in
+//! the scenarios' grammar (`pep_model::units`, docs/scenario-format.md):
+//! KB = 1000 bytes, KiB = 1024, rates in bits per second, durations from
+//! `ns` to `h`, exact decimals, nothing rounded.
+//!
+//! One exception, kept because the config has always promised it
+//! (`buffer_start = "208000"` in pep.example.toml): a size written as a
+//! bare number counts bytes. A bare rate (bits or bytes per second?) or
+//! duration (milliseconds or seconds?) is ambiguous and refused.
+//! The callers prefix each error with its field.
 
-fn split(s: &str) -> (&str, &str) {
-    let s = s.trim();
-    let i = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    (&s[..i], s[i..].trim())
-}
+use pep_model::units;
 
-fn number(n: &str, whole: &str) -> Result<f64, String> {
-    n.parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite() && *v >= 0.0)
-        .ok_or_else(|| format!("{whole:?}: expected a number followed by a unit"))
-}
-
-/// Bytes: `B`, `KB`, `KiB`, `MB`, `MiB`, `GB`, `GiB`.
+/// Bytes: `B`, `KB`/`kB`, `KiB`, `MB`, `MiB`, `GB`, `GiB`, or a bare
+/// number of bytes.
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
-    let (n, unit) = split(s);
-    let v = number(n, s)?;
-    let mult = match unit {
-        "B" | "" => 1.0,
-        "KB" => 1e3,
-        "KiB" => 1024.0,
-        "MB" => 1e6,
-        "MiB" => 1048576.0,
-        "GB" => 1e9,
-        "GiB" => 1073741824.0,
-        u => {
-            return Err(format!(
-                "{s:?}: unknown size unit {u:?} (B, KB, KiB, MB, MiB, GB, GiB)"
-            ))
-        }
-    };
-    let b = v * mult;
-    if b > u64::MAX as f64 / 2.0 {
-        return Err(format!("{s:?}: too large"));
+    let t = s.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        return t
+            .parse()
+            .map_err(|_| format!("{s:?}: too large for a number of bytes"));
     }
-    Ok(b.round() as u64)
+    units::parse_bytes(s).map_err(|e| e.to_string())
 }
 
-/// A duration: `ms`, `s`, `min`, `h`.
+/// A duration: `ns`, `us` (or `µs`), `ms`, `s`, `min`, `h`.
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    let (n, unit) = split(s);
-    let v = number(n, s)?;
-    let secs = match unit {
-        "ms" => v / 1e3,
-        "s" => v,
-        "min" => v * 60.0,
-        "h" => v * 3600.0,
-        "" => return Err(format!("{s:?}: a duration needs a unit (ms, s, min, h)")),
-        u => {
-            return Err(format!(
-                "{s:?}: unknown duration unit {u:?} (ms, s, min, h)"
-            ))
-        }
-    };
-    if secs > 1e9 {
-        return Err(format!("{s:?}: too long"));
-    }
-    let d = std::time::Duration::from_secs_f64(secs);
-    if d.is_zero() && secs > 0.0 {
-        // It would read as 0, which some fields take as "off".
-        return Err(format!("{s:?}: shorter than a nanosecond"));
-    }
-    Ok(d)
+    let d = units::parse_duration(s).map_err(|e| e.to_string())?;
+    Ok(std::time::Duration::from_nanos(d.0))
 }
 
-/// A rate in bits per second: `bps`, `Kbps`, `Mbps`, `Gbps`.
+/// A rate in bits per second: `bps` or `bit/s`, with `k`/`K`, `M`, `G`.
 pub fn parse_rate(s: &str) -> Result<u64, String> {
-    let (n, unit) = split(s);
-    let v = number(n, s)?;
-    let mult = match unit {
-        "bps" => 1.0,
-        "Kbps" | "kbps" => 1e3,
-        "Mbps" => 1e6,
-        "Gbps" => 1e9,
-        u => {
-            return Err(format!(
-                "{s:?}: unknown rate unit {u:?} (bps, Kbps, Mbps, Gbps)"
-            ))
-        }
-    };
-    let r = v * mult;
-    if r > 1e15 {
-        return Err(format!("{s:?}: too large"));
-    }
-    Ok(r.round() as u64)
+    units::parse_rate(s)
+        .map(|r| r.as_bps())
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
-    fn units() {
+    fn the_scenarios_grammar() {
         assert_eq!(parse_bytes("4MiB"), Ok(4 << 20));
         assert_eq!(parse_bytes("1.5KB"), Ok(1500));
-        assert_eq!(
-            parse_duration("250ms"),
-            Ok(std::time::Duration::from_millis(250))
-        );
-        assert_eq!(
-            parse_duration("2min"),
-            Ok(std::time::Duration::from_secs(120))
-        );
+        assert_eq!(parse_bytes("64kB"), Ok(64_000));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2min"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("500us"), Ok(Duration::from_micros(500)));
+        assert_eq!(parse_duration("500µs"), Ok(Duration::from_micros(500)));
+        assert_eq!(parse_duration("0s"), Ok(Duration::ZERO));
         assert_eq!(parse_rate("20Mbps"), Ok(20_000_000));
-        assert!(parse_bytes("4 parsecs")
-            .unwrap_err()
-            .contains("unknown size unit"));
-        assert!(parse_duration("10").unwrap_err().contains("needs a unit"));
-        // Not rounded to 0 ("off" for idle_timeout) without a word.
-        let tiny = parse_duration("0.0000000001ms").unwrap_err();
-        assert!(tiny.contains("shorter than a nanosecond"), "{tiny}");
-        assert_eq!(parse_duration("0s"), Ok(std::time::Duration::ZERO));
-        assert!(parse_rate("-1Mbps").is_err());
-        assert!(parse_rate("").is_err());
+        assert_eq!(parse_rate("10Mbit/s"), Ok(10_000_000));
+        assert_eq!(parse_rate("60kbps"), Ok(60_000));
+        assert_eq!(parse_rate("1.5Mbps"), Ok(1_500_000));
+    }
+
+    #[test]
+    fn bare_sizes_are_bytes() {
+        assert_eq!(parse_bytes("208000"), Ok(208_000));
+        assert_eq!(parse_bytes(" 4096 "), Ok(4096));
+        let e = parse_bytes("99999999999999999999999").unwrap_err();
+        assert!(e.contains("too large"), "{e}");
+    }
+
+    #[test]
+    fn ambiguous_or_inexact_values_are_refused() {
+        for (e, says) in [
+            (parse_rate("10").unwrap_err(), "bare number"),
+            (parse_duration("10").unwrap_err(), "bare number"),
+            (parse_rate("10MB/s").unwrap_err(), "(80Mbps)"),
+            (parse_rate("10mbps").unwrap_err(), "milli"),
+            (parse_rate("-1Mbps").unwrap_err(), "negative"),
+            (parse_rate("").unwrap_err(), "no number"),
+            (parse_duration("5m").unwrap_err(), "ambiguous"),
+            (parse_duration("0.0000000001ms").unwrap_err(), "nanosecond"),
+            (parse_bytes("4 parsecs").unwrap_err(), "unknown unit"),
+            (parse_bytes("10Mb").unwrap_err(), "bits"),
+            (parse_bytes("0.5B").unwrap_err(), "whole number"),
+        ] {
+            assert!(e.contains(says), "{e}");
+        }
     }
 }

@@ -411,11 +411,12 @@ fn address_plan(
             mac_string(link_mac(l, peer))
         ));
     }
-    let next = topo.next_hops();
-    for (d, hop) in next[n].iter().enumerate() {
-        let Some((l, side)) = *hop else {
+    let routes = topo.routes();
+    for d in 0..topo.nodes.len() {
+        let Some((l, dir)) = routes.next_hop(n, d) else {
             continue;
         };
+        let side = usize::from(dir == pep_model::Dir::Reverse);
         for (dl, dside) in topo.attachments(d) {
             if mine.iter().any(|&(ml, _)| ml == dl) {
                 continue; // on a shared subnet: the connected route serves

@@ -3,7 +3,8 @@
 //!
 //! The types mirror the simulator's validated scenario (`pep_sim::scenario`)
 //! so that a scenario converts field by field; the conversion lives in the
-//! CLI, because the lab, like the simulator, depends only on the core.
+//! CLI, because the lab, like the simulator, depends only on the core and
+//! the model (`pep_model`), whose route search both use.
 //!
 //! ## Layout
 //!
@@ -24,7 +25,7 @@ use std::net::Ipv4Addr;
 
 use pep_core::queue::QueueLimit;
 use pep_core::{Duration, Rate};
-use serde::{Deserialize, Serialize};
+use pep_model::{Graph, Routes};
 
 use crate::error::{LabError, Result};
 
@@ -33,15 +34,11 @@ pub const NETNS_PREFIX: &str = "pepl-";
 /// Most links: one /24 each in 198.18.0.0/15.
 pub const MAX_LINKS: usize = 512;
 
-/// Whether a node forwards packets for others.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// Sends and receives; `ip_forward` off; never an intermediate hop.
-    Host,
-    /// `ip_forward` on; routes packets along fewest-hop paths.
-    Router,
-}
+/// Whether a node forwards packets for others: the simulator's node kind
+/// (`pep_model::NodeKind`). A host has `ip_forward` off and is never an
+/// intermediate hop; a router has it on and routes along
+/// [`LabTopology::routes`].
+pub use pep_model::NodeKind as Role;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LabNode {
@@ -262,49 +259,19 @@ impl LabTopology {
         out
     }
 
-    /// Next hops: `next[s][d]` is the (link, side of `s` on it) that `s`
-    /// sends on to reach `d`. Fewest hops, only routers as intermediate
-    /// hops, ties to the lowest link index: the simulator's rule
-    /// (`pep_sim::scenario::Routes`), so both run the same paths.
-    pub fn next_hops(&self) -> Vec<Vec<Option<(usize, usize)>>> {
-        let n = self.nodes.len();
-        let mut adj: Vec<Vec<(usize, usize, usize)>> = vec![vec![]; n]; // (link, side, peer)
-        for (i, l) in self.links.iter().enumerate() {
-            if l.a < n && l.b < n && l.a != l.b {
-                adj[l.a].push((i, 0, l.b));
-                adj[l.b].push((i, 1, l.a));
-            }
+    /// The nodes and links routes are computed from.
+    pub fn graph(&self) -> Graph {
+        Graph {
+            kinds: self.nodes.iter().map(|n| n.role).collect(),
+            ends: self.links.iter().map(|l| (l.a, l.b)).collect(),
         }
-        let mut next = vec![vec![None; n]; n];
-        for (dst, _) in self.nodes.iter().enumerate() {
-            // Breadth-first from `dst`, expanding only `dst` and routers.
-            let mut dist = vec![usize::MAX; n];
-            dist[dst] = 0;
-            let mut queue = std::collections::VecDeque::from([dst]);
-            while let Some(u) = queue.pop_front() {
-                if u != dst && self.nodes[u].role != Role::Router {
-                    continue;
-                }
-                for &(_, _, v) in &adj[u] {
-                    if dist[v] == usize::MAX {
-                        dist[v] = dist[u] + 1;
-                        queue.push_back(v);
-                    }
-                }
-            }
-            for s in 0..n {
-                if s == dst || dist[s] == usize::MAX {
-                    continue;
-                }
-                next[s][dst] = adj[s]
-                    .iter()
-                    .find(|&&(_, _, v)| {
-                        dist[v] == dist[s] - 1 && (v == dst || self.nodes[v].role == Role::Router)
-                    })
-                    .map(|&(l, side, _)| (l, side));
-            }
-        }
-        next
+    }
+
+    /// Next hops for every (node, destination) pair: the simulator's rule
+    /// (fewest hops, only routers in between, ties to the lowest link
+    /// index), computed by the same code, so both run the same paths.
+    pub fn routes(&self) -> Routes {
+        self.graph().routes()
     }
 }
 
@@ -460,13 +427,14 @@ mod tests {
 
     #[test]
     fn routes_go_through_routers_only() {
-        let t = dumbbell();
-        let next = t.next_hops();
-        assert_eq!(next[0][2], Some((0, 0))); // s1 -> d via link 0
-        assert_eq!(next[1][2], Some((1, 0))); // r1 -> d via link 1
-        assert_eq!(next[2][0], Some((1, 1)));
-        assert_eq!(next[3][0], Some((2, 0)));
-        assert_eq!(next[0][0], None);
+        use pep_model::Dir::{Forward, Reverse};
+        let routes = dumbbell().routes();
+        assert_eq!(routes.next_hop(0, 2), Some((0, Forward))); // s1 -> d via link 0
+        assert_eq!(routes.next_hop(1, 2), Some((1, Forward))); // r1 -> d via link 1
+        assert_eq!(routes.next_hop(2, 0), Some((1, Reverse)));
+        assert_eq!(routes.next_hop(3, 0), Some((2, Forward)));
+        assert_eq!(routes.next_hop(0, 0), None);
+        assert_eq!(routes.nodes(3, 2), Some(vec![3, 1, 2]));
         // A host in the middle does not forward.
         let mut t = LabTopology::new("t", 1);
         for n in ["x", "h", "y"] {
@@ -474,7 +442,7 @@ mod tests {
         }
         t.link("x", "h", dir(), dir());
         t.link("h", "y", dir(), dir());
-        assert_eq!(t.next_hops()[0][2], None);
+        assert_eq!(t.routes().next_hop(0, 2), None);
     }
 
     #[test]

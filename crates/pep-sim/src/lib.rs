@@ -33,7 +33,8 @@ pub mod tcp;
 pub mod trace;
 pub mod traffic;
 pub mod tseq;
-pub mod units;
+/// The unit grammar, shared with the lab and the daemon (`pep_model::units`).
+pub use pep_model::units;
 
 pub use packet::Packet;
 pub use scenario::Scenario;

@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
-use pep_core::split::ks_distance;
 use pep_sim::agent::split::Split;
+use pep_sim::agent::split_stats::ks_distance;
 use pep_sim::{Scenario, Simulation};
 
 fn scenario(file: &str, overrides: &[(&str, toml::Value)]) -> Scenario {

@@ -34,7 +34,7 @@
 //!
 //! Sequence bounds are exclusive ends, as elsewhere in `cc`.
 
-use std::collections::VecDeque;
+use alloc::collections::VecDeque;
 
 use crate::seq::Seq;
 use crate::time::{Duration, Instant};

@@ -2,6 +2,8 @@
 //! ACKs; for SACK, the RFC 6675 entry rule (the scoreboard and its
 //! routines are in `sack.rs`).
 
+use alloc::boxed::Box;
+
 use super::sack::Scoreboard;
 use super::{CcState, LossAction};
 use crate::seq::Seq;

@@ -17,8 +17,9 @@
 //! 1), `max` is SND.MAX (HighData + 1), and [`Scoreboard::high_rxt`] is one
 //! past the highest octet retransmitted in this recovery.
 
-use std::cell::Cell;
-use std::collections::VecDeque;
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
+use core::cell::Cell;
 
 use crate::seq::Seq;
 
@@ -204,7 +205,7 @@ impl Scoreboard {
     /// retransmission that data sent after it has overtaken to `relost`.
     fn judge_retransmissions(&mut self, una: Seq) {
         let unsacked = |b: &Self, seq: Seq| seq.ge(una) && b.next_unsacked(seq).0 == seq;
-        let mut relost = std::mem::take(&mut self.relost);
+        let mut relost = core::mem::take(&mut self.relost);
         let mut gone = 0u64;
         relost.retain(|&(seq, end)| {
             let keep = unsacked(self, seq);
@@ -386,7 +387,7 @@ impl Scoreboard {
             _ => self.ranges[first - 1].1,
         };
         let mut i = first;
-        std::iter::from_fn(move || loop {
+        core::iter::from_fn(move || loop {
             if i > self.ranges.len() {
                 return None;
             }

@@ -20,6 +20,9 @@
 //! and CBQ's leaf classes. Virtual times are integers, so results do not
 //! depend on floating-point rounding.
 
+use alloc::vec;
+use alloc::vec::Vec;
+
 use super::{DropReason, DropTail, QueueLimit};
 use crate::link::LinkItem;
 

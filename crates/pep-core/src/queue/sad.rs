@@ -99,7 +99,7 @@ mod tests {
         assert_eq!(q.stats.merged, 4);
         assert_eq!(q.stats.dropped, 0);
         assert_eq!(q.stats.enqueued, q.stats.dequeued + q.len_packets() as u64);
-        let out: Vec<Segment> = std::iter::from_fn(|| q.dequeue(t)).collect();
+        let out: Vec<Segment> = core::iter::from_fn(|| q.dequeue(t)).collect();
         // The queued ACK left carrying the latest number; data untouched.
         assert_eq!(out.len(), 3);
         assert!(out.iter().any(|s| s.is_pure_ack() && s.ack == Seq(500)));

@@ -43,11 +43,13 @@
 //!   is not a close. A server leg that cannot be connected resets the client
 //!   leg, whose handshake the kernel already completed.
 
+pub mod golden;
 mod ring;
 #[cfg(test)]
 mod tests;
 
-use std::collections::VecDeque;
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
 
 use crate::time::{Duration, Instant};
 use ring::Ring;
@@ -115,6 +117,25 @@ pub enum Action {
     /// Both directions are finished or the connection was aborted: close
     /// whatever sockets remain and forget the connection.
     Close,
+}
+
+/// Where a driver notes each action it took from the relay and what it
+/// did about it (its own words, e.g. "shutdown(SHUT_WR)"). The sameness
+/// tests compare these logs with [`golden`]; in service a driver passes
+/// `()`, which keeps nothing and costs nothing.
+pub trait ActionLog {
+    fn note(&mut self, action: Action, effect: &'static str);
+}
+
+impl ActionLog for () {
+    #[inline]
+    fn note(&mut self, _: Action, _: &'static str) {}
+}
+
+impl ActionLog for Vec<(Action, &'static str)> {
+    fn note(&mut self, action: Action, effect: &'static str) {
+        self.push((action, effect));
+    }
 }
 
 /// Why a relay ended abnormally.

@@ -5,6 +5,9 @@
 //! bound is never exceeded. Slots are contiguous slices so a driver can read
 //! from and write to sockets without an intermediate copy.
 
+use alloc::vec;
+use alloc::vec::Vec;
+
 /// First allocation, in bytes.
 pub const MIN_ALLOC: usize = 16 * 1024;
 

@@ -355,3 +355,60 @@ proptest! {
         prop_assert_eq!(fins.len(), 2);
     }
 }
+
+/// The golden conversations on the bare relay (bytes counted, as an
+/// external buffer): the drivers' sameness tests compare with the same.
+#[test]
+fn golden_conversations_on_the_bare_relay() {
+    use super::golden::{conversations, Event};
+    for c in conversations() {
+        let mut r = Relay::new(c.config, Instant::ZERO);
+        for (k, s) in c.steps.iter().enumerate() {
+            let now = s.at;
+            match s.event {
+                Event::Connected => r.handle_connected(now),
+                Event::Readable(d, n) => {
+                    let n = n.min(r.read_room(d));
+                    r.commit_read_external(now, d, n)
+                }
+                Event::Writable(d, n) => {
+                    let n = n.min(r.external_pending(d));
+                    r.commit_write_external(now, d, n)
+                }
+                Event::Eof(d) => r.handle_eof(now, d),
+                Event::LegReset(leg) => r.handle_reset(now, leg),
+                Event::Timeout => r.handle_timeout(now),
+            }
+            assert_eq!(
+                drain(&mut r),
+                s.expect,
+                "{}: step {k} {:?}",
+                c.name,
+                s.event
+            );
+        }
+    }
+}
+
+#[test]
+fn resuming_one_below_the_bound_reads_whenever_there_is_room() {
+    // The simulator's setting: no hysteresis, so the relay reads exactly as
+    // much as it has room for, as a byte-count relay would.
+    let cfg = RelayConfig {
+        buffer: 10,
+        resume_at: 9,
+        idle_timeout: None,
+    };
+    let mut r = Relay::new(cfg, t(0));
+    r.handle_connected(t(0));
+    r.commit_read_external(t(1), Dir::Up, 10);
+    assert_eq!(
+        drain(&mut r),
+        [Action::Write(Dir::Up), Action::PauseRead(Dir::Up)]
+    );
+    assert_eq!(r.read_room(Dir::Up), 0);
+    r.commit_write_external(t(2), Dir::Up, 1);
+    assert_eq!(drain(&mut r), [Action::ResumeRead(Dir::Up)]);
+    assert_eq!(r.read_room(Dir::Up), 1);
+    assert_eq!(r.stats(Dir::Up).pauses, 1);
+}

@@ -5,11 +5,13 @@
 //! and data as the destination would) and forwards the byte stream on a
 //! [`TcpSender`] of its own toward the destination (same flow id and ISN,
 //! so the destination's sink works unchanged; the destination's ACKs pass
-//! the node and are consumed here). Between the two legs a
-//! [`SplitRelay`](pep_core::split::SplitRelay) holds at most `buffer`
-//! bytes: the receiving leg is read only while it has room, so the window
-//! advertised to the source shrinks as the relay and the wired leg fall
-//! behind. Everything else passes the node untouched.
+//! the node and are consumed here). Between the two legs the core's relay
+//! ([`pep_core::relay::Relay`], the one the daemon drives, through
+//! [`super::split_relay::SimRelay`]) holds at most `buffer` bytes: the
+//! receiving leg is read only while it has room, so the window advertised
+//! to the source shrinks as the relay and the wired leg fall behind, and
+//! the source's FIN goes on once every byte ahead of it has. Everything
+//! else passes the node untouched.
 //!
 //! Parameters (all optional):
 //!
@@ -37,11 +39,14 @@
 
 use std::any::Any;
 
-use pep_core::split::{ks_distance, BurstMeter, ForwardLog, Shaper, SplitConfig, SplitRelay};
+use pep_core::relay::{Dir, Leg, RelayConfig};
+use pep_core::shaper::ShaperConfig;
 use pep_core::{FlowId, Instant, Rate, Segment};
 use serde::Deserialize;
 use toml::Table;
 
+use super::split_relay::{Effect, SimRelay};
+use super::split_stats::{ks_distance, BurstMeter, ForwardLog};
 use super::{check_window, params, AgentError, AgentSite, NodeAgent, Outbox};
 use crate::packet::{NodeIndex, Packet};
 use crate::scenario::{CcKind, MAX_WINDOW};
@@ -195,12 +200,12 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
         wireless.mss = f.tcp.mss;
         wireless.peer_isn = wired.isn;
         let quantum = wired.mss as u64;
-        let shaper = shape_rate.map(|rate| Shaper {
+        let shaper = shape_rate.map(|rate| ShaperConfig {
             rate,
             depth: shape_burst.unwrap_or(2 * quantum),
             overhead: wired.hdr_len as u64,
+            quantum,
         });
-        let relay = SplitConfig::new(buffer, quantum).with_shaper(shaper);
         let id = FlowId(fi as u32);
         if by_flow.len() <= fi {
             by_flow.resize(fi + 1, NONE);
@@ -211,7 +216,7 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
             (f.src as NodeIndex, f.dst as NodeIndex),
             wireless,
             wired,
-            relay,
+            (SimRelay::config(buffer), shaper),
         ));
     }
     let burst_rate = match rate("burst_rate", &p.burst_rate)? {
@@ -252,11 +257,9 @@ pub struct SplitLeg {
     /// Opened when the source's first segment arrives.
     pub sender: Option<TcpSender>,
     sender_cfg: TcpConfig,
-    pub relay: SplitRelay,
+    pub relay: SimRelay,
     /// Bytes written to the sender so far.
     written: u64,
-    /// The source's FIN was passed on.
-    closed: bool,
 }
 
 /// A segment a leg sends, and toward which end.
@@ -273,7 +276,7 @@ impl SplitLeg {
         (src, dst): (NodeIndex, NodeIndex),
         sink: SinkConfig,
         sender: TcpConfig,
-        relay: SplitConfig,
+        (relay, shaper): (RelayConfig, Option<ShaperConfig>),
     ) -> SplitLeg {
         SplitLeg {
             flow,
@@ -282,9 +285,8 @@ impl SplitLeg {
             sink: TcpSink::new(flow, &sink),
             sender: None,
             sender_cfg: sender,
-            relay: SplitRelay::new(relay),
+            relay: SimRelay::new(relay, shaper),
             written: 0,
-            closed: false,
         }
     }
 
@@ -297,6 +299,9 @@ impl SplitLeg {
                 AppSource::Open(0),
                 now,
             ));
+            // The forwarding sender queues what it is given before its
+            // handshake completes, so the relay may pass bytes on at once.
+            self.relay.connected(now);
         }
         self.sink.handle_segment(now, seg);
     }
@@ -317,6 +322,7 @@ impl SplitLeg {
                 s.handle_timeout(now);
             }
         }
+        self.relay.handle_timeout(now);
     }
 
     pub fn poll_timeout(&self) -> Option<Instant> {
@@ -337,33 +343,34 @@ impl SplitLeg {
         let Some(sender) = self.sender.as_mut() else {
             return;
         };
-        let n = self.sink.readable().min(self.relay.room());
+        let n = self.relay.read(now, Dir::Up, self.sink.readable());
         if n > 0 {
             self.sink.read(n);
-            self.relay.push(now, n);
             forward(n);
         }
         let unacked = self.written - sender.bytes_acked();
         let space = self.sender_cfg.sndbuf.saturating_sub(unacked);
-        let w = self.relay.pull(now, space);
+        let w = self.relay.write(now, Dir::Up, space);
         if w > 0 {
             sender.write(w);
             self.written += w;
             // Room opened in the relay: read what waits behind it.
-            let more = self.sink.readable().min(self.relay.room());
+            let more = self.relay.read(now, Dir::Up, self.sink.readable());
             if more > 0 {
                 self.sink.read(more);
-                self.relay.push(now, more);
                 forward(more);
             }
         }
-        if !self.closed
-            && self.sink.fin_received()
-            && self.sink.readable() == 0
-            && self.relay.held() == 0
-        {
-            self.closed = true;
-            sender.close();
+        if self.sink.fin_received() && self.sink.readable() == 0 {
+            self.relay.eof(now, Dir::Up); // once; later calls change nothing
+        }
+        // Only the source's stream is relayed: the destination sends no data
+        // back, so the relay never ends the Down direction (no FIN to the
+        // source), and simulated TCP has no RST to carry out.
+        while let Some(e) = self.relay.next_effect(&mut ()) {
+            if e == Effect::Fin(Leg::Server) {
+                sender.close();
+            }
         }
         while let Some(seg) = self.sink.poll_transmit(now) {
             emit(Emit::ToSource(seg));
@@ -518,7 +525,7 @@ impl NodeAgent for Split {
     fn sample(&self) -> Vec<(&'static str, f64)> {
         let sum = |f: &dyn Fn(&SplitLeg) -> u64| self.legs.iter().map(f).sum::<u64>() as f64;
         vec![
-            ("held_bytes", sum(&|l| l.relay.held())),
+            ("held_bytes", sum(&|l| l.relay.held(Dir::Up))),
             ("wireless_rwnd_bytes", sum(&|l| l.sink.window() as u64)),
             (
                 "wired_cwnd_bytes",

@@ -4,6 +4,8 @@ use std::fmt;
 use std::ops::Range;
 use std::path::PathBuf;
 
+use super::repeat::Expansion;
+
 /// A 1-based line and column (columns count characters, not bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Pos {
@@ -90,7 +92,15 @@ pub(crate) struct Ctx<'t> {
     origin: String,
     /// The text spans point into, if they point anywhere meaningful.
     text: Option<&'t str>,
+    /// When `text` is the expansion of `[[repeat]]`s: the text as written,
+    /// which positions are given in, and the map into it.
+    written: Option<(&'t str, &'t Expansion)>,
     pub(crate) errors: Vec<Diagnostic>,
+    /// For each of `errors`, the `[[repeat]]` copy it was found in.
+    copies: Vec<Option<i64>>,
+    /// Warnings found in a copy (position and message): the other copies
+    /// have them too, and are not warned about again.
+    copy_warnings: Vec<(Option<Pos>, String)>,
     /// Settings that are valid but do nothing: reported, never refused.
     pub(crate) warnings: Vec<Diagnostic>,
     /// Fields found to have an effect: never warned about (`acts`).
@@ -102,10 +112,26 @@ impl<'t> Ctx<'t> {
         Ctx {
             origin: origin.to_string(),
             text,
+            written: None,
             errors: Vec::new(),
+            copies: Vec::new(),
+            copy_warnings: Vec::new(),
             warnings: Vec::new(),
             acting: Vec::new(),
         }
+    }
+
+    /// A context for the expansion of `written`, placing positions in
+    /// `written` (if `positions`) and naming the copy of a `[[repeat]]`.
+    pub(crate) fn expanded(
+        origin: &str,
+        written: &'t str,
+        exp: &'t Expansion,
+        positions: bool,
+    ) -> Self {
+        let mut ctx = Ctx::new(origin, positions.then_some(exp.text.as_str()));
+        ctx.written = positions.then_some((written, exp));
+        ctx
     }
 
     /// Records a problem with `field` at `span` (a byte range of the text).
@@ -115,8 +141,9 @@ impl<'t> Ctx<'t> {
         field: impl Into<String>,
         message: impl Into<String>,
     ) {
-        let d = self.diagnostic(span, field.into(), message.into());
+        let (d, copy) = self.diagnostic(span, field.into(), message.into());
         self.errors.push(d);
+        self.copies.push(copy);
     }
 
     /// Records a setting with no effect, placed as [`Ctx::err`] places
@@ -128,7 +155,15 @@ impl<'t> Ctx<'t> {
         field: impl Into<String>,
         message: impl Into<String>,
     ) {
-        let d = self.diagnostic(span, field.into(), message.into());
+        let (mut d, copy) = self.diagnostic(span, field.into(), message.into());
+        if let Some(i) = copy {
+            let seen = (d.pos, d.message.clone());
+            if self.copy_warnings.contains(&seen) {
+                return;
+            }
+            self.copy_warnings.push(seen);
+            d.message.push_str(&copy_note(i, 0));
+        }
         let known = |f: &String| *f == d.field;
         if !self.warnings.iter().any(|w| known(&w.field)) && !self.acting.iter().any(known) {
             self.warnings.push(d);
@@ -144,17 +179,29 @@ impl<'t> Ctx<'t> {
         }
     }
 
-    fn diagnostic(&self, span: Option<Range<usize>>, field: String, message: String) -> Diagnostic {
-        let pos = match (self.text, span) {
-            (Some(t), Some(s)) => Some(pos_of(t, s.start)),
-            _ => None,
+    /// The diagnostic, placed in the text as written, and the index of the
+    /// `[[repeat]]` copy it is in, if any.
+    fn diagnostic(
+        &self,
+        span: Option<Range<usize>>,
+        field: String,
+        message: String,
+    ) -> (Diagnostic, Option<i64>) {
+        let (pos, copy) = match (self.text, span, self.written) {
+            (Some(_), Some(s), Some((written, exp))) => {
+                let (at, copy) = exp.source_of(s.start);
+                (Some(pos_of(written, at)), copy)
+            }
+            (Some(t), Some(s), None) => (Some(pos_of(t, s.start)), None),
+            _ => (None, None),
         };
-        Diagnostic {
+        let d = Diagnostic {
             origin: self.origin.clone(),
             pos,
             field,
             message,
-        }
+        };
+        (d, copy)
     }
 
     /// The warnings, in source order (those without a position last).
@@ -193,12 +240,51 @@ impl<'t> Ctx<'t> {
                 if self.errors.is_empty() {
                     self.err(None, "", "invalid scenario");
                 }
+                let mut errors = collapse_copies(self.errors, &self.copies);
                 // Source order reads best; errors without a position go last.
-                self.errors.sort_by_key(source_order);
-                Err(super::ScenarioError::Invalid(self.errors))
+                errors.sort_by_key(source_order);
+                Err(super::ScenarioError::Invalid(errors))
             }
         }
     }
+}
+
+/// ` (in copy i = 3 of a [[repeat]])`, and how many other copies have the
+/// same problem.
+pub(crate) fn copy_note(i: i64, more: usize) -> String {
+    match more {
+        0 => format!(" (in copy i = {i} of a [[repeat]])"),
+        1 => format!(" (in copy i = {i} of a [[repeat]], and in 1 more copy)"),
+        n => format!(" (in copy i = {i} of a [[repeat]], and in {n} more copies)"),
+    }
+}
+
+/// `errors` with the copy each was found in named, and a problem that
+/// several copies of a `[[repeat]]` share (same place, same message)
+/// reported once, at the first, with how many more have it.
+fn collapse_copies(errors: Vec<Diagnostic>, copies: &[Option<i64>]) -> Vec<Diagnostic> {
+    let mut out: Vec<(Diagnostic, Option<(i64, usize)>)> = Vec::new();
+    for (d, &copy) in errors.into_iter().zip(copies) {
+        let Some(i) = copy else {
+            out.push((d, None));
+            continue;
+        };
+        let same = out
+            .iter_mut()
+            .find(|(o, c)| c.is_some() && o.pos == d.pos && o.message == d.message);
+        match same {
+            Some((_, Some((_, more)))) => *more += 1,
+            _ => out.push((d, Some((i, 0)))),
+        }
+    }
+    out.into_iter()
+        .map(|(mut d, copy)| {
+            if let Some((i, more)) = copy {
+                d.message.push_str(&copy_note(i, more));
+            }
+            d
+        })
+        .collect()
 }
 
 /// Sorts diagnostics by position, those without one last.

@@ -1,9 +1,11 @@
 //! Scenario files: TOML in, a validated [`Scenario`] out.
 //!
 //! The format is documented in `docs/scenario-format.md`, and
-//! `scenarios/default.toml` is its annotated example. Loading runs in three
+//! `scenarios/default.toml` is its annotated example. Loading runs in four
 //! steps:
 //!
+//! 0. **repeat** (`repeat.rs`): `[[repeat]]` groups copied into plain
+//!    tables, the text's positions kept for errors;
 //! 1. **raw** (`raw.rs`): serde structs that mirror the file, denying unknown
 //!    fields and parsing units, with source spans kept for later checks;
 //! 2. **validate** (`validate.rs`, `links.rs`, `tagged.rs`): names resolved to
@@ -28,7 +30,7 @@ mod overrides;
 mod profile;
 mod raw;
 mod read;
-mod routes;
+mod repeat;
 mod tagged;
 mod trace;
 mod validate;
@@ -45,6 +47,8 @@ mod limits_tests;
 #[cfg(test)]
 mod netmodel_tests;
 #[cfg(test)]
+mod repeat_tests;
+#[cfg(test)]
 pub(crate) mod tests;
 #[cfg(test)]
 mod warn_tests;
@@ -59,8 +63,8 @@ pub use model::{
     RecoveryKind, RedSpec, Scenario, Series, SinkSpec, SourceSpec, TcpSpec, TraceSpec, Warnings,
 };
 pub use overrides::{apply_override, parse_override};
+pub use pep_model::route::{Routes, MAX_NODES};
 pub use read::{read_text, MAX_TEXT_BYTES};
-pub use routes::{Routes, MAX_NODES};
 pub use validate::{MAX_FLOWS, MAX_MSS, MAX_OUTPUT_ROWS, MAX_WINDOW, MIN_CUT_DELAY, MIN_RTO_BOUND};
 
 use error::Ctx;
@@ -158,8 +162,11 @@ impl Scenario {
 
 /// Parses TOML text into a document for [`apply_override`], reporting
 /// syntax errors with their position.
+/// `[[repeat]]` groups are expanded, so the document has the tables they
+/// make, and paths such as `flow[f3]` reach them.
 pub fn parse_document(text: &str, origin: &str) -> Result<toml::Table, ScenarioError> {
-    let mut ctx = Ctx::new(origin, Some(text));
+    let exp = expand(text, origin, true)?;
+    let (text, mut ctx) = reading(text, exp.as_ref(), origin, true);
     match serde_path_to_error::deserialize(toml::Deserializer::new(text)) {
         Ok(t) => ctx.into_result(Some(t)),
         Err(e) => {
@@ -190,7 +197,8 @@ pub fn has_table_without(text: &str, has: &str, lacks: &str) -> bool {
 }
 
 fn check(text: &str, origin: &str, positions: bool) -> Result<Scenario, ScenarioError> {
-    let mut ctx = Ctx::new(origin, positions.then_some(text));
+    let exp = expand(text, origin, positions)?;
+    let (text, mut ctx) = reading(text, exp.as_ref(), origin, positions);
     let doc: raw::Doc = match serde_path_to_error::deserialize(toml::Deserializer::new(text)) {
         Ok(d) => d,
         Err(e) => {
@@ -211,6 +219,34 @@ fn check(text: &str, origin: &str, positions: bool) -> Result<Scenario, Scenario
         sc.warnings = Warnings(ctx.take_warnings());
     }
     ctx.into_result(scenario)
+}
+
+/// `text` with its `[[repeat]]` groups expanded, if it has any.
+fn expand(
+    text: &str,
+    origin: &str,
+    positions: bool,
+) -> Result<Option<repeat::Expansion>, ScenarioError> {
+    let mut ctx = Ctx::new(origin, positions.then_some(text));
+    match repeat::expand(text, &mut ctx) {
+        repeat::Outcome::Plain => Ok(None),
+        repeat::Outcome::Expanded(exp) => Ok(Some(exp)),
+        repeat::Outcome::Invalid => ctx.into_result(None),
+    }
+}
+
+/// The text to read (`text`, or its expansion) and a context that places
+/// errors in `text`.
+fn reading<'a>(
+    text: &'a str,
+    exp: Option<&'a repeat::Expansion>,
+    origin: &str,
+    positions: bool,
+) -> (&'a str, Ctx<'a>) {
+    match exp {
+        Some(exp) => (&exp.text, Ctx::expanded(origin, text, exp, positions)),
+        None => (text, Ctx::new(origin, positions.then_some(text))),
+    }
 }
 
 /// Gives position-less diagnostics the position the same diagnostic has in

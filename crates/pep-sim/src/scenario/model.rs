@@ -7,7 +7,11 @@ use pep_core::{Duration, KindFilter, Rate};
 use serde::Deserialize;
 
 use super::error::Diagnostic;
-use super::routes::Routes;
+
+use pep_model::route::Routes;
+/// The node kinds, link directions and routes of the shared model: the
+/// lab routes by the same rule.
+pub use pep_model::route::{Dir, NodeKind};
 
 /// A network, the traffic on it and what to record, ready to simulate.
 #[derive(Clone, Debug, PartialEq)]
@@ -117,16 +121,6 @@ pub struct NodeSpec {
     pub processing: Option<HostCost>,
 }
 
-/// What a node does with packets addressed to someone else.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum NodeKind {
-    /// Sends and receives; never forwards (never an intermediate hop).
-    Host,
-    /// Forwards along [`Routes`]; may also terminate flows.
-    Router,
-}
-
 /// A full-duplex link: two independent directions, each a serializer, a
 /// propagation delay, a queue and a loss model.
 #[derive(Clone, Debug, PartialEq)]
@@ -155,15 +149,6 @@ pub enum MediumSpec {
     /// order of arrival; when both directions wait as the channel frees,
     /// the next transmission waits a uniform random time in `[0, backoff]`.
     HalfDuplex { backoff: Duration },
-}
-
-/// A direction of a link.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Dir {
-    /// From `a` to `b`.
-    Forward,
-    /// From `b` to `a`.
-    Reverse,
 }
 
 impl LinkSpec {

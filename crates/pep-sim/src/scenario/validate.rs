@@ -19,9 +19,9 @@ use super::model::{
     RecoveryKind, Scenario, Series, SinkSpec, SourceSpec, TcpSpec,
 };
 use super::raw;
-use super::routes::{Routes, MAX_NODES};
 use super::tagged::{self, FlowNames};
 use crate::units::{fmt_bytes, positive_duration};
+use pep_model::route::{Routes, MAX_NODES};
 
 /// Most flows a scenario may expand to (a guard against `count = 4e9`).
 pub const MAX_FLOWS: usize = 100_000;

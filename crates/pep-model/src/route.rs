@@ -1,4 +1,6 @@
-//! Static routing, computed once at load time.
+//! The topology and its static routes, computed once before a run: the
+//! simulator's rule, which the lab's kernel routes follow too (both call
+//! this, so they cannot pick different paths).
 //!
 //! Rule: fewest hops, where only routers may be intermediate hops (a host
 //! never forwards). Among equally short choices a node takes the link with
@@ -8,7 +10,54 @@
 
 use std::collections::VecDeque;
 
-use super::model::{Dir, NodeKind};
+use serde::{Deserialize, Serialize};
+
+/// What a node does with packets addressed to someone else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeKind {
+    /// Sends and receives; never forwards (never an intermediate hop).
+    Host,
+    /// Forwards along [`Routes`]; may also terminate flows.
+    Router,
+}
+
+/// A direction of a link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Dir {
+    /// From `a` to `b`.
+    Forward,
+    /// From `b` to `a`.
+    Reverse,
+}
+
+/// Nodes and the links joining them: what routes are computed from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Graph {
+    /// `kinds[node]`: whether the node forwards.
+    pub kinds: Vec<NodeKind>,
+    /// `ends[link] = (a, b)`: node indices of the link's two ends.
+    pub ends: Vec<(usize, usize)>,
+}
+
+impl Graph {
+    /// Adds a node; returns its index.
+    pub fn node(&mut self, kind: NodeKind) -> usize {
+        self.kinds.push(kind);
+        self.kinds.len() - 1
+    }
+
+    /// Adds a link from `a` to `b`; returns its index.
+    pub fn link(&mut self, a: usize, b: usize) -> usize {
+        self.ends.push((a, b));
+        self.ends.len() - 1
+    }
+
+    /// The next hops for every (node, destination) pair.
+    pub fn routes(&self) -> Routes {
+        Routes::compute(&self.kinds, &self.ends)
+    }
+}
 
 /// Most nodes a scenario may have: the table is `nodes^2` entries.
 pub const MAX_NODES: usize = 4096;
@@ -111,6 +160,17 @@ impl Routes {
         }
         Some(hops)
     }
+
+    /// The nodes from `src` to `dst`, both included (only `src` if they
+    /// are the same), or `None` if there is no route.
+    pub fn nodes(&self, src: usize, dst: usize) -> Option<Vec<usize>> {
+        let mut at = vec![src];
+        for (l, d) in self.path(src, dst)? {
+            let (a, b) = self.ends[l];
+            at.push(if d == Dir::Forward { b } else { a });
+        }
+        Some(at)
+    }
 }
 
 #[cfg(test)]
@@ -135,6 +195,9 @@ mod tests {
             ])
         );
         assert_eq!(r.path(3, 3), Some(vec![]));
+        assert_eq!(r.nodes(0, 3), Some(vec![0, 1, 2, 3]));
+        assert_eq!(r.nodes(3, 0), Some(vec![3, 2, 1, 0]));
+        assert_eq!(r.nodes(3, 3), Some(vec![3]));
         assert_eq!(r.next_hop(0, 0), None);
         assert_eq!(r.next_hop(9, 0), None);
     }
@@ -169,5 +232,26 @@ mod tests {
         let r = Routes::compute(&kinds, &[(0, 1), (1, 4), (0, 2), (2, 3), (3, 4)]);
         assert_eq!(r.path(0, 4).map(|p| p.len()), Some(3));
         assert_eq!(r.next_hop(0, 4), Some((2, Dir::Forward)));
+    }
+
+    #[test]
+    fn graph_builds_what_compute_takes() {
+        let mut g = Graph::default();
+        let (s, r, d) = (g.node(H), g.node(R), g.node(H));
+        assert_eq!(g.link(s, r), 0);
+        assert_eq!(g.link(d, r), 1);
+        let routes = g.routes();
+        assert_eq!(routes, Routes::compute(&[H, R, H], &[(0, 1), (2, 1)]));
+        assert_eq!(routes.nodes(s, d), Some(vec![0, 1, 2]));
+        assert_eq!(
+            routes.path(d, s),
+            Some(vec![(1, Dir::Forward), (0, Dir::Reverse)])
+        );
+        // Unreachable: a host in the middle.
+        let mut g = Graph::default();
+        let (x, h, y) = (g.node(H), g.node(H), g.node(H));
+        g.link(x, h);
+        g.link(h, y);
+        assert_eq!(g.routes().nodes(x, y), None);
     }
 }

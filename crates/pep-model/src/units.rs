@@ -1,5 +1,7 @@
-//! Readable units for scenario files: rates, durations, byte sizes and queue
-//! limits, parsed strictly and exactly.
+//! Readable units: rates, durations, byte sizes and queue limits, parsed
+//! strictly and exactly. One grammar for every file pepkit reads: the
+//! scenarios, the experiments and the daemon's `pep.toml` (which adds one
+//! exception, documented in docs/daemon.md: a bare number there is bytes).
 //!
 //! * Rates are bits per second with SI prefixes (`k`/`K` = 1e3, `M` = 1e6,
 //!   `G` = 1e9): `"10Mbps"`, `"10 Mbit/s"`, `"64kbps"`, `"1.5Mbps"`. Byte

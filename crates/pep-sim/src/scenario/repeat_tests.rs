@@ -1,0 +1,343 @@
+//! `[[repeat]]`: a group written once loads as the tables written out, in
+//! the same order; its errors sit on the template's line and name the copy.
+
+use super::repeat::fill;
+use super::tests::{line_of, load};
+use super::*;
+
+/// Two routers, then per i a sender, a receiver, their access links and a
+/// flow, then one more host: the group sits between plain tables.
+const GROUP: &str = r#"[scenario]
+name = "t"
+duration = "10s"
+[[node]]
+name = "a"
+kind = "router"
+[[node]]
+name = "b"
+kind = "router"
+[[link]]
+between = ["a", "b"]
+rate = "10Mbps"
+delay = "50ms"
+
+# The senders' access delays differ: 1, 3, 5 ms.
+[[repeat]]
+count = 3
+[[repeat.node]]
+name = "s{i}"
+[[repeat.node]]
+name = "r{i}"
+[[repeat.link]]
+between = ["s{i}", "a"]
+rate = "100Mbps"
+delay = "{1 + 2*i}ms"
+[[repeat.link]]
+between = ["b", "r{i}"]
+rate = "100Mbps"
+delay = "5ms"
+[repeat.link.reverse]
+rate = "{i + 1}Mbps"
+[[repeat.flow]]
+name = "f{i}"
+from = "s{i}"
+to = "r{i}"
+start = "{(i * 400) % 1000}ms"
+source = { kind = "finite", size = "{150000 + 37123 * i}B" }
+
+[[node]]
+name = "z"
+[[link]]
+between = ["z", "b"]
+rate = "10Mbps"
+delay = "1ms"
+"#;
+
+/// [`GROUP`] as a generator would write it.
+fn written_out() -> String {
+    let mut t = GROUP[..GROUP.find("# The senders'").unwrap()].to_string();
+    for i in 0..3 {
+        t += &format!(
+            r#"[[node]]
+name = "s{i}"
+[[node]]
+name = "r{i}"
+[[link]]
+between = ["s{i}", "a"]
+rate = "100Mbps"
+delay = "{}ms"
+[[link]]
+between = ["b", "r{i}"]
+rate = "100Mbps"
+delay = "5ms"
+[link.reverse]
+rate = "{}Mbps"
+[[flow]]
+name = "f{i}"
+from = "s{i}"
+to = "r{i}"
+start = "{}ms"
+source = {{ kind = "finite", size = "{}B" }}
+"#,
+            1 + 2 * i,
+            i + 1,
+            (i * 400) % 1000,
+            150000 + 37123 * i
+        );
+    }
+    t + &GROUP[GROUP.find("[[node]]\nname = \"z\"").unwrap()..]
+}
+
+#[test]
+fn a_group_loads_as_its_tables_written_out_in_order() {
+    let sc = load(GROUP).unwrap_or_else(|e| panic!("{e}"));
+    let flat = load(&written_out()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(sc == flat);
+    let names: Vec<&str> = sc.nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["a", "b", "s0", "r0", "s1", "r1", "s2", "r2", "z"]);
+    let links: Vec<&str> = sc.links.iter().map(|l| l.name.as_str()).collect();
+    let order = ["a-b", "s0-a", "b-r0", "s1-a", "b-r1", "s2-a", "b-r2", "z-b"];
+    assert_eq!(links, order);
+    assert_eq!(
+        sc.links[5].forward.delay,
+        pep_core::Duration::from_millis(5)
+    );
+    assert_eq!(sc.links[6].reverse.rate, pep_core::Rate::mbps(3));
+    assert_eq!(sc.flows[2].start, pep_core::Duration::from_millis(800));
+    // The document an experiment changes has the copies too.
+    let doc = parse_document(GROUP, "t.toml").unwrap();
+    assert_eq!(doc, parse_document(&written_out(), "t.toml").unwrap());
+    assert!(!doc.contains_key("repeat"));
+}
+
+#[test]
+fn overrides_reach_the_copies() {
+    let set = [("link[b-r1].rate".to_string(), "2Mbps".into())];
+    let sc = Scenario::from_toml_str_with(GROUP, "t.toml", &set).unwrap();
+    assert_eq!(sc.links[4].forward.rate, pep_core::Rate::mbps(2));
+    assert_eq!(sc.links[2].forward.rate, pep_core::Rate::mbps(100));
+}
+
+#[test]
+fn placeholders_are_integer_arithmetic_on_i() {
+    assert_eq!(fill("s{i}", 7).unwrap(), "s7");
+    assert_eq!(fill("{1 + 2*i}ms", 4).unwrap(), "9ms");
+    assert_eq!(fill("{ -(i - 10) / 3 % 2 }", 1).unwrap(), "1");
+    assert_eq!(fill("{{i}} {i}{i}", 2).unwrap(), "{i} 22");
+    assert_eq!(fill("no braces", 2).unwrap(), "no braces");
+    for (t, says) in [
+        ("{j}", "unknown name `j`"),
+        ("{i / (i - 2)}", "division by zero"),
+        ("{i * 9223372036854775807}", "too large"),
+        ("{i +}", "ends too soon"),
+        ("{(i}", "without its `)`"),
+        ("{i i}", "unexpected `i`"),
+        ("s{i", "without its `}`"),
+        ("s}", "a lone `}`"),
+        ("{1.5 * i}", "unexpected `.`"),
+    ] {
+        let e = fill(t, 2).unwrap_err();
+        assert!(e.contains(says), "{t}: {e}");
+    }
+}
+
+/// The diagnostics of `text`, which must not load.
+fn diags(text: &str) -> Vec<Diagnostic> {
+    match load(text) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e.diagnostics().to_vec(),
+    }
+}
+
+#[test]
+fn an_error_in_a_copy_is_placed_in_the_template_and_names_the_copy() {
+    // Every copy's rate is bad: one error, at the template, counting them.
+    let text = GROUP.replacen(
+        "rate = \"100Mbps\"\ndelay = \"5ms\"",
+        "rate = \"0Mbps\"\ndelay = \"5ms\"",
+        1,
+    );
+    let d = &diags(&text)[0];
+    assert_eq!(d.pos.unwrap().line, line_of(&text, "\"0Mbps\""), "{d}");
+    assert_eq!(d.field, "link[2].rate", "{d}");
+    assert!(
+        d.message
+            .ends_with("(in copy i = 0 of a [[repeat]], and in 2 more copies)"),
+        "{d}"
+    );
+    // Only some copies are wrong; the column is the written one, after a
+    // filled-in string on the same line.
+    let text = GROUP.replacen(
+        "between = [\"b\", \"r{i}\"]",
+        "between = [\"r{i}\", \"x{i % 2}\"]",
+        1,
+    );
+    let all = diags(&text);
+    let line = line_of(&text, "x{i % 2}");
+    let column = text.lines().nth(line - 1).unwrap().find("\"x{").unwrap() + 1;
+    let at = |d: &Diagnostic| d.pos.map(|p| (p.line, p.column));
+    let x0 = all.iter().find(|d| d.message.contains("\"x0\"")).unwrap();
+    let x1 = all.iter().find(|d| d.message.contains("\"x1\"")).unwrap();
+    assert_eq!(
+        (at(x0), at(x1)),
+        (Some((line, column)), Some((line, column)))
+    );
+    assert!(
+        x0.message
+            .ends_with("(in copy i = 0 of a [[repeat]], and in 1 more copy)"),
+        "{x0}"
+    );
+    assert!(
+        x1.message.ends_with("(in copy i = 1 of a [[repeat]])"),
+        "{x1}"
+    );
+    assert_eq!(x1.field, "link[4].between[1]");
+    // An unknown field or a bad unit stops the reading, at the first copy's.
+    let text = GROUP.replacen("delay = \"5ms\"", "delay = \"5ms\"\nlag = 1", 1);
+    let d = &diags(&text)[0];
+    assert_eq!(d.pos.unwrap().line, line_of(&text, "lag = 1"), "{d}");
+    assert!(d.message.contains("unknown field `lag`"), "{d}");
+    assert!(
+        d.message.ends_with("(in copy i = 0 of a [[repeat]])"),
+        "{d}"
+    );
+    // Tables after the group keep their own lines.
+    let text = GROUP.replacen("delay = \"1ms\"", "delay = \"1 ms s\"", 1);
+    let d = &diags(&text)[0];
+    assert_eq!(
+        (d.field.as_str(), d.pos.unwrap().line),
+        ("link[7].delay", line_of(&text, "1 ms s"))
+    );
+    assert!(!d.message.contains("repeat"), "{d}");
+}
+
+#[test]
+fn a_placeholder_that_fails_is_reported_once_at_its_string() {
+    let text = GROUP.replacen("delay = \"{1 + 2*i}ms\"", "delay = \"{10 / (2 - i)}ms\"", 1);
+    let all = diags(&text);
+    assert_eq!(all.len(), 1, "{all:#?}");
+    let d = &all[0];
+    assert_eq!(d.field, "repeat[0].link[0].delay");
+    assert_eq!(d.pos.unwrap().line, line_of(&text, "{10 / (2 - i)}"));
+    assert!(
+        d.message
+            .ends_with("division by zero (in copy i = 2 of a [[repeat]])"),
+        "{d}"
+    );
+}
+
+#[test]
+fn a_group_must_be_well_formed() {
+    let cases = [
+        (
+            "count = 3\n",
+            "",
+            "repeat[0]",
+            "[[repeat]]",
+            "missing field `count`",
+        ),
+        (
+            "count = 3\n",
+            "count = 0\n",
+            "repeat[0].count",
+            "count = 0",
+            "from 1 to 100000",
+        ),
+        (
+            "count = 3\n",
+            "count = \"3\"\n",
+            "repeat[0].count",
+            "count = \"3\"",
+            "integer",
+        ),
+        (
+            "count = 3\n",
+            "count = 3\nfrom = 1\n",
+            "repeat[0].from",
+            "from = 1",
+            "unknown field `from`",
+        ),
+        (
+            "[[repeat.flow]]",
+            "[repeat.flow]",
+            "repeat[0].flow",
+            "[repeat.flow]",
+            "write [[repeat.flow]]",
+        ),
+        (
+            "[[repeat.flow]]",
+            "[[repeat.flows]]",
+            "repeat[0].flows",
+            "[[repeat.flows]]",
+            "repeats only",
+        ),
+        (
+            "count = 3\n",
+            "count = 3\ntrace = { link = \"a-b\" }\n",
+            "repeat[0].trace",
+            "trace = {",
+            "as [[repeat.trace]]",
+        ),
+    ];
+    for (from, to, field, line, says) in cases {
+        let text = GROUP.replacen(from, to, 1);
+        let all = diags(&text);
+        let d = all
+            .iter()
+            .find(|d| d.field == field)
+            .unwrap_or_else(|| panic!("{to}: {all:#?}"));
+        assert_eq!(d.pos.unwrap().line, line_of(&text, line), "{d}");
+        assert!(d.message.contains(says), "{d}");
+    }
+    // A member after another table: it would belong to the group above.
+    let text = format!("{GROUP}[[repeat.node]]\nname = \"late{{i}}\"\n");
+    let d = &diags(&text)[0];
+    assert_eq!(d.pos.unwrap().line, line_of(&text, "late") - 1, "{d}");
+    assert!(d.message.contains("other tables come between"), "{d}");
+    // A group with nothing in it, and `repeat` as a plain value.
+    let text = format!("{GROUP}[[repeat]]\ncount = 2\n");
+    assert!(diags(&text)[0].message.contains("nothing to repeat"));
+    let text = written_out().replacen("[scenario]", "repeat = 2\n[scenario]", 1);
+    assert!(diags(&text)[0]
+        .message
+        .contains("write each group as a [[repeat]]"));
+}
+
+#[test]
+fn a_syntax_error_beside_a_group_keeps_its_line() {
+    let text = GROUP.replacen("name = \"z\"", "name = \"z", 1);
+    let d = &diags(&text)[0];
+    assert_eq!(d.pos.unwrap().line, line_of(&text, "name = \"z"), "{d}");
+}
+
+#[test]
+fn braces_outside_a_group_are_text() {
+    let text = GROUP.replacen(
+        "name = \"t\"",
+        "name = \"t\"\ndescription = \"{i} and }\"",
+        1,
+    );
+    assert_eq!(load(&text).unwrap().description, "{i} and }");
+}
+
+#[test]
+fn the_docs_example_means_what_it_says() {
+    let docs = include_str!("../../../../docs/scenario-format.md");
+    let section = &docs[docs.find("## `[[repeat]]`").unwrap()..];
+    let start = section.find("```toml\n").unwrap() + "```toml\n".len();
+    let example = &section[start..start + section[start..].find("```").unwrap()];
+    let text = format!("[scenario]\nname = \"t\"\nduration = \"10s\"\n{example}");
+    let sc = load(&text).unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<&str> = sc.nodes.iter().take(6).map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["a", "b", "s0", "r0", "s1", "r1"]);
+    assert_eq!(
+        (sc.nodes.len(), sc.links.len(), sc.flows.len()),
+        (102, 101, 50)
+    );
+    let links: Vec<&str> = sc.links.iter().take(4).map(|l| l.name.as_str()).collect();
+    assert_eq!(links, ["bottleneck", "s0-a", "b-r0", "s1-a"]);
+    let ms = pep_core::Duration::from_millis;
+    assert_eq!(sc.links[99].forward.delay, ms(99));
+    assert_eq!(sc.flows[49].name, "f49");
+    assert_eq!(sc.flows[49].start, ms(490));
+}
