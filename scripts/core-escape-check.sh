@@ -50,7 +50,9 @@ COPY=$WORK/ws
 rm -rf "$COPY/crates"
 mkdir -p "$COPY/crates"
 cp -r "$CORE" "$COPY/crates/pep-core"
-sed -E 's/^members = .*/members = ["crates\/pep-core"]/' "$ROOT/Cargo.toml" >"$COPY/Cargo.toml"
+# The members list (one line or several) becomes pep-core alone.
+awk '/^members = \[/ { print "members = [\"crates/pep-core\"]"; skip = ($0 !~ /\]/); next }
+     skip { skip = ($0 !~ /\]/); next } { print }' "$ROOT/Cargo.toml" >"$COPY/Cargo.toml"
 cp "$ROOT/Cargo.lock" "$COPY/Cargo.lock"
 echo 'mod escape_probe;' >>"$COPY/crates/pep-core/src/lib.rs"
 PROBE=$COPY/crates/pep-core/src/escape_probe.rs

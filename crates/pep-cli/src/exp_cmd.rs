@@ -10,6 +10,8 @@ use pep_exp::plots;
 use pep_exp::reproduce::{self, Verdict};
 use pep_exp::{Experiment, Mode, Progress, Results, SweepConfig};
 
+use crate::sim_summary::plural;
+
 #[derive(Args)]
 pub struct SweepArgs {
     /// Experiment file (TOML): base scenario, parameters, seeds, measures, plots.
@@ -148,16 +150,16 @@ pub fn sweep(a: SweepArgs) -> Result<(), String> {
     }
     if !a.quiet {
         println!(
-            "{}: {} points x {} seeds = {} runs ({} reused, {} ran) in {:.2} s with {} jobs",
+            "{}: {} x {} = {} ({} reused, {} ran) in {:.2} s with {}",
             exp.name,
-            exp.points.len(),
-            exp.seeds(mode).len(),
-            outcome.total,
+            plural(exp.points.len(), "point", "points"),
+            plural(exp.seeds(mode).len(), "seed", "seeds"),
+            plural(outcome.total, "run", "runs"),
             outcome.reused,
             outcome.ran,
             outcome.wall_seconds,
             // As many as there were runs to make, as sweep.json says.
-            cfg.jobs.min(outcome.ran.max(1))
+            plural(cfg.jobs.min(outcome.ran.max(1)), "job", "jobs")
         );
         print_aggregate(&exp, &results);
         println!("\nwrote {}", list(&files));
@@ -254,6 +256,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), String> {
         crate::sim_cmd::print_exp_warnings(exp.warnings(opts.mode));
     }
     let mut failed = 0;
+    let mut summary = Vec::new();
     for (paper, experiments) in papers.into_iter().zip(loaded) {
         let pb = bar(true);
         let report = reproduce::reproduce(paper, experiments, &opts, &mut |stem, p| {
@@ -263,12 +266,22 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), String> {
             b.finish_and_clear();
         }
         println!("{}: {}", paper.name, paper.title);
+        println!("  {}", report.tally().line());
         for c in &report.claims {
             let why = match &c.verdict {
                 Verdict::Skipped(w) => format!(" ({w})"),
                 _ => String::new(),
             };
-            println!("  {:<4} {:<8} {}{why}", c.id, c.verdict.word(), c.statement);
+            let kind = match c.kind {
+                reproduce::Kind::Reproduction => String::new(),
+                k => format!("[{}] ", k.label()),
+            };
+            println!(
+                "  {:<8} {:<8} {kind}{}{why}",
+                c.id,
+                c.verdict.word(),
+                c.statement
+            );
         }
         println!(
             "  report: {}, {}",
@@ -276,6 +289,10 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), String> {
             report.dir.join("report.html").display()
         );
         failed += report.failed();
+        summary.push(format!("  {}: {}", paper.name, report.tally().line()));
+    }
+    if summary.len() > 1 {
+        println!("verdicts per paper:\n{}", summary.join("\n"));
     }
     if failed > 0 {
         return Err(format!("{failed} claim(s) failed"));

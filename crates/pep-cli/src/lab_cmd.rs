@@ -31,7 +31,8 @@ pub enum LabCommand {
     /// its own namespace (`pepl-<id>+l<n>`). Run programs in a node with
     /// `ip netns exec pepl-<id>.<node> <command>`. Needs root.
     Up {
-        /// Scenario file (TOML). Omit for the built-in default scenario.
+        /// Scenario file (TOML). Omit for scenarios/examples/geo.toml (the
+        /// built-in default's GEO path, without its PEP).
         scenario: Option<PathBuf>,
         #[command(flatten)]
         lab: LabArgs,
@@ -74,7 +75,8 @@ pub enum LabCommand {
     /// Build a scenario, run its flows with real Linux TCP, write the results
     /// (goodput.csv, cwnd.csv, tcpinfo.csv, summary.json), take it down.
     Run {
-        /// Scenario file (TOML). Omit for the built-in default scenario.
+        /// Scenario file (TOML). Omit for scenarios/examples/geo.toml (the
+        /// built-in default's GEO path, without its PEP).
         scenario: Option<PathBuf>,
         /// Directory for the results [default: out/<scenario name>-lab].
         #[arg(long, short)]
@@ -87,7 +89,8 @@ pub enum LabCommand {
     /// Run a scenario in the simulator and in the lab; print both side by side
     /// and write each one's results (<out>/sim, <out>/lab).
     Compare {
-        /// Scenario file (TOML). Omit for the built-in default scenario.
+        /// Scenario file (TOML). Omit for scenarios/examples/geo.toml (the
+        /// built-in default's GEO path, without its PEP).
         scenario: Option<PathBuf>,
         /// Directory for the results [default: out/<scenario name>-compare].
         #[arg(long, short)]
@@ -224,7 +227,7 @@ pub fn run(cmd: LabCommand) -> Result<(), String> {
 fn load(path: Option<&Path>, run: &RunArgs) -> Result<Scenario, String> {
     let mut sc = match path {
         Some(p) => Scenario::load(p).map_err(|e| e.to_string())?,
-        None => Scenario::builtin_default(),
+        None => crate::sim_cmd::geo_without_pep(),
     };
     if let Some(s) = run.seed {
         sc = sc.with_seed(s);
@@ -441,7 +444,7 @@ fn lab_options(args: &LabArgs, default_id: &str) -> LabOptions {
 fn up(path: Option<&Path>, args: &LabArgs) -> Result<(), String> {
     let sc = match path {
         Some(p) => Scenario::load(p).map_err(|e| e.to_string())?,
-        None => Scenario::builtin_default(),
+        None => crate::sim_cmd::geo_without_pep(),
     };
     crate::sim_cmd::print_warnings(&sc);
     let topo = topology_from_scenario(&sc)?;
@@ -965,6 +968,62 @@ mod tests {
     /// nodes in every shipped scenario, including those the lab refuses to
     /// run (agents, other queues): the route computation is compared, not
     /// whether the lab can build the rest.
+    fn assert_same_routes(sc: &Scenario, origin: &str) -> usize {
+        let lab = topology_shape(sc).routes();
+        let mut routes = 0;
+        for f in &sc.flows {
+            for (from, to) in [(f.src, f.dst), (f.dst, f.src)] {
+                let sim = sc.routes.nodes(from, to);
+                assert!(sim.is_some(), "{origin}: flow {}: no route", f.name);
+                assert_eq!(
+                    sim,
+                    lab.nodes(from, to),
+                    "{origin}: flow {} from {} to {}",
+                    f.name,
+                    sc.nodes[from].name,
+                    sc.nodes[to].name
+                );
+                assert_eq!(sc.route_nodes(from, to), sim.unwrap());
+                routes += 1;
+            }
+        }
+        routes
+    }
+
+    /// No shipped scenario offers two equally short paths or a host on a
+    /// shorter one, so this one does: the lab must break the tie by the
+    /// same link order and bypass the same host.
+    #[test]
+    fn simulator_and_lab_break_ties_and_bypass_hosts_alike() {
+        let mut text = String::from("[scenario]\nname = \"t\"\nduration = \"1s\"\n");
+        for (n, kind) in [
+            ("s", "host"),
+            ("h", "host"),
+            ("r1", "router"),
+            ("r2", "router"),
+        ] {
+            text += &format!("[[node]]\nname = \"{n}\"\nkind = \"{kind}\"\n");
+        }
+        text += "[[node]]\nname = \"d\"\n";
+        for (a, b) in [
+            ("s", "h"),
+            ("h", "d"),
+            ("s", "r2"),
+            ("r2", "d"),
+            ("s", "r1"),
+            ("r1", "d"),
+        ] {
+            text += &format!(
+                "[[link]]\nbetween = [\"{a}\", \"{b}\"]\nrate = \"10Mbps\"\ndelay = \"1ms\"\n"
+            );
+        }
+        text += "[[flow]]\nname = \"f\"\nfrom = \"s\"\nto = \"d\"\n";
+        let sc = Scenario::from_toml_str(&text, "t.toml").unwrap();
+        let (s, r2, d) = (0, 3, 4);
+        assert_eq!(sc.route_nodes(s, d), vec![s, r2, d]);
+        assert_eq!(assert_same_routes(&sc, "t.toml"), 2);
+    }
+
     #[test]
     fn simulator_and_lab_route_every_shipped_scenario_alike() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
@@ -987,24 +1046,7 @@ mod tests {
                 }
                 let sc = Scenario::from_toml_str(&text, &p.display().to_string())
                     .unwrap_or_else(|e| panic!("{e}"));
-                let lab = topology_shape(&sc).routes();
-                for f in &sc.flows {
-                    for (from, to) in [(f.src, f.dst), (f.dst, f.src)] {
-                        let sim = sc.routes.nodes(from, to);
-                        assert!(sim.is_some(), "{}: flow {}: no route", p.display(), f.name);
-                        assert_eq!(
-                            sim,
-                            lab.nodes(from, to),
-                            "{}: flow {} from {} to {}",
-                            p.display(),
-                            f.name,
-                            sc.nodes[from].name,
-                            sc.nodes[to].name
-                        );
-                        assert_eq!(sc.route_nodes(from, to), sim.unwrap());
-                        routes += 1;
-                    }
-                }
+                routes += assert_same_routes(&sc, &p.display().to_string());
                 scenarios += 1;
             }
         }

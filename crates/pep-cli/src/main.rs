@@ -9,8 +9,15 @@ use clap::{Parser, Subcommand};
 mod amp_cmd;
 mod exp_cmd;
 mod lab_cmd;
+#[cfg(feature = "daemon")]
 mod proxy_cmd;
+// Built without the daemon: `pep proxy` says so.
+#[cfg(not(feature = "daemon"))]
+#[path = "proxy_absent.rs"]
+mod proxy_cmd;
+mod randomness;
 mod sim_cmd;
+mod sim_summary;
 
 #[derive(Parser)]
 #[command(
@@ -41,7 +48,13 @@ enum Command {
     #[command(subcommand)]
     Lab(lab_cmd::LabCommand),
     /// Run the transparent split-TCP PEP daemon (root), print its rules.
-    #[command(subcommand)]
+    #[cfg_attr(feature = "daemon", command(subcommand))]
+    #[cfg_attr(
+        not(feature = "daemon"),
+        command(
+            about = "The split-TCP PEP daemon: not in this build (built without the `daemon` feature)"
+        )
+    )]
     Proxy(proxy_cmd::ProxyCommand),
     /// The AMP model of an asymmetric path: forward throughput bound
     /// min(F, A x M x P), Lakshman's k, and the two-class bidirectional table.

@@ -15,8 +15,9 @@ use pep_sim::{Scenario, Simulation};
 pub enum SimCommand {
     /// Run a scenario and write its results (CSV series, summary.json, run.json).
     ///
-    /// Without a file, runs the built-in default: one bulk NewReno flow over a
-    /// GEO-satellite-like path (10 Mbit/s, 250 ms one way).
+    /// Without a file, runs the built-in default: the same 10 MB NewReno
+    /// download over a GEO-satellite-like path (10 Mbit/s, 250 ms one way)
+    /// end to end and through a split PEP, and prints the PEP's gain.
     Run {
         /// Scenario file (TOML). Omit to run the built-in default scenario.
         scenario: Option<PathBuf>,
@@ -41,6 +42,18 @@ pub enum SimCommand {
         /// the same [default: 2 on a machine with two CPUs or more].
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=2))]
         threads: Option<u8>,
+        /// Change one field of the scenario, as a sweep's `[vary]` does:
+        /// `link[r1-receiver].rate=20Mbps`, `flow[0].tcp.cc=cubic`.
+        /// Repeatable; applied in order.
+        #[arg(long, value_name = "PATH=VALUE")]
+        set: Vec<String>,
+        /// Simulated time to run, e.g. "10s" (the same as
+        /// `--set scenario.duration=10s`).
+        #[arg(long, value_name = "TIME")]
+        duration: Option<String>,
+        /// Print every flow and link direction, not the first 20.
+        #[arg(long)]
+        all: bool,
     },
     /// Run an experiment: every point and seed on all cores, resumable;
     /// writes results.csv, aggregate.csv and plots.
@@ -66,7 +79,8 @@ pub enum SimCommand {
         #[arg(long, default_value_t = 200)]
         seconds: u64,
     },
-    /// Print the built-in default scenario (a starting point for your own).
+    /// Print the built-in default scenario, annotated: a GEO path end to end
+    /// and through a split PEP (a starting point for your own).
     Default,
     /// Print a baseline scenario (no PEP) as an ns-2 2.35 script, to run it
     /// in ns-2 itself (`ns run.tcl`): it prints each flow's acknowledged
@@ -93,7 +107,18 @@ pub fn run(cmd: SimCommand) -> Result<(), String> {
             pcap,
             plot,
             threads,
-        } => run_scenario(scenario.as_deref(), out, seed, quiet, &pcap, plot, threads),
+            set,
+            duration,
+            all,
+        } => {
+            let changes = Changes {
+                pcap,
+                set,
+                duration,
+            };
+            let show = Show { quiet, all, plot };
+            run_scenario(scenario.as_deref(), out, seed, &changes, show, threads)
+        }
         SimCommand::Sweep(a) => crate::exp_cmd::sweep(a),
         SimCommand::Plot(a) => crate::exp_cmd::plot(a),
         SimCommand::Check { scenarios } => check(&scenarios),
@@ -141,14 +166,44 @@ pub(crate) fn print_exp_warnings<'a>(warnings: impl IntoIterator<Item = &'a pep_
     }
 }
 
-fn load(path: Option<&Path>, pcap: &[String]) -> Result<Scenario, String> {
-    if pcap.is_empty() {
-        return match path {
-            Some(p) => Scenario::load(p).map_err(|e| e.to_string()),
-            None => Ok(Scenario::builtin_default()),
-        };
+/// The default's GEO path without its PEP (`scenarios/examples/geo.toml`):
+/// what `pep lab` runs without a file, as the lab runs no PEP agent.
+pub(crate) fn geo_without_pep() -> Scenario {
+    const GEO: &str = include_str!("../../../scenarios/examples/geo.toml");
+    Scenario::from_toml_str(GEO, "scenarios/examples/geo.toml")
+        .expect("scenarios/examples/geo.toml is valid (the tests load every scenario)")
+}
+
+/// What the command line changes in the scenario file.
+#[derive(Default)]
+pub(crate) struct Changes {
+    /// `--pcap`: links to capture, added as `[[trace]]` tables.
+    pub pcap: Vec<String>,
+    /// `--set path=value`, in order.
+    pub set: Vec<String>,
+    /// `--duration`: `scenario.duration`, after the `--set`s.
+    pub duration: Option<String>,
+}
+
+impl Changes {
+    /// The overrides, as a sweep applies them, each with the flag that
+    /// asked for it (for errors).
+    fn overrides(&self) -> Result<Vec<(String, toml::Value)>, String> {
+        let mut out = Vec::new();
+        for s in &self.set {
+            let o = pep_sim::scenario::parse_override(s).map_err(|e| format!("--set {s}: {e}"))?;
+            out.push(o);
+        }
+        if let Some(d) = &self.duration {
+            out.push(("scenario.duration".into(), toml::Value::from(d.as_str())));
+        }
+        Ok(out)
     }
-    // `--pcap` adds [[trace]] tables, checked like the file's own.
+}
+
+/// The scenario a run uses: the file (or the built-in default) with the
+/// command line's changes.
+pub(crate) fn load(path: Option<&Path>, changes: &Changes) -> Result<Scenario, String> {
     let (mut text, origin) = match path {
         Some(p) => (read_text(p, "scenario file")?, p.display().to_string()),
         None => (
@@ -156,13 +211,21 @@ fn load(path: Option<&Path>, pcap: &[String]) -> Result<Scenario, String> {
             "scenarios/default.toml".to_string(),
         ),
     };
-    for link in pcap {
+    // `--pcap` adds [[trace]] tables, checked like the file's own.
+    for link in &changes.pcap {
         text.push_str(&format!(
             "\n[[trace]]\nlink = {}\n",
             toml::Value::from(link.as_str())
         ));
     }
-    Scenario::from_toml_str(&text, &origin).map_err(|e| format!("--pcap: {e}"))
+    let overrides = changes.overrides()?;
+    let flags = match (changes.pcap.is_empty(), overrides.is_empty()) {
+        (true, true) => "",
+        (false, true) => "--pcap: ",
+        (true, false) => "with --set/--duration: ",
+        (false, false) => "with --pcap, --set/--duration: ",
+    };
+    Scenario::from_toml_str_with(&text, &origin, &overrides).map_err(|e| format!("{flags}{e}"))
 }
 
 /// Runs a simulation to its end, with a progress bar on an interactive
@@ -193,21 +256,35 @@ fn run_with_progress(sim: &mut Simulation, show: bool) -> f64 {
     started.elapsed().as_secs_f64()
 }
 
+/// How much `pep sim run` prints and draws.
+#[derive(Clone, Copy)]
+struct Show {
+    quiet: bool,
+    all: bool,
+    plot: bool,
+}
+
 fn run_scenario(
     path: Option<&Path>,
     out: Option<PathBuf>,
     seed: Option<u64>,
-    quiet: bool,
-    pcap: &[String],
-    plot: bool,
+    changes: &Changes,
+    show: Show,
     threads: Option<u8>,
 ) -> Result<(), String> {
-    let mut sc = load(path, pcap)?;
+    let quiet = show.quiet;
+    let mut sc = load(path, changes)?;
     if !quiet {
         print_warnings(&sc);
     }
     if let Some(s) = seed {
         sc = sc.with_seed(s);
+        if !quiet && crate::randomness::random_parts(&sc).is_empty() {
+            eprintln!(
+                "note: --seed {s} changes nothing here: the scenario draws no random numbers \
+                 (no random loss, RED queue, jitter, half-duplex backoff or Pareto source)"
+            );
+        }
     }
     let out = out.unwrap_or_else(|| PathBuf::from("out").join(&sc.name));
     let mut sim = Simulation::new(&sc);
@@ -217,8 +294,8 @@ fn run_scenario(
     let threads = sim.threads();
     sim.open_traces(&sc, &out)
         .map_err(|e| format!("opening pcap files in {}: {e}", out.display()))?;
-    let show = !quiet && std::io::stderr().is_terminal();
-    let wall = run_with_progress(&mut sim, show);
+    let progress = !quiet && std::io::stderr().is_terminal();
+    let wall = run_with_progress(&mut sim, progress);
     let mut files = sim
         .write_outputs(&out)
         .map_err(|e| format!("writing results to {}: {e}", out.display()))?;
@@ -228,21 +305,33 @@ fn run_scenario(
     {
         let name = t.path.file_name().map(|n| n.to_string_lossy().into_owned());
         files.push(format!(
-            "{} ({} packets)",
+            "{} ({})",
             name.unwrap_or_default(),
-            t.packets
+            crate::sim_summary::plural(t.packets as usize, "packet", "packets")
         ));
     }
     let summary = sim.summary();
     let run = run_record(&summary, wall, threads);
     std::fs::write(out.join("run.json"), run)
         .map_err(|e| format!("writing {}: {e}", out.join("run.json").display()))?;
-    if plot {
+    if show.plot {
         let n = crate::exp_cmd::plot_run(&out)?.len();
-        files.push(format!("plots/ ({n} files)"));
+        files.push(format!(
+            "plots/ ({})",
+            crate::sim_summary::plural(n, "file", "files")
+        ));
     }
     if !quiet {
-        print_summary(&summary, wall, threads);
+        print_header(&summary, wall, threads);
+        let view = crate::sim_summary::RunView {
+            scenario: &sc,
+            summary: &summary,
+            goodput: &sim.metrics().goodput,
+            bin: sim.metrics().bin_every,
+            out: &out,
+            all: show.all,
+        };
+        print!("{}", crate::sim_summary::render(&view));
         println!(
             "\nresults in {}: {}, run.json",
             out.display(),
@@ -267,7 +356,8 @@ fn run_record(s: &Summary, wall: f64, threads: usize) -> String {
     serde_json::to_string_pretty(&v).expect("plain JSON") + "\n"
 }
 
-fn print_summary(s: &Summary, wall: f64, threads: usize) {
+/// The run's first line: the only machine-dependent part of the table.
+fn print_header(s: &Summary, wall: f64, threads: usize) {
     println!(
         "scenario {} (seed {}), {} s simulated in {:.2} s wall{}, {} events ({:.1} M/s)",
         s.scenario,
@@ -279,43 +369,6 @@ fn print_summary(s: &Summary, wall: f64, threads: usize) {
         s.events as f64 / wall.max(1e-9) / 1e6
     );
     println!();
-    println!(
-        "{:<16} {:>10} {:>14} {:>8} {:>8} {:>8}",
-        "flow", "Mbit/s", "delivered B", "retx", "fast-rx", "RTOs"
-    );
-    for f in s.flows.iter().take(20) {
-        println!(
-            "{:<16} {:>10.3} {:>14} {:>8} {:>8} {:>8}",
-            f.name,
-            f.goodput_mbps,
-            f.delivered_bytes,
-            f.retransmitted_segments,
-            f.fast_retransmits,
-            f.timeouts
-        );
-    }
-    if s.flows.len() > 20 {
-        println!("... {} more flows (see summary.json)", s.flows.len() - 20);
-    }
-    println!(
-        "{:<16} {:>10.3} {:>14} {:>8}",
-        "total", s.total_goodput_mbps, s.total_delivered_bytes, s.total_retransmitted_segments
-    );
-    println!();
-    println!(
-        "{:<24} {:>8} {:>12} {:>10} {:>8}",
-        "link", "util %", "packets", "q drops", "max q"
-    );
-    for l in s.links.iter().filter(|l| l.tx_packets > 0).take(20) {
-        println!(
-            "{:<24} {:>8.2} {:>12} {:>10} {:>8}",
-            l.name,
-            l.utilisation * 100.0,
-            l.tx_packets,
-            l.queue_drops,
-            l.max_queue_packets
-        );
-    }
 }
 
 fn check(paths: &[PathBuf]) -> Result<(), String> {
@@ -410,7 +463,7 @@ fn bench(flows: &[usize], seconds: u64) -> Result<(), String> {
          {seconds} s simulated, single thread"
     );
     println!(
-        "{:>6} {:>10} {:>12} {:>12} {:>14} {:>12}",
+        "{:>6} {:>10} {:>12} {:>12} {:>14} {:>14}",
         "flows", "wall s", "events", "Mevents/s", "Mpkts fwd/s", "goodput"
     );
     for &n in flows {
@@ -421,7 +474,7 @@ fn bench(flows: &[usize], seconds: u64) -> Result<(), String> {
         let wall = started.elapsed().as_secs_f64();
         let s = sim.summary();
         println!(
-            "{:>6} {:>10.3} {:>12} {:>12.2} {:>14.2} {:>9.2} Mb/s",
+            "{:>6} {:>10.3} {:>12} {:>12.2} {:>14.2} {:>7.2} Mbit/s",
             n,
             wall,
             s.events,
@@ -437,4 +490,67 @@ fn bench(flows: &[usize], seconds: u64) -> Result<(), String> {
         m.per_packet, m.per_flow
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use pep_core::{Duration, Rate};
+
+    use super::*;
+
+    fn changes(set: &[&str], duration: Option<&str>) -> Changes {
+        Changes {
+            pcap: Vec::new(),
+            set: set.iter().map(|s| s.to_string()).collect(),
+            duration: duration.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn set_and_duration_change_the_default_as_a_sweep_would() {
+        let sc = load(
+            None,
+            &changes(&["link[r1-receiver].rate=20Mbps"], Some("5s")),
+        )
+        .unwrap();
+        let l = &sc.links[sc.link_index("r1-receiver").unwrap()];
+        assert_eq!(l.forward.rate, Rate::mbps(20));
+        assert_eq!(sc.duration, Duration::from_secs(5));
+        // The other path is untouched.
+        let p = &sc.links[sc.link_index("pep-r1-pep-receiver").unwrap()];
+        assert_eq!(p.forward.rate, Rate::mbps(10));
+        // Applied in order, --duration last.
+        let set = ["scenario.duration=7s", "scenario.duration=8s"];
+        assert_eq!(
+            load(None, &changes(&set, None)).unwrap().duration,
+            Duration::from_secs(8)
+        );
+        let sc = load(None, &changes(&set, Some("2s"))).unwrap();
+        assert_eq!(sc.duration, Duration::from_secs(2));
+        // The run lasts what --duration says.
+        let mut sim = Simulation::new(&load(None, &changes(&[], Some("3s"))).unwrap());
+        sim.run();
+        assert_eq!(sim.summary().duration_s, 3.0);
+    }
+
+    #[test]
+    fn a_bad_set_or_duration_is_named() {
+        let e = load(None, &changes(&["link[nope].rate=1Mbps"], None)).unwrap_err();
+        assert!(e.starts_with("with --set/--duration:"), "{e}");
+        assert!(
+            e.contains("no [[link]] table is named \"nope\"; the names are"),
+            "{e}"
+        );
+        assert!(e.contains("\"r1-receiver\""), "{e}");
+        let e = load(None, &changes(&["nonsense"], None)).unwrap_err();
+        assert!(e.starts_with("--set nonsense:"), "{e}");
+        assert!(e.contains("expected path=value"), "{e}");
+        let e = load(None, &changes(&[], Some("0s"))).unwrap_err();
+        assert!(
+            e.contains("scenario.duration: the duration must be positive"),
+            "{e}"
+        );
+        let e = load(None, &changes(&[], Some("ten"))).unwrap_err();
+        assert!(e.contains("scenario.duration"), "{e}");
+    }
 }

@@ -567,6 +567,7 @@ fn check_refuses_devices_instead_of_reading_them_forever() {
     );
 }
 
+#[cfg(feature = "daemon")]
 #[test]
 fn proxy_flags_and_config_files_are_checked_by_name() {
     let port = pep()
@@ -603,6 +604,7 @@ fn proxy_flags_and_config_files_are_checked_by_name() {
 }
 
 /// `pep proxy <args> -c <file>`, which must fail: its stderr.
+#[cfg(feature = "daemon")]
 fn proxy_refuses(args: &[&str], file: &Path) -> String {
     let out = pep()
         .arg("proxy")
@@ -615,6 +617,7 @@ fn proxy_refuses(args: &[&str], file: &Path) -> String {
     String::from_utf8_lossy(&out.stderr).trim().to_string()
 }
 
+#[cfg(feature = "daemon")]
 #[test]
 fn a_bad_proxy_flag_is_blamed_not_the_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -635,6 +638,7 @@ fn a_bad_proxy_flag_is_blamed_not_the_file() {
     );
 }
 
+#[cfg(feature = "daemon")]
 #[test]
 fn proxy_check_reads_the_tunnel_keys_as_run_would() {
     let dir = tempfile::tempdir().unwrap();
@@ -683,6 +687,29 @@ fn proxy_check_reads_the_tunnel_keys_as_run_would() {
         .output()
         .unwrap();
     assert!(!out.status.success() && !dir.path().join("..pem").exists());
+}
+
+/// Built without the daemon (`--no-default-features`; scripts/deps-check.sh
+/// runs this), every `pep proxy` command fails and says why, and the
+/// simulator still runs.
+#[cfg(not(feature = "daemon"))]
+#[test]
+fn proxy_without_the_daemon_says_so() {
+    for args in [
+        &["proxy", "run", "-c", "pep.toml"][..],
+        &["proxy", "keygen", "--name", "a"],
+        &["proxy"],
+    ] {
+        let out = pep().args(args).output().unwrap();
+        assert!(!out.status.success(), "{args:?} passed");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("this pep was built without the daemon (cargo feature `daemon` off"),
+            "{args:?}: {err}"
+        );
+    }
+    let out = pep().args(["sim", "default"]).output().unwrap();
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("[scenario]"));
 }
 
 /// A reader that closes the pipe early (`pep sim default | head -1`) ends

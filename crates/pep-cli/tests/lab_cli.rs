@@ -1,7 +1,8 @@
 //! `pep lab` from the command line: bad flags refused by name before
 //! anything is built, `down` of an unknown lab, and exit codes of `run`
 //! and `compare` when flows fail. The tests that build labs need root
-//! (otherwise they print "skipped" and pass); each uses its own lab id.
+//! (`#[ignore = "needs root"]`: as root add `-- --include-ignored`); each
+//! uses its own lab id.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -27,12 +28,11 @@ fn text(o: &Output) -> String {
 /// One lab at a time in this binary, as in pep-lab's root tests.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn root_test(name: &str) -> Option<MutexGuard<'static, ()>> {
-    if pep_lab::error::require_root().is_err() {
-        eprintln!("{name}: skipped (needs root)");
-        return None;
-    }
-    Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()))
+/// The lock. The tests taking it are `#[ignore = "needs root"]`; run
+/// anyway without root, they fail here saying why.
+fn root_test(name: &str) -> MutexGuard<'static, ()> {
+    pep_lab::error::require_root_for_test(name);
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// `pep lab <cmd> <scenario> --id <id> --out <out>`, run to its end.
@@ -184,12 +184,9 @@ fn down_of_a_lab_that_does_not_exist_fails() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn an_unknown_congestion_control_is_refused_before_the_lab_is_built() {
-    let Some(_guard) =
-        root_test("an_unknown_congestion_control_is_refused_before_the_lab_is_built")
-    else {
-        return;
-    };
+    let _guard = root_test("an_unknown_congestion_control_is_refused_before_the_lab_is_built");
     let dir = tempfile::tempdir().unwrap();
     let sc = scenario(dir.path(), "", "");
     let lab = id("cc");
@@ -213,10 +210,9 @@ fn an_unknown_congestion_control_is_refused_before_the_lab_is_built() {
 /// A sampling period longer than the run: the run still ends at its
 /// duration (the sampler used to sleep the whole period).
 #[test]
+#[ignore = "needs root"]
 fn run_ends_at_its_duration_whatever_the_sampling_period() {
-    let Some(_guard) = root_test("run_ends_at_its_duration_whatever_the_sampling_period") else {
-        return;
-    };
+    let _guard = root_test("run_ends_at_its_duration_whatever_the_sampling_period");
     let dir = tempfile::tempdir().unwrap();
     let sc = scenario(dir.path(), "", "sample = \"40s\"");
     let started = Instant::now();
@@ -229,10 +225,9 @@ fn run_ends_at_its_duration_whatever_the_sampling_period() {
 /// Every packet lost: the flow cannot connect. `run` and `compare` exit 1
 /// and say why (the connect failure), not only that the CSV is empty.
 #[test]
+#[ignore = "needs root"]
 fn failed_flows_make_run_and_compare_fail_with_their_error() {
-    let Some(_guard) = root_test("failed_flows_make_run_and_compare_fail_with_their_error") else {
-        return;
-    };
+    let _guard = root_test("failed_flows_make_run_and_compare_fail_with_their_error");
     let dir = tempfile::tempdir().unwrap();
     let sc = scenario(
         dir.path(),
@@ -256,10 +251,9 @@ fn failed_flows_make_run_and_compare_fail_with_their_error() {
 /// leaves goodput out (the simulator used to write none, and the chart
 /// failed with every flow fine).
 #[test]
+#[ignore = "needs root"]
 fn compare_charts_goodput_whatever_the_series() {
-    let Some(_guard) = root_test("compare_charts_goodput_whatever_the_series") else {
-        return;
-    };
+    let _guard = root_test("compare_charts_goodput_whatever_the_series");
     let dir = tempfile::tempdir().unwrap();
     let sc = scenario(dir.path(), "", "series = []");
     let out = dir.path().join("out");

@@ -2,7 +2,9 @@
 //! it: it sets up as root, becomes `nobody` keeping only CAP_NET_ADMIN and
 //! CAP_NET_RAW, relays traffic, and on SIGTERM still removes its rules
 //! (the `nft` it runs inherits CAP_NET_ADMIN as an ambient capability).
-//! Skipped (passes) when not root. Uses a lab's namespaces only.
+//! Needs root (`#[ignore]`d; as root add `-- --include-ignored`). Uses a
+//! lab's namespaces only.
+#![cfg(feature = "daemon")]
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -35,11 +37,9 @@ fn nft_tables(ns: &str) -> String {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn runs_as_nobody_with_two_capabilities_and_cleans_up() {
-    if pep_lab::error::require_root().is_err() {
-        eprintln!("skipped (needs root)");
-        return;
-    }
+    pep_lab::error::require_root_for_test("runs_as_nobody_with_two_capabilities_and_cleans_up");
     let d = DirParams::new(Rate::mbps(100), Duration::from_millis(1), 1000);
     let mut t = LabTopology::new("cli-priv", 7);
     t.node("client", Role::Host);

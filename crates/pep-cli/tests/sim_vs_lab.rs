@@ -1,9 +1,9 @@
 //! The simulator's `linux` profile against real Linux TCP in the lab:
 //! single-flow CUBIC on a 10 Mbit/s, 50 ms one-way path, clean (goodput
 //! within 5%) and with 1% Bernoulli loss on data (mean of 5 runs each,
-//! within 30%). Needs root and `ip`; otherwise prints "skipped" and passes.
-//! Takes about 80 s of real time. Figures: `cargo test -p pep-cli --test
-//! sim_vs_lab -- --nocapture`.
+//! within 30%). Needs root and `ip` (`#[ignore = "needs root"]`). Takes
+//! about 80 s of real time. Figures: `cargo test -p pep-cli --test
+//! sim_vs_lab -- --include-ignored --nocapture`.
 
 use std::sync::{Mutex, MutexGuard};
 
@@ -17,12 +17,11 @@ use pep_sim::{Scenario, Simulation};
 /// runs test binaries one after another).
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn root_test(name: &str) -> Option<MutexGuard<'static, ()>> {
-    if pep_lab::error::require_root().is_err() {
-        eprintln!("{name}: skipped (needs root)");
-        return None;
-    }
-    Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()))
+/// The lock. The tests taking it are `#[ignore = "needs root"]`; run
+/// anyway without root, they fail here saying why.
+fn root_test(name: &str) -> MutexGuard<'static, ()> {
+    pep_lab::error::require_root_for_test(name);
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 const QUEUE: u32 = 100;
@@ -103,10 +102,9 @@ fn lab_goodput(secs: u64, loss: f64, seed: u64, t0: u64, t1: u64) -> f64 {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn clean_path_goodput_within_5_percent() {
-    let Some(_g) = root_test("clean_path") else {
-        return;
-    };
+    let _g = root_test("clean_path");
     let (secs, t0, t1) = (25, 1, 24);
     let sim = sim_goodput(secs, 0.0, 1, t0, t1);
     let lab = lab_goodput(secs, 0.0, 1, t0, t1);
@@ -121,10 +119,9 @@ fn clean_path_goodput_within_5_percent() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn lossy_path_mean_of_5_within_30_percent() {
-    let Some(_g) = root_test("lossy_path") else {
-        return;
-    };
+    let _g = root_test("lossy_path");
     let (secs, t0, t1) = (12, 1, 11);
     let mut sims = vec![];
     let mut labs = vec![];

@@ -133,12 +133,16 @@ impl<T: LinkItem> AckThin<T> {
     /// An item arrives at `now`.
     pub fn handle(&mut self, now: Instant, mut item: T) {
         let seg = *item.segment();
-        let regulated = seg.is_pure_ack() && item.segment_mut().is_some();
+        // A TCP segment of a flow (what is not TCP has no segment to
+        // rewrite, and no flow: a frame's id 0, where the simulator's
+        // flow 0 is a flow like any other).
+        let tcp = item.segment_mut().is_some();
+        let regulated = seg.is_pure_ack() && tcp;
         if !regulated {
             // Data or a SYN/FIN/RST of a flow: its ACK field (if any) is
             // at least as new as the held ACK's, which goes first anyway
             // to keep the flow's order.
-            if seg.flow != FlowId(0) {
+            if tcp {
                 self.release(seg.flow);
             }
             self.stats.bypassed += 1;

@@ -22,7 +22,7 @@ use std::net::Ipv4Addr;
 use pep_core::ack_regen::AckRegenConfig;
 use pep_core::{Duration, Rate};
 use pep_daemon::packet::{Engine, PacketSettings, Side};
-use pep_lab::clock::{monotonic_ns, Clock};
+use pep_io::clock::{monotonic_ns, Clock};
 use pep_wire::{emit_packet_vec, ethernet_frame, IpRepr, Ipv4Repr, TcpRepr};
 
 fn frame(flow: u16, ack: u32, payload: usize) -> Vec<u8> {

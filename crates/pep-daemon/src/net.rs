@@ -198,7 +198,9 @@ pub fn negotiated_mss(fd: &impl AsRawFd) -> Option<u32> {
 }
 
 /// A socket for the server leg: marked so the rules never intercept it,
-/// bound to the client's address when the client's source is kept.
+/// bound to the client's address when the client's source is kept. Mark 0
+/// (the tunnel's far end, which intercepts nothing) is every socket's mark
+/// already: it is not set, since setting any mark needs `CAP_NET_ADMIN`.
 pub fn server_socket(
     dst: SocketAddr,
     mark: u32,
@@ -206,8 +208,10 @@ pub fn server_socket(
     o: &LegOptions,
 ) -> io::Result<Socket> {
     let s = Socket::new(Domain::for_address(dst), Type::STREAM, Some(Protocol::TCP))?;
-    s.set_mark(mark)
-        .map_err(ctx("SO_MARK (needs CAP_NET_ADMIN)".into()))?;
+    if mark != 0 {
+        s.set_mark(mark)
+            .map_err(ctx("SO_MARK (needs CAP_NET_ADMIN)".into()))?;
+    }
     if let Some(src) = source {
         set_transparent(&s, dst.is_ipv6())?;
         s.bind(&SockAddr::from(src))

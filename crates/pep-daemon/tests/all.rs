@@ -1,4 +1,5 @@
-//! The daemon's root tests in the lab (as another user each prints "skipped" and passes).
+//! The daemon's root tests in the lab, each `#[ignore = "needs root"]` (as root
+//! add `-- --include-ignored`; without root they then fail saying why).
 //! They share one lock (`common::root_test`), so one runs at a time. `load` (it
 //! measures the process's memory) and `packet` (no root) are binaries of their own.
 //! One module per file; `cargo test -p pep-daemon --test root <file>::` runs one file's tests.

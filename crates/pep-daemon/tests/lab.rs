@@ -1,10 +1,10 @@
 //! Root tests of the daemon in the lab: client - proxy - server namespaces,
 //! emulated links, the daemon in the proxy's namespace with TPROXY rules.
-//! As another user they print "skipped" and pass. One at a time (a global
+//! Needs root (`#[ignore]`d: `-- --include-ignored`). One at a time (a global
 //! lock); each lab is removed on success and failure (`Lab`'s `Drop`), the
 //! daemon (declared after the lab) stops first.
 //!
-//! `cargo test -p pep-daemon --test root lab:: -- --nocapture` prints the numbers.
+//! `cargo test -p pep-daemon --test root lab:: -- --include-ignored --nocapture` prints the numbers.
 
 use crate::common;
 
@@ -26,10 +26,9 @@ fn fast() -> DirParams {
 /// destinations: each reaches the other side as it should, with either
 /// relay.
 #[test]
+#[ignore = "needs root"]
 fn half_close_resets_and_unreachable_destinations() {
-    let Some(_g) = root_test("half_close_resets") else {
-        return;
-    };
+    let _g = root_test("half_close_resets");
     for relay in ["splice", "copy"] {
         println!("relay = {relay}");
         half_close_resets_and_unreachable(relay);
@@ -131,10 +130,9 @@ fn half_close_resets_and_unreachable(relay: &str) {
 /// ends included) arrive byte-identical through the proxy (splice relay,
 /// the default).
 #[test]
+#[ignore = "needs root"]
 fn fifty_parallel_transfers_are_byte_exact() {
-    let Some(_g) = root_test("fifty_parallel") else {
-        return;
-    };
+    let _g = root_test("fifty_parallel");
     let lab = three_nodes("dmn-exact", fast(), fast());
     let n = nodes(&lab);
     let cfg = config(
@@ -206,10 +204,9 @@ fn fifty_parallel_transfers_are_byte_exact() {
 /// others carry on; a receiver that stops reading costs the proxy at most
 /// its buffer bound; a client vanishing mid-transfer disturbs no one.
 #[test]
+#[ignore = "needs root"]
 fn limits_memory_bound_and_vanishing_clients() {
-    let Some(_g) = root_test("limits") else {
-        return;
-    };
+    let _g = root_test("limits");
     let lab = three_nodes("dmn-limits", fast(), fast());
     let n = nodes(&lab);
     let cfg = config(
@@ -303,10 +300,9 @@ fn limits_memory_bound_and_vanishing_clients() {
 /// Malformed config fields and unknown congestion controls are refused
 /// with errors naming the field; nothing is left installed.
 #[test]
+#[ignore = "needs root"]
 fn bad_config_is_refused_by_name() {
-    let Some(_g) = root_test("bad_config") else {
-        return;
-    };
+    let _g = root_test("bad_config");
     let lab = three_nodes("dmn-bad", fast(), fast());
     let n = nodes(&lab);
     let base = config(&proxy_if(0), "198.18.0.0/24", "");
@@ -360,10 +356,9 @@ fn goodput_mbps(r: &traffic::TrafficReport) -> f64 {
 /// The server opens the connection (the lab's traffic tool connects from
 /// the sender), so the proxy intercepts on its server-side interface.
 #[test]
+#[ignore = "needs root"]
 fn split_gains_4x_when_loss_is_near_the_pep() {
-    let Some(_g) = root_test("gain") else {
-        return;
-    };
+    let _g = root_test("gain");
     let lossy = DirParams::new(Rate::mbps(10), Duration::from_millis(10), 100)
         .with_loss(pep_lab::LossParams::Bernoulli { p: 0.01 });
     let long = DirParams::new(Rate::mbps(20), Duration::from_millis(100), 400);
@@ -422,10 +417,9 @@ fn split_gains_4x_when_loss_is_near_the_pep() {
 /// asserts nothing, and draining the proxy's buffers at its 1.3 Mbit/s
 /// took a minute after the run, half of the test's time.
 #[test]
+#[ignore = "needs root"]
 fn geo_path_split_and_congestion_control() {
-    let Some(_g) = root_test("geo") else {
-        return;
-    };
+    let _g = root_test("geo");
     const RUN: u64 = 60;
     let geo = DirParams::new(Rate::mbps(20), Duration::from_millis(300), 1200)
         .with_loss(pep_lab::LossParams::Bernoulli { p: 0.005 });
@@ -530,10 +524,9 @@ fn geo_path_split_and_congestion_control() {
 /// whose receiver stopped, its bytes waiting in the pipe, is reset after
 /// `drain_timeout` and its pipe freed).
 #[test]
+#[ignore = "needs root"]
 fn splice_keeps_idle_timeout_and_drain() {
-    let Some(_g) = root_test("splice_idle_drain") else {
-        return;
-    };
+    let _g = root_test("splice_idle_drain");
     let lab = three_nodes("dmn-spl", fast(), fast());
     let n = nodes(&lab);
     let subnet = format!("{}/32", n.client.addr);

@@ -11,7 +11,7 @@
 //! buffers, up to `flow_window` each), then with the RED local queue, then
 //! with it beside a flow whose receiver never reads.
 //!
-//! `cargo test -p pep-daemon --test root tunnel_localq:: -- --nocapture` prints
+//! `cargo test -p pep-daemon --test root tunnel_localq:: -- --include-ignored --nocapture` prints
 //! the numbers.
 
 use crate::common;
@@ -362,29 +362,24 @@ fn compare(sc: Scale, policy: &str, stalled: bool) {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn the_red_local_queue_drops_keeps_the_link_busy_and_bounds_split_start() {
-    let Some(_g) = root_test("tunnel_localq") else {
-        return;
-    };
+    let _g = root_test("tunnel_localq");
     compare(SMALL, "red", true);
 }
 
 /// The link, for the docs (about two minutes):
 /// `cargo test -p pep-daemon --test root tunnel_localq:: -- --ignored --nocapture`.
 #[test]
-#[ignore]
+#[ignore = "needs root; long (minutes): run by hand"]
 fn full_scale_red() {
-    let Some(_g) = root_test("tunnel_localq") else {
-        return;
-    };
+    let _g = root_test("tunnel_localq");
     compare(FULL, "red", true);
 }
 
 #[test]
-#[ignore]
+#[ignore = "needs root; long (minutes): run by hand"]
 fn full_scale_droptail() {
-    let Some(_g) = root_test("tunnel_localq") else {
-        return;
-    };
+    let _g = root_test("tunnel_localq");
     compare(FULL, "droptail", false);
 }

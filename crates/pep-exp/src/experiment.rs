@@ -108,6 +108,21 @@ pub struct ExpError {
     pub line: Option<usize>,
     pub field: String,
     pub message: String,
+    /// The file's other problems, found in the same pass: each is
+    /// displayed on a line of its own after this one.
+    pub also: Vec<ExpError>,
+}
+
+impl ExpError {
+    /// The first of `found` carrying the others, or `None` for none.
+    fn all(mut found: Vec<ExpError>) -> Option<ExpError> {
+        if found.is_empty() {
+            return None;
+        }
+        let mut first = found.remove(0);
+        first.also.extend(found);
+        Some(first)
+    }
 }
 
 impl fmt::Display for ExpError {
@@ -119,7 +134,11 @@ impl fmt::Display for ExpError {
         if !self.field.is_empty() {
             write!(f, ": {}", self.field)?;
         }
-        write!(f, ": {}", self.message)
+        write!(f, ": {}", self.message)?;
+        for e in &self.also {
+            write!(f, "\n{e}")?;
+        }
+        Ok(())
     }
 }
 
@@ -189,6 +208,7 @@ impl<'a> Errs<'a> {
             line,
             field,
             message: msg.into(),
+            also: Vec::new(),
         }
     }
 
@@ -388,6 +408,7 @@ impl Experiment {
             line: None,
             field: String::new(),
             message: m.strip_prefix(&format!("{origin}: ")).unwrap_or(&m).into(),
+            also: Vec::new(),
         })?;
         let dir = path.parent().unwrap_or(Path::new("."));
         Experiment::parse(&text, &origin, Some(dir))
@@ -410,6 +431,7 @@ impl Experiment {
                               `pep sim run` runs it; a sweep needs an experiment \
                               whose `base` names it (docs/experiments.md)"
                         .into(),
+                    also: Vec::new(),
                 });
             }
             Err(e) => {
@@ -429,46 +451,74 @@ impl Experiment {
                     line,
                     field,
                     message: tidy_number(msg),
+                    also: Vec::new(),
                 });
             }
         };
         let h = raw.experiment;
+        // Every problem is collected, then reported at once: first those
+        // the base scenario finds (an unknown link or flow name), which
+        // may cause others (a plot naming the path the typo hides).
+        let mut found: Vec<ExpError> = Vec::new();
         if h.name.trim().is_empty() {
-            return Err(errs.at("name", "experiment.name", "must not be empty"));
-        }
-        // The name is the default output directory, out/<name>.
-        if !scenario::is_plain_name(&h.name) {
+            found.push(errs.at("name", "experiment.name", "must not be empty"));
+        } else if !scenario::is_plain_name(&h.name) {
+            // The name is the default output directory, out/<name>.
             let msg = format!(
                 "{:?} is not a plain name: it names the output directory out/<name>, \
                  so it must not contain '/' or '\\' nor be \".\" or \"..\"",
                 h.name
             );
-            return Err(errs.at("name", "experiment.name", msg));
+            found.push(errs.at("name", "experiment.name", msg));
         }
-        let seeds = parse_seeds(&errs, h.seeds.as_ref(), "experiment.seeds")?.unwrap_or(vec![1]);
+        let seeds = keep(
+            &mut found,
+            parse_seeds(&errs, h.seeds.as_ref(), "experiment.seeds"),
+        )
+        .flatten()
+        .unwrap_or(vec![1]);
         if h.measures.is_empty() {
             let msg = "list at least one measure, e.g. [\"total_goodput_mbps\"]";
-            return Err(errs.at("measures", "experiment.measures", msg));
+            found.push(errs.at("measures", "experiment.measures", msg));
         }
         let mut measures: Vec<Measure> = Vec::new();
         for (i, m) in h.measures.iter().enumerate() {
             let field = format!("experiment.measures[{i}]");
-            let parsed = Measure::parse(m).map_err(|e| errs.at(m, &field, e.0))?;
+            let Some(parsed) = keep(
+                &mut found,
+                Measure::parse(m).map_err(|e| errs.at(m, &field, e.0)),
+            ) else {
+                continue;
+            };
             if measures.iter().any(|x| x.text == parsed.text) {
-                return Err(errs.at(m, field, format!("{m:?} is listed twice")));
+                found.push(errs.at(m, field, format!("{m:?} is listed twice")));
+                continue;
             }
             measures.push(parsed);
         }
-        let set = overrides(&errs, raw.set.unwrap_or_default(), "set")?;
+        let set = keep(
+            &mut found,
+            overrides(&errs, raw.set.unwrap_or_default(), "set"),
+        )
+        .unwrap_or_default();
         let grid: Vec<String> = raw
             .vary
             .as_ref()
             .map_or(Vec::new(), |v| v.0.iter().map(|(k, _)| k.clone()).collect());
-        let (params, points) = points(&errs, raw.vary, raw.points)?;
+        let (params, points) =
+            keep(&mut found, points(&errs, raw.vary, raw.points)).unwrap_or_default();
         let (short_seeds, short_set) = match raw.short {
             Some(s) => (
-                parse_seeds(&errs, s.seeds.as_ref(), "short.seeds")?,
-                overrides(&errs, s.set.unwrap_or_default(), "short.set")?,
+                keep(
+                    &mut found,
+                    parse_seeds(&errs, s.seeds.as_ref(), "short.seeds"),
+                )
+                .flatten(),
+                keep(
+                    &mut found,
+                    overrides(&errs, s.set.unwrap_or_default(), "short.set"),
+                )
+                .unwrap_or_default(),
             ),
             None => (None, Vec::new()),
         };
@@ -476,7 +526,7 @@ impl Experiment {
         for (table, list) in [("set", &set), ("short.set", &short_set)] {
             if let Some((path, _)) = list.iter().find(|(p, _)| grid.contains(p)) {
                 let msg = "is varied by [vary] too, whose values override it: give it in one place";
-                return Err(errs.at(path, format!("{table}.{path:?}"), msg));
+                found.push(errs.at(path, format!("{table}.{path:?}"), msg));
             }
         }
         let counts = [
@@ -492,27 +542,35 @@ impl Experiment {
                      them all before the first starts)",
                     points.len()
                 );
-                return Err(errs.at("seeds", field, msg));
+                found.push(errs.at("seeds", field, msg));
             }
         }
-        let plots = plotspec::validate(&errs, raw.plots, &params, &measures)?;
+        let plots = keep(
+            &mut found,
+            plotspec::validate(&errs, raw.plots, &params, &measures),
+        )
+        .unwrap_or_default();
         let outputs = h.outputs.unwrap_or(false) || plots.iter().any(PlotSpec::needs_outputs);
         let (base_path, base_text) = match dir {
             Some(d) => {
                 let p = d.join(&h.base);
-                let t = scenario::read_text(&p, "base scenario")
-                    .map_err(|msg| errs.at("base", "experiment.base", msg))?;
+                let t = keep(
+                    &mut found,
+                    scenario::read_text(&p, "base scenario")
+                        .map_err(|msg| errs.at("base", "experiment.base", msg)),
+                );
                 (p, t)
             }
-            None => (PathBuf::from(&h.base), String::new()),
+            None => (PathBuf::from(&h.base), Some(String::new())),
         };
+        let read = base_text.is_some();
         let mut exp = Experiment {
             name: h.name,
             description: h.description.unwrap_or_default(),
             origin: origin.to_string(),
             text: text.to_string(),
             base_path,
-            base_text,
+            base_text: base_text.unwrap_or_default(),
             set,
             params,
             points,
@@ -525,18 +583,28 @@ impl Experiment {
             warnings: Vec::new(),
             short_warnings: Vec::new(),
         };
-        if dir.is_some() {
-            let points = exp.resolve(Mode::Full)?;
-            if let Some(first) = points.first() {
-                check_selects(&errs, &exp.plots, &first.scenario)?;
+        if dir.is_some() && read {
+            // The points as far as the file could be read: what the base
+            // refuses (a name it does not have) comes first.
+            match exp.resolve(Mode::Full) {
+                Ok(points) if found.is_empty() => {
+                    if let Some(first) = points.first() {
+                        check_selects(&errs, &exp.plots, &first.scenario)?;
+                    }
+                    exp.warnings = exp.gather_warnings(&points, Mode::Full);
+                }
+                Ok(_) => {}
+                Err(e) => found.insert(0, e),
             }
-            exp.warnings = exp.gather_warnings(&points, Mode::Full);
-            if exp.has_short() {
+            if found.is_empty() && exp.has_short() {
                 let points = exp.resolve(Mode::Short)?;
                 exp.short_warnings = exp.gather_warnings(&points, Mode::Short);
             }
         }
-        Ok(exp)
+        match ExpError::all(found) {
+            Some(e) => Err(e),
+            None => Ok(exp),
+        }
     }
 
     /// Whether a `[short]` table changes anything: without one, short mode
@@ -738,6 +806,11 @@ impl Experiment {
             parts.join(", ")
         }
     }
+}
+
+/// `r`'s value, or `None` with its error kept in `found`.
+fn keep<T>(found: &mut Vec<ExpError>, r: Result<T, ExpError>) -> Option<T> {
+    r.map_err(|e| found.push(e)).ok()
 }
 
 /// `a`, `a and b`, `a, b and c`.

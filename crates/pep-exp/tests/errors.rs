@@ -660,3 +660,68 @@ fn warnings_are_gathered_once_for_the_points_that_share_them() {
         )]
     );
 }
+
+/// A typo in a `[vary]` link name makes the plot's `x` (the right name) no
+/// varied parameter: both are reported in one pass, the typo first, with
+/// the names the base has.
+#[test]
+fn all_errors_at_once_the_unknown_name_first() {
+    let text = r#"[experiment]
+name = "x"
+base = "base.toml"
+measures = ["flow.f.goodput_mbps"]
+[vary]
+"link[a-c].rate" = ["10Mbps", "20Mbps"]
+[[plot]]
+name = "p"
+kind = "measure"
+x = "link[a-b].rate"
+y = "flow.f.goodput_mbps"
+"#;
+    let e = err(text);
+    let lines: Vec<&str> = e.lines().collect();
+    assert_eq!(lines.len(), 2, "{e}");
+    assert!(
+        lines[0]
+            .contains("link[a-c].rate: no [[link]] table is named \"a-c\"; the names are \"a-b\""),
+        "{e}"
+    );
+    assert!(
+        lines[1]
+            .starts_with("exp.toml:10: plot[0].x: \"link[a-b].rate\" is not a varied parameter"),
+        "{e}"
+    );
+}
+
+/// Independent mistakes of the header come together, in file order.
+#[test]
+fn independent_errors_come_together() {
+    let text = GOOD.replacen("name = \"x\"", "name = \"a/b\"", 1).replacen(
+        "measures = [\"flow.f.goodput_mbps\"]",
+        "measures = [\"flow.f.goodput_mbps\", \"flow.f.goodput_mbps\"]",
+        1,
+    );
+    let e = err(&text);
+    let lines: Vec<&str> = e.lines().collect();
+    assert_eq!(lines.len(), 2, "{e}");
+    assert!(
+        lines[0].starts_with("exp.toml:2: experiment.name: \"a/b\" is not a plain name"),
+        "{e}"
+    );
+    assert!(
+        lines[1].contains("experiment.measures[1]: \"flow.f.goodput_mbps\" is listed twice"),
+        "{e}"
+    );
+}
+
+/// An unknown flow name in a point lists the flows there are.
+#[test]
+fn an_unknown_flow_lists_the_flows() {
+    let e = err(&format!(
+        "{GOOD}\n[[point]]\n\"flow[g].tcp.cc\" = \"cubic\"\n"
+    ));
+    assert!(
+        e.contains("no [[flow]] table is named \"g\"; the names are \"f\""),
+        "{e}"
+    );
+}

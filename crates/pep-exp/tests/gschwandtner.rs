@@ -1,7 +1,7 @@
 //! `pep reproduce gschwandtner`: every experiment point is a valid
-//! scenario in both modes, and the 50-flow claims that our model meets
-//! (flat PEP utilisation across local queues, PEP >= no PEP for small
-//! queues, fairer with the PEP) are decided by real runs.
+//! scenario in both modes, and the 50-flow qualitative claims (flat PEP
+//! utilisation across local queues, the PEP's gain against Q, fairer with
+//! the PEP) are decided by real runs.
 
 use std::path::PathBuf;
 
@@ -58,11 +58,18 @@ fn fifty_flow_claims_are_decided_by_the_runs() {
     assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
     let results = outcome.results.expect("results");
     let claims = (find("gschwandtner").unwrap().claims)();
-    for id in ["FLAT", "GAIN50", "FAIR"] {
+    // The PEP's gain does not grow as Q shrinks in our model (no-PEP
+    // utilisation hardly depends on Q): GAIN50 fails, in 200 s and 2000 s
+    // runs alike (docs/gschwandtner.md).
+    for (id, want) in [
+        ("FLAT", Verdict::Pass),
+        ("GAIN50", Verdict::Fail),
+        ("FAIR", Verdict::Pass),
+    ] {
         let c = claims.iter().find(|c| c.id == id).unwrap();
         let out = evaluate(c, &results, &[], Mode::Short).unwrap();
         eprintln!("{id}: {:?}", out.observed);
-        assert_eq!(out.verdict, Verdict::Pass, "{id}: {:?}", out.observed);
+        assert_eq!(out.verdict, want, "{id}: {:?}", out.observed);
     }
     std::fs::remove_dir_all(&tmp).ok();
 }

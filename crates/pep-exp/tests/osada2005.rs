@@ -92,10 +92,24 @@ fn the_classifier_decides_from_the_curve() {
     assert_eq!(verdict("F6", &falls_at(46)), Verdict::Pass);
     assert_eq!(verdict("F6", &falls_at(48)), Verdict::Fail);
     assert_eq!(verdict("F6", &falls_at(30)), Verdict::Fail);
-    // Fig. 4: 1 Mbit/s from W = 25 (0.95 allowed).
+    // Fig. 4: 1 Mbit/s from W = 25 (0.95 allowed; first reached within
+    // 20% of 25, W = 20..30, and held up to W = 50).
     assert_eq!(verdict("F4b", &rises_then_stays), Verdict::Pass);
+    let reaches_at = |at: i64| -> Vec<(i64, f64)> {
+        (0..=50)
+            .map(|w| (w, if w >= at { 1.0 } else { 0.9 }))
+            .collect()
+    };
+    assert_eq!(verdict("F4b", &reaches_at(20)), Verdict::Pass);
+    assert_eq!(verdict("F4b", &reaches_at(30)), Verdict::Pass);
+    assert_eq!(verdict("F4b", &reaches_at(19)), Verdict::Fail);
+    assert_eq!(verdict("F4b", &reaches_at(31)), Verdict::Fail);
     let slow: Vec<(i64, f64)> = (0..=50).map(|w| (w, 0.3 + 0.01 * w as f64)).collect();
     assert_eq!(verdict("F4b", &slow), Verdict::Fail);
+    // Reached at 25 but lost again before the end of the paper's range.
+    let mut dips = reaches_at(25);
+    dips[45].1 = 0.94;
+    assert_eq!(verdict("F4b", &dips), Verdict::Fail);
 }
 
 /// Table 1-like results: for each d_S, fixed W = 0, 5, 10 with the given

@@ -30,12 +30,12 @@ use pep_core::rng::Stream;
 use pep_core::sad::SadStats;
 use pep_core::{Duration, Instant};
 
-use crate::clock::{timespec, tune_timing_thread, Clock, Histogram};
 use crate::error::{io_err, last_os, LabError, Result};
-use crate::frame::{FlowTable, Frame, WriteBack};
 use crate::netns;
-use crate::packet_socket::{PacketSocket, Recv};
 use crate::topology::{emu_ifname, DirParams, LossParams};
+use pep_io::clock::{timespec, tune_timing_thread, Clock, Histogram};
+use pep_io::frame::{FlowTable, Frame, WriteBack};
+use pep_io::packet_socket::{PacketSocket, Recv};
 
 /// How the emulator threads run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,7 +48,7 @@ pub struct EmuOptions {
     /// Keep idle CPUs polling while the lab is up ([`IdlePolling`]; falls
     /// back silently).
     ///
-    /// [`IdlePolling`]: crate::clock::IdlePolling
+    /// [`IdlePolling`]: pep_io::clock::IdlePolling
     pub poll_idle: bool,
     pub rt_priority: i32,
     /// Receive buffer of each packet socket, in bytes.
@@ -89,7 +89,7 @@ pub struct DirReport {
     pub lateness: Histogram,
     /// Whether `SCHED_FIFO` was granted.
     pub realtime: bool,
-    /// Whether idle CPUs were kept polling ([`crate::clock::IdlePolling`]);
+    /// Whether idle CPUs were kept polling ([`pep_io::clock::IdlePolling`]);
     /// set by the [`crate::lab::Lab`] that runs the emulator.
     pub idle_polling: bool,
     /// Time since the emulator started, when these counters were taken.

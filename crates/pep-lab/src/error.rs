@@ -53,3 +53,18 @@ pub fn require_root() -> Result<()> {
         Err(LabError::NotRoot(uid))
     }
 }
+
+/// The guard of a test that needs root. Such tests are marked
+/// `#[ignore = "needs root"]`, so an ordinary `cargo test` counts them as
+/// ignored, with the reason; run anyway (`-- --include-ignored`, as
+/// `.ci/run` does as root) without root, the test fails here saying why,
+/// rather than passing without having run.
+#[track_caller]
+pub fn require_root_for_test(test: &str) {
+    if let Err(e) = require_root() {
+        panic!(
+            "{test}: {e}; this test is ignored unless asked for: run it as root, \
+             or leave out --include-ignored"
+        );
+    }
+}

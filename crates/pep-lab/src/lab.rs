@@ -3,7 +3,6 @@
 use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use crate::clock::{Clock, IdlePolling};
 use crate::emu::{DirReport, EmuOptions, LinkEmulator};
 use crate::error::{require_root, LabError, Result};
 use crate::ethtool;
@@ -13,6 +12,7 @@ use crate::topology::{
     emu_ifname, link_addr, link_addr6, link_mac, link_netns, mac_string, node_ifname, node_netns,
     valid_id, LabTopology, Role,
 };
+use pep_io::clock::{Clock, IdlePolling};
 
 /// How to build a lab.
 #[derive(Clone, Debug, Default)]

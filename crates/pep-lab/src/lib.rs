@@ -28,20 +28,17 @@
 //! ## Driving the core with the real clock
 //!
 //! The core's contract (`pep_core` crate docs) holds here with `now` read
-//! from `CLOCK_MONOTONIC` ([`clock::Clock`]): each emulator thread calls
+//! from `CLOCK_MONOTONIC` ([`pep_io::clock::Clock`]): each emulator thread calls
 //! `handle_timeout(now)`, drains `poll_deliver(now)`, offers arrivals with
 //! `enqueue(now, ..)`, and sleeps until `poll_timeout()`. Transmissions are
 //! scheduled in model time, so a thread that wakes late delays packets but
 //! does not change the link's rate.
 
-pub mod clock;
 pub mod emu;
 pub mod error;
 pub mod ethtool;
-pub mod frame;
 pub mod lab;
 pub mod netns;
-pub mod packet_socket;
 pub mod pattern;
 pub mod probe;
 pub mod report;

@@ -21,10 +21,10 @@ use std::time::Duration as StdDuration;
 
 use pep_core::{Duration, Rate};
 
-use crate::clock::{monotonic_ns, sleep_until_ns, tune_timing_thread};
 use crate::error::{io_err, last_os, LabError, Result};
 use crate::netns;
 use crate::state::Endpoint;
+use pep_io::clock::{monotonic_ns, sleep_until_ns, tune_timing_thread};
 
 /// Real-time priority of paced probe senders: below the emulators' default
 /// (10), so a probe never delays the links it measures.
@@ -189,7 +189,7 @@ fn poll_in(fd: i32, ns: u64) -> bool {
         events: libc::POLLIN,
         revents: 0,
     };
-    let ts = crate::clock::timespec(ns);
+    let ts = pep_io::clock::timespec(ns);
     // SAFETY: valid pollfd and timespec for the call.
     unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) > 0 }
 }

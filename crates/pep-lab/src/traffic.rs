@@ -25,12 +25,12 @@ use std::time::Duration as StdDuration;
 use pep_core::{Duration, Instant, Rate};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
-use crate::clock::Clock;
 use crate::error::{LabError, Result};
 use crate::netns;
 use crate::pattern::{Pattern, Verifier};
 use crate::state::Endpoint;
 use crate::tcpinfo::{self, TcpSample};
+use pep_io::clock::Clock;
 
 /// How much a flow sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,5 +1,5 @@
 //! `pep lab down` leaves nothing behind, also when the lab's process was
-//! killed. Needs root; skipped (passes) otherwise.
+//! killed. Needs root (`#[ignore]`d: `-- --include-ignored`).
 //!
 //! The lab is held by a child process: this test binary run again with
 //! `PEPL_HOLD_ID` set, executing only `lab_holder`.
@@ -119,20 +119,17 @@ fn assert_gone(id: &str, child_pid: u32) {
 /// dead, and would take the killed lab of the other test before its `down`.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// The lock, or `None` (the test passes as skipped) without root.
-fn root() -> Option<MutexGuard<'static, ()>> {
-    if pep_lab::error::require_root().is_err() {
-        eprintln!("skipped (needs root)");
-        return None;
-    }
-    Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()))
+/// The lock. The tests taking it are `#[ignore = "needs root"]`; run
+/// anyway without root, they fail here saying why.
+fn root() -> MutexGuard<'static, ()> {
+    pep_lab::error::require_root_for_test(std::thread::current().name().unwrap_or("cleanup"));
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[test]
+#[ignore = "needs root"]
 fn down_cleans_up_after_a_killed_lab() {
-    let Some(_serial) = root() else {
-        return;
-    };
+    let _serial = root();
     let id = format!("{}-killed", std::process::id());
     let mut h = Holder::spawn(&id);
     wait_until_up(&id, &mut h.child);
@@ -150,10 +147,9 @@ fn down_cleans_up_after_a_killed_lab() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn down_stops_a_running_lab() {
-    let Some(_serial) = root() else {
-        return;
-    };
+    let _serial = root();
     let id = format!("{}-running", std::process::id());
     let mut h = Holder::spawn(&id);
     wait_until_up(&id, &mut h.child);

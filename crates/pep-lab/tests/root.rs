@@ -1,7 +1,7 @@
 //! End-to-end lab tests: real namespaces, emulated links, real Linux TCP.
 //!
-//! They need root (namespaces, packet sockets) and `ip` (iproute2); as
-//! another user they print "skipped" and pass. Each builds its own lab with
+//! They need root (namespaces, packet sockets) and `ip` (iproute2), and
+//! are `#[ignore]`d: as root add `-- --include-ignored`. Each builds its own lab with
 //! a `pepl-<pid>-<n>` id and removes it on success or failure (the `Lab`
 //! guard's `Drop`). They take a global lock, so one runs at a time and none
 //! disturbs another's timing. No packet leaves the namespaces they create.
@@ -12,7 +12,7 @@
 use std::sync::{Mutex, MutexGuard};
 
 use pep_core::{Duration, Rate};
-use pep_lab::clock::IdlePolling;
+use pep_io::clock::IdlePolling;
 use pep_lab::lab::{Lab, LabOptions};
 use pep_lab::probe::{ping, udp_probe, UdpProbeReport, UdpProbeSpec};
 use pep_lab::state::Endpoint;
@@ -21,13 +21,11 @@ use pep_lab::traffic::{self, Amount, FlowSpec, TrafficOptions};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// The lock, or `None` (skip) when not root.
-fn root_test(name: &str) -> Option<MutexGuard<'static, ()>> {
-    if pep_lab::error::require_root().is_err() {
-        eprintln!("{name}: skipped (needs root)");
-        return None;
-    }
-    Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()))
+/// The lock. The tests taking it are `#[ignore = "needs root"]`; run
+/// anyway without root, they fail here saying why.
+fn root_test(name: &str) -> MutexGuard<'static, ()> {
+    pep_lab::error::require_root_for_test(name);
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Two hosts joined by one link with the same parameters both ways.
@@ -75,10 +73,9 @@ fn net_of_headers(rate: Rate, mss: u32) -> f64 {
 /// than the BDP (167 packets), so cubic keeps the link busy once its
 /// window has grown.
 #[test]
+#[ignore = "needs root"]
 fn geo_like_path_rtt_goodput_and_exact_stream() {
-    let Some(_g) = root_test("geo_like_path") else {
-        return;
-    };
+    let _g = root_test("geo_like_path");
     let d = DirParams::new(Rate::mbps(10), Duration::from_millis(100), 250);
     let lab = Lab::up(&two_hosts("geo", d), &LabOptions::default()).expect("lab up");
     let (a, b) = (lab.endpoint("a").unwrap(), lab.endpoint("b").unwrap());
@@ -157,10 +154,9 @@ fn geo_like_path_rtt_goodput_and_exact_stream() {
 /// rwnd being the window the kernel actually advertises (it doubles
 /// SO_RCVBUF and keeps part of it for overhead).
 #[test]
+#[ignore = "needs root"]
 fn window_limited_transfer_reaches_rwnd_over_rtt() {
-    let Some(_g) = root_test("window_limited") else {
-        return;
-    };
+    let _g = root_test("window_limited");
     let d = DirParams::new(Rate::mbps(10), Duration::from_millis(100), 250);
     let lab = Lab::up(&two_hosts("rwnd", d), &LabOptions::default()).expect("lab up");
     let (a, b) = (lab.endpoint("a").unwrap(), lab.endpoint("b").unwrap());
@@ -203,10 +199,9 @@ fn window_limited_transfer_reaches_rwnd_over_rtt() {
 /// (Linux 6.18 overwrites a clamp set only before the handshake: the
 /// sender then saw 65535 B whatever was asked.)
 #[test]
+#[ignore = "needs root"]
 fn window_clamp_is_the_window_the_sender_sees() {
-    let Some(_g) = root_test("window_clamp") else {
-        return;
-    };
+    let _g = root_test("window_clamp");
     let d = DirParams::new(Rate::mbps(100), Duration::from_millis(20), 1000);
     let lab = Lab::up(&two_hosts("clamp", d), &LabOptions::default()).expect("lab up");
     let (a, b) = (lab.endpoint("a").unwrap(), lab.endpoint("b").unwrap());
@@ -266,10 +261,9 @@ fn window_clamp_is_the_window_the_sender_sees() {
 /// Emulated rate within 2 % and delay within 1 ms (median and 95th
 /// percentile of a sparse train), at 10 and 100 Mbit/s.
 #[test]
+#[ignore = "needs root"]
 fn rate_and_delay_hold_up_to_100mbps() {
-    let Some(_g) = root_test("rate_and_delay") else {
-        return;
-    };
+    let _g = root_test("rate_and_delay");
     for mbps in [10u64, 100] {
         let rate = Rate::mbps(mbps);
         let delay = Duration::from_millis(10);
@@ -344,10 +338,9 @@ fn rate_and_delay_hold_up_to_100mbps() {
 /// A lab keeps idle CPUs polling while it is up (the machine's CPU latency
 /// limit reads 0) and withdraws the request when it goes down.
 #[test]
+#[ignore = "needs root"]
 fn idle_cpus_poll_while_a_lab_is_up() {
-    let Some(_g) = root_test("idle_polling") else {
-        return;
-    };
+    let _g = root_test("idle_polling");
     let before = IdlePolling::current_limit_us().expect("read /dev/cpu_dma_latency");
     let d = DirParams::new(Rate::mbps(10), Duration::from_millis(1), 100);
     let lab = Lab::up(&two_hosts("idle", d), &LabOptions::default()).expect("lab up");
@@ -369,10 +362,9 @@ fn idle_cpus_poll_while_a_lab_is_up() {
 /// no emulator of its own, nothing added to the path's delay or taken
 /// from its rate, and a TCP stream across both arrives byte-exact.
 #[test]
+#[ignore = "needs root"]
 fn a_wired_segment_adds_no_delay_and_no_emulator() {
-    let Some(_g) = root_test("wired_segment") else {
-        return;
-    };
+    let _g = root_test("wired_segment");
     let rate = Rate::mbps(10);
     let delay = Duration::from_millis(10);
     let d = DirParams::new(rate, delay, 1000);
@@ -407,10 +399,9 @@ fn a_wired_segment_adds_no_delay_and_no_emulator() {
 
 /// 1 % Bernoulli loss, measured end to end over 20k packets.
 #[test]
+#[ignore = "needs root"]
 fn bernoulli_loss_matches_its_probability() {
-    let Some(_g) = root_test("bernoulli_loss") else {
-        return;
-    };
+    let _g = root_test("bernoulli_loss");
     let d = DirParams {
         // A queue no train can fill: only the loss model drops.
         queue: pep_core::queue::QueueLimit::Packets(50_000),
@@ -450,10 +441,9 @@ fn bernoulli_loss_matches_its_probability() {
 /// Gilbert-Elliott loss (the core's chain, run by the emulator): a 2 % mean
 /// loss rate in bursts of 4 packets on average, over 40k packets.
 #[test]
+#[ignore = "needs root"]
 fn gilbert_elliott_loss_matches_its_mean_rate() {
-    let Some(_g) = root_test("ge_loss") else {
-        return;
-    };
+    let _g = root_test("ge_loss");
     let (rate, burst) = (0.02, 4.0);
     let (p, r) = pep_core::loss::GilbertElliott::params_from_rate_and_burst(rate, burst).unwrap();
     let d = DirParams {
@@ -504,10 +494,9 @@ fn gilbert_elliott_loss_matches_its_mean_rate() {
 /// names (set with TCP_CONGESTION, which fails for one the kernel lacks):
 /// exactly the bytes asked for arrive, unchanged.
 #[test]
+#[ignore = "needs root"]
 fn finite_transfers_with_each_cc_are_byte_exact() {
-    let Some(_g) = root_test("finite_transfers") else {
-        return;
-    };
+    let _g = root_test("finite_transfers");
     let d = DirParams::new(Rate::mbps(20), Duration::from_millis(10), 100);
     let lab = Lab::up(&two_hosts("finite", d), &LabOptions::default()).expect("lab up");
     let (a, b) = (lab.endpoint("a").unwrap(), lab.endpoint("b").unwrap());

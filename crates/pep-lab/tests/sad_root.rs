@@ -6,9 +6,8 @@
 //!
 //! One lab, two identical paths side by side, one with SAD on its uplink
 //! queue and one without; each case runs a flow on both at once, so both
-//! see the same machine load. Needs root; as another user it prints
-//! "skipped" and passes. Numbers: `cargo test -p pep-lab --test sad_root
-//! -- --nocapture`.
+//! see the same machine load. Needs root (`#[ignore]`d). Numbers: `cargo
+//! test -p pep-lab --test sad_root -- --include-ignored --nocapture`.
 
 use pep_core::{Duration, Rate};
 use pep_lab::emu::DirReport;
@@ -60,11 +59,9 @@ fn uplink(reports: &[DirReport], link: &str) -> DirReport {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn sad_on_the_uplink_lifts_window_limited_linux_tcp() {
-    if pep_lab::error::require_root().is_err() {
-        eprintln!("sad_on_the_uplink: skipped (needs root)");
-        return;
-    }
+    pep_lab::error::require_root_for_test("sad_on_the_uplink");
     let mut t = LabTopology::new("sad", 1);
     for n in ["srv-sad", "cli-sad", "srv-plain", "cli-plain"] {
         t.node(n, Role::Host);

@@ -1,6 +1,7 @@
 //! pep-sim's integration tests.
 //! One module per file; `cargo test -p pep-sim --test sim <file>::` runs one file's tests.
 
+mod ack_thin;
 mod bidirectional;
 mod cut;
 mod determinism;

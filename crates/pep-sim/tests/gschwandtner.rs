@@ -436,6 +436,53 @@ fn sack_takes_w_over_2_rtts_to_refill_the_pipe_and_cubic_about_k() {
     assert!(ns2 < cubic, "ns-2 CUBIC {ns2} s, RFC 9438 CUBIC {cubic} s");
 }
 
+/// The daemon's default tunnel congestion control in the simulator: with
+/// five flows open on the tunnel, a loss is one virtual flow's of five,
+/// so the first cut is to (4 + 0.7) / 5 = 0.94 of the window (CUBIC's
+/// 0.7 above), and the window that was BDP + queue stays above the BDP:
+/// the pipe never drains. (Slow start ends below the BDP, at 80
+/// packets, so that the first loss is congestion avoidance's.)
+#[test]
+fn cubic_flows_cuts_one_flows_share_of_the_tunnel_window() {
+    let sc = dumbbell(
+        5,
+        "10Mbit/s",
+        "100ms",
+        "{ kind = \"droptail\", limit = 50 }",
+        "\"bulk\"",
+        "30s",
+        &pep("credit_charge = \"delivered\"\ntunnel_cc = \"cubic-flows\"\ntunnel_delack = false\ntunnel_ssthresh = 80\nlocal_queue = \"droptail\"\nlocal_queue_limit = 300\ncheck = \"event\""),
+    );
+    let rtt = 0.2 + (1040.0 + 40.0) * 8.0 / 10e6;
+    let bdp = 10e6 / 8.0 * rtt / 1040.0;
+    let mut sim = Simulation::new(&sc);
+    let step = 1_000_000u64;
+    let (mut t, mut before) = (0u64, 0u64);
+    let after = loop {
+        t += step;
+        assert!(t < 30_000_000_000, "no loss in 30 s");
+        sim.run_until(Instant(t));
+        let tun = agent(&sim).tunnel();
+        if tun.in_recovery() {
+            break tun.cwnd();
+        }
+        before = tun.cwnd();
+    };
+    let tun = agent(&sim).tunnel();
+    let pep_core::cc::GrowthView::CubicFlows(v) = tun.congestion().growth_view() else {
+        panic!("not cubic-flows")
+    };
+    assert_eq!(v.flows, 5, "flows open on the tunnel");
+    let cut = after as f64 / before as f64;
+    eprintln!(
+        "cubic-flows: W {:.0} packets, cut to {cut:.4}, BDP {bdp:.0}",
+        before as f64 / 1000.0
+    );
+    // Within the growth of the millisecond between the samples.
+    assert!((cut - 0.94).abs() < 0.002, "cut {cut}");
+    assert!(after as f64 / 1000.0 > bdp, "{after} B below the BDP");
+}
+
 /// Jain's fairness index of the receivers' byte counts.
 fn jain(sim: &Simulation, n: usize) -> f64 {
     let x: Vec<f64> = (0..n)

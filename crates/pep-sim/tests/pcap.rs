@@ -1,6 +1,7 @@
 //! pcap export: a traced link gives a file that parses, has one record per
 //! packet the link serialized, carries the simulator's own sequence numbers,
-//! and that tcpdump reads without complaint (skipped if tcpdump is absent).
+//! and that tcpdump reads without complaint (skipped if tcpdump is absent,
+//! a failure under `PEP_REQUIRE_ALL`, as in CI).
 
 use std::path::Path;
 use std::process::Command;
@@ -212,6 +213,11 @@ fn bad_traces_are_named() {
 /// checksum it can check correct.
 fn tcpdump_reads(path: &Path, packets: usize) {
     if Command::new("tcpdump").arg("--version").output().is_err() {
+        // CI installs tcpdump and sets PEP_REQUIRE_ALL: a skip there is a failure.
+        assert!(
+            std::env::var_os("PEP_REQUIRE_ALL").is_none(),
+            "tcpdump not installed, and PEP_REQUIRE_ALL asks for every check"
+        );
         eprintln!("tcpdump not installed; skipping the read-back");
         return;
     }

@@ -5,6 +5,7 @@
 use alloc::boxed::Box;
 
 use super::cubic::{Cubic, CubicConfig, CubicView};
+use super::cubic_flows::{CubicFlows, CubicFlowsView};
 use super::cubic_ns2::{CubicNs2, CubicNs2View};
 use super::westwood::{Westwood, WestwoodView};
 use super::CcState;
@@ -38,6 +39,11 @@ pub enum Growth {
     /// loss sets `ssthresh = max(BWE * RTTmin, 2*SMSS)` from a low-pass
     /// filtered estimate of the bandwidth the ACK stream reports.
     Westwood,
+    /// CUBIC that backs off as the N flows a tunnel carries would
+    /// (`cubic_flows.rs`): a congestion event cuts by `(N - 1 + 0.7) / N`,
+    /// a loss that ends slow start by half. The daemon's default tunnel
+    /// congestion control; N comes from [`super::Congestion::set_flows`].
+    CubicFlows,
 }
 
 impl Default for Growth {
@@ -71,6 +77,7 @@ pub enum GrowthView {
     Cubic(CubicView),
     CubicNs2(CubicNs2View),
     Westwood(WestwoodView),
+    CubicFlows(CubicFlowsView),
 }
 
 /// A growth algorithm with its per-connection state.
@@ -89,6 +96,7 @@ pub(super) enum GrowthState {
     Cubic(Box<Cubic>),
     CubicNs2(Box<CubicNs2>),
     Westwood(Box<Westwood>),
+    CubicFlows(Box<CubicFlows>),
 }
 
 impl GrowthState {
@@ -102,6 +110,7 @@ impl GrowthState {
             Growth::Cubic(c) => GrowthState::Cubic(Box::new(Cubic::new(c))),
             Growth::CubicNs2 => GrowthState::CubicNs2(Box::new(CubicNs2::new())),
             Growth::Westwood => GrowthState::Westwood(Box::new(Westwood::new())),
+            Growth::CubicFlows => GrowthState::CubicFlows(Box::new(CubicFlows::new())),
         }
     }
 
@@ -114,6 +123,7 @@ impl GrowthState {
             GrowthState::Cubic(c) => Growth::Cubic(c.config()),
             GrowthState::CubicNs2(_) => Growth::CubicNs2,
             GrowthState::Westwood(_) => Growth::Westwood,
+            GrowthState::CubicFlows(_) => Growth::CubicFlows,
         }
     }
 
@@ -123,6 +133,7 @@ impl GrowthState {
             GrowthState::Cubic(c) => GrowthView::Cubic(c.view()),
             GrowthState::CubicNs2(c) => GrowthView::CubicNs2(c.view()),
             GrowthState::Westwood(w) => GrowthView::Westwood(w.view()),
+            GrowthState::CubicFlows(c) => GrowthView::CubicFlows(c.view()),
         }
     }
 
@@ -139,6 +150,14 @@ impl GrowthState {
             GrowthState::Westwood(_) => {
                 reno_on_ack(s, None, WindowUnit::Bytes, &mut 0, acked as u64)
             }
+            GrowthState::CubicFlows(c) => c.on_ack(now, s, acked as u64),
+        }
+    }
+
+    /// Flows open on the connection (a tunnel's): cubic-flows' N.
+    pub(super) fn set_flows(&mut self, flows: u32) {
+        if let GrowthState::CubicFlows(c) = self {
+            c.set_flows(flows);
         }
     }
 
@@ -147,14 +166,17 @@ impl GrowthState {
         match self {
             GrowthState::Westwood(w) => w.on_ack(now, s, acked as u64, false),
             GrowthState::CubicNs2(c) => c.on_delivered(s, acked),
+            GrowthState::CubicFlows(c) => c.saw_ack(now),
             _ => {}
         }
     }
 
     /// A duplicate ACK arrived.
     pub(super) fn on_dupack(&mut self, now: Instant, s: &CcState) {
-        if let GrowthState::Westwood(w) = self {
-            w.on_ack(now, s, 0, true);
+        match self {
+            GrowthState::Westwood(w) => w.on_ack(now, s, 0, true),
+            GrowthState::CubicFlows(c) => c.saw_ack(now),
+            _ => {}
         }
     }
 
@@ -173,12 +195,22 @@ impl GrowthState {
             GrowthState::Cubic(c) => c.on_loss(s, flight),
             GrowthState::CubicNs2(c) => c.on_loss(s),
             GrowthState::Westwood(w) => w.ssthresh(s).unwrap_or(reno_ssthresh(s, flight)),
+            GrowthState::CubicFlows(c) => c.on_loss_at_last_ack(s),
+        }
+    }
+
+    /// A congestion event at `now` reported by a transport that groups
+    /// losses itself (QUIC): the new ssthresh.
+    pub(super) fn event_ssthresh(&mut self, now: Instant, s: &CcState, flight: u64) -> u64 {
+        match self {
+            GrowthState::CubicFlows(c) => c.on_loss(now, s),
+            _ => self.loss_ssthresh(s, flight),
         }
     }
 
     /// The retransmission timer expired (first time for this SND.UNA) with
     /// `flight` bytes outstanding: the new ssthresh.
-    pub(super) fn timeout_ssthresh(&mut self, s: &CcState, flight: u64) -> u64 {
+    pub(super) fn timeout_ssthresh(&mut self, now: Instant, s: &CcState, flight: u64) -> u64 {
         match self {
             GrowthState::Reno { unit, .. } => unit_ssthresh(s, *unit, flight),
             GrowthState::Cubic(c) => c.on_timeout(s, flight),
@@ -188,6 +220,7 @@ impl GrowthState {
                 w.on_timeout();
                 t
             }
+            GrowthState::CubicFlows(c) => c.on_timeout(now, s),
         }
     }
 

@@ -6,7 +6,8 @@
 //!   acknowledge new data outside loss recovery, and the ssthresh a loss
 //!   sets: Reno (RFC 5681), CUBIC (RFC 9438, `cubic.rs`), CUBIC as
 //!   ns-2.35's Linux agent runs it (`cubic_ns2.rs`), Westwood+
-//!   (`westwood.rs`).
+//!   (`westwood.rs`), cubic-flows (`cubic_flows.rs`: CUBIC backing off as
+//!   the N flows a tunnel carries would, the daemon's tunnel default).
 //! * **Loss recovery** ([`Recovery`]) decides what happens on duplicate
 //!   ACKs, partial ACKs and the end of recovery: Tahoe, RFC 5681 fast
 //!   retransmit/fast recovery (Reno), RFC 6582 (NewReno), RFC 6675 SACK
@@ -21,6 +22,11 @@
 //! every ACK's SACK blocks ([`Congestion::on_sack`]) and retransmissions
 //! ([`Congestion::on_retransmit`]); during SACK recovery it sends what
 //! [`Congestion::next_seg`] chooses instead of applying its window rule.
+//!
+//! A transport that detects loss itself (QUIC) drives the growth axis
+//! through [`QuicCongestion`] instead (`quic.rs`, RFC 9002's recovery
+//! period): the daemon's tunnel runs cubic-flows that way, the simulator's
+//! split-pair tunnel under TCP's recovery here.
 //!
 //! Dispatch is a `match` over closed enums: no vtable on the per-ACK path,
 //! no allocation.
@@ -40,15 +46,19 @@
 //! (`now`); nothing here reads a clock.
 
 mod cubic;
+mod cubic_flows;
 mod cubic_ns2;
 mod growth;
 mod hystart;
 mod prr;
+mod quic;
 mod rack;
 mod recovery;
 mod sack;
 mod westwood;
 
+#[cfg(test)]
+mod cubic_flows_tests;
 #[cfg(test)]
 mod growth_tests;
 #[cfg(test)]
@@ -57,8 +67,10 @@ mod sack_tests;
 mod tests;
 
 pub use cubic::{CubicConfig, CubicView};
+pub use cubic_flows::{CubicFlowsView, MAX_FLOWS as CUBIC_FLOWS_MAX_FLOWS};
 pub use cubic_ns2::{cubic_root as cubic_ns2_root, CubicNs2View};
 pub use growth::{Growth, GrowthView, WindowUnit};
+pub use quic::QuicCongestion;
 pub use rack::{is_dsack, Detection, Rack, REO_WND_PERSIST};
 pub use recovery::Recovery;
 pub use sack::{NextSeg, Scoreboard, SCOREBOARD_RANGES};
@@ -170,6 +182,24 @@ pub struct CcState {
 }
 
 impl CcState {
+    /// A connection's state before its first ACK: `cwnd` and `ssthresh`
+    /// as configured, nothing in recovery, `recover` at the ISN.
+    pub fn initial(smss: u32, cwnd: u64, ssthresh: u64, isn: Seq, dupack_threshold: u32) -> Self {
+        CcState {
+            smss,
+            cwnd,
+            ssthresh,
+            inflation: 0,
+            in_recovery: false,
+            recover: isn,
+            dupacks: 0,
+            dupack_threshold,
+            partial_acked: false,
+            timed_out: false,
+            srtt: None,
+        }
+    }
+
     /// The window the sender may have outstanding: `cwnd + inflation`.
     #[inline]
     pub fn window(&self) -> u64 {
@@ -225,19 +255,13 @@ impl Congestion {
             "dupACK threshold must be positive"
         );
         Congestion {
-            state: CcState {
-                smss: cfg.smss,
-                cwnd: cfg.initial_window.max(cfg.smss as u64),
-                ssthresh: cfg.initial_ssthresh,
-                inflation: 0,
-                in_recovery: false,
-                recover: isn,
-                dupacks: 0,
-                dupack_threshold: cfg.dupack_threshold,
-                partial_acked: false,
-                timed_out: false,
-                srtt: None,
-            },
+            state: CcState::initial(
+                cfg.smss,
+                cfg.initial_window.max(cfg.smss as u64),
+                cfg.initial_ssthresh,
+                isn,
+                cfg.dupack_threshold,
+            ),
             growth: GrowthState::new(cfg.growth),
             recovery: RecoveryState::new(cfg.recovery, cfg.lost_retransmit),
             prr: (cfg.prr && cfg.recovery == Recovery::Sack).then(prr::Prr::default),
@@ -246,6 +270,12 @@ impl Congestion {
                 .then(|| hystart::HyStart::new(cfg.initial_ssthresh)),
             growth_held: false,
         }
+    }
+
+    /// Flows open on the connection (a tunnel carrying several): the N of
+    /// [`Growth::CubicFlows`]; other growths ignore it.
+    pub fn set_flows(&mut self, flows: u32) {
+        self.growth.set_flows(flows);
     }
 
     /// Suspends (or resumes) window growth on ACKs outside recovery: RFC
@@ -449,7 +479,7 @@ impl Congestion {
 
     /// The retransmission timer expired with `[snd_una, snd_max)`
     /// outstanding. The transport retransmits from SND.UNA (go-back-N).
-    pub fn on_timeout(&mut self, _now: Instant, snd_una: Seq, snd_max: Seq) {
+    pub fn on_timeout(&mut self, now: Instant, snd_una: Seq, snd_max: Seq) {
         // RFC 5681 section 3.1: "When a TCP sender detects segment loss using
         // the retransmission timer and the given segment has not yet been
         // resent by way of the retransmission timer, the value of ssthresh
@@ -459,7 +489,7 @@ impl Congestion {
         // constant."
         if !self.state.timed_out {
             let flight = snd_max.bytes_since(snd_una) as u64;
-            self.state.ssthresh = self.growth.timeout_ssthresh(&self.state, flight);
+            self.state.ssthresh = self.growth.timeout_ssthresh(now, &self.state, flight);
         }
         let s = &mut self.state;
         s.timed_out = true;

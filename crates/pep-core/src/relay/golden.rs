@@ -11,10 +11,10 @@
 //! reorders, drops or adds an action fails, and so do two drivers that
 //! disagree. `pep-core`'s own test replays them on the bare relay.
 
-use alloc::vec;
-use alloc::vec::Vec;
 use super::{Action, Dir, Leg, RelayConfig};
 use crate::time::{Duration, Instant};
+use alloc::vec;
+use alloc::vec::Vec;
 
 /// What happens on the legs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

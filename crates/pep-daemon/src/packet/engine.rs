@@ -34,7 +34,7 @@ use pep_core::loss::LossModel;
 use pep_core::queue::{DropReason, Qdisc, Queue, QueueLimit};
 use pep_core::sad::AckFields;
 use pep_core::{Duration, FlowId, Instant, Segment};
-use pep_lab::frame::{FlowTable, Frame, WriteBack};
+use pep_io::frame::{FlowTable, Frame, WriteBack};
 use pep_wire::{parse_ip_packet, EthernetRepr, Parsed, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 
 use super::watermark::{Out, WatermarkStage, WatermarkStats};

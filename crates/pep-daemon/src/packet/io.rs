@@ -15,8 +15,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use pep_core::{Duration, Instant};
-use pep_lab::clock::{tune_timing_thread, Clock};
-use pep_lab::packet_socket::{ifindex, PacketSocket, Recv};
+use pep_io::clock::{tune_timing_thread, Clock};
+use pep_io::packet_socket::{ifindex, PacketSocket, Recv};
 
 use super::engine::{Engine, PacketStats, Side};
 use super::metrics::IoStats;

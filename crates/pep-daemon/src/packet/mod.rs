@@ -13,9 +13,10 @@
 //! * [`metrics`]: `pep_packet_*` in the Prometheus exposition.
 //! * [`watermark`]: the premature-ACK stage (`[packet.watermark]`).
 //!
-//! Frame parsing, flow ids, the incremental-checksum rewrite and the
-//! packet sockets are the lab emulator's (`pep_lab::frame`,
-//! `pep_lab::packet_socket`), which already runs SAD on real frames.
+//! Frame parsing, flow ids, the incremental-checksum rewrite, the packet
+//! sockets and the clock come from `pep-io` (`pep_io::frame`,
+//! `pep_io::packet_socket`, `pep_io::clock`), shared with the lab's
+//! emulator, which runs SAD on the same frames.
 
 pub mod config;
 pub mod engine;

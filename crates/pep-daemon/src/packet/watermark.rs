@@ -39,7 +39,7 @@ use std::collections::{HashMap, VecDeque};
 use pep_core::link::LinkItem;
 use pep_core::watermark::{Action, Mark, Stats, Watermark, WatermarkConfig};
 use pep_core::{Flags, FlowId, Instant, Segment, Seq};
-use pep_lab::frame::Frame;
+use pep_io::frame::Frame;
 use pep_wire::{
     emit_packet_vec, ethernet_frame, parse_ip_packet, rewrite_tcp_ack, rewrite_tcp_sack,
     rewrite_tcp_seq, rewrite_tcp_timestamps, rewrite_tcp_window, verify_checksums, EthernetRepr,

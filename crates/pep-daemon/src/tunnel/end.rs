@@ -112,6 +112,8 @@ async fn flow(
 /// The destination leg: the server-leg options of `dst`, with a timeout.
 async fn connect(dst: SocketAddr, s: &Settings) -> std::io::Result<TcpStream> {
     let (_, opts) = s.legs_for(dst.ip());
+    // Mark 0: split-end intercepts nothing, so needs no mark (nor the
+    // privilege to set one).
     let sock = net::server_socket(dst, 0, None, &opts)?;
     let sock = TcpSocket::from_std_stream(std::net::TcpStream::from(sock));
     match tokio::time::timeout(s.connect_timeout, sock.connect(dst)).await {

@@ -147,6 +147,15 @@ async fn setup() -> (tempfile::TempDir, Pair, TcpListener, SocketAddr) {
     (dir, p, server, dst)
 }
 
+/// Every network wait here is bounded: a broken tunnel (a flow whose far
+/// end never connects) fails its test instead of hanging the run.
+async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
+    const NET_WAIT: Duration = Duration::from_secs(30);
+    tokio::time::timeout(NET_WAIT, f)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: nothing after {NET_WAIT:?}"))
+}
+
 fn data(seed: u32, n: usize) -> Vec<u8> {
     (0..n as u32)
         .map(|i| (i.wrapping_mul(2654435761) ^ seed) as u8)
@@ -194,7 +203,7 @@ async fn a_hundred_flows_cross_byte_exact_with_half_close() {
         }));
     }
     for t in tasks {
-        t.await.unwrap();
+        within("a flow's reply", t).await.unwrap();
     }
     // A flow is counted when both its directions have ended, which may be
     // just after its client read the reply's end: wait for the count.
@@ -229,7 +238,8 @@ async fn a_stranger_key_gets_no_tunnel_and_no_flow() {
     let dst = server.local_addr().unwrap();
     let mut c = intercepted(&p, dst).await;
     let mut b = [0u8; 1];
-    assert!(is_reset(&c.read(&mut b).await), "the client is reset");
+    let r = within("the client's reset", c.read(&mut b)).await;
+    assert!(is_reset(&r), "the client is reset");
     assert!(p.end_metrics.tunnel.auth_failures.load(Relaxed) >= 1);
     assert_eq!(p.end_metrics.tunnel.connects.load(Relaxed), 0);
     // Counted as the flow task ends, just after it resets the client.
@@ -247,7 +257,7 @@ async fn destinations_outside_the_policy_are_refused() {
     let server = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
     let mut c = intercepted(&p, server.local_addr().unwrap()).await;
     let mut b = [0u8; 1];
-    assert!(is_reset(&c.read(&mut b).await));
+    assert!(is_reset(&within("the reset", c.read(&mut b)).await));
     // Counted as the flow task ends, just after it resets the client (a
     // CI run read it before).
     assert!(wait(|| p.start_metrics.tunnel.ended_count("refused_by_policy") == 1).await);
@@ -259,7 +269,7 @@ async fn destinations_outside_the_policy_are_refused() {
     };
     let p2 = pair(dir.path(), "start", "127.0.0.0/8").await;
     let mut c = intercepted(&p2, closed).await;
-    assert!(is_reset(&c.read(&mut b).await));
+    assert!(is_reset(&within("the reset", c.read(&mut b)).await));
     assert!(wait(|| p2.start_metrics.tunnel.ended_count("unreachable") == 1).await);
 }
 
@@ -298,7 +308,7 @@ async fn a_stalled_reader_stalls_only_its_own_flow() {
     let mut buf = vec![0u8; 1 << 16];
     let t0 = std::time::Instant::now();
     while n < 64 << 20 {
-        let k = c.read(&mut buf).await.unwrap();
+        let k = within("the second flow", c.read(&mut buf)).await.unwrap();
         assert!(k > 0, "the second flow ended early at {n} bytes");
         n += k as u64;
     }
@@ -327,7 +337,8 @@ async fn a_dead_peer_resets_its_flows() {
     });
     let mut c = intercepted(&p, dst).await;
     let mut buf = vec![0u8; 1 << 16];
-    assert!(c.read(&mut buf).await.unwrap() > 0, "data flows first");
+    let n = within("the first data", c.read(&mut buf)).await.unwrap();
+    assert!(n > 0, "data flows first");
     p.path_up.store(false, Relaxed);
     let t0 = std::time::Instant::now();
     let r = loop {
@@ -358,10 +369,14 @@ async fn resets_cross_the_tunnel_both_ways() {
     let (_dir, p, server, dst) = setup().await;
     for client_resets in [true, false] {
         let mut c = intercepted(&p, dst).await;
-        let (mut s, _) = server.accept().await.unwrap();
+        let (mut s, _) = within("the far end's connect", server.accept())
+            .await
+            .unwrap();
         c.write_all(b"x").await.unwrap();
         let mut b = [0u8; 1];
-        s.read_exact(&mut b).await.unwrap();
+        within("the first byte", s.read_exact(&mut b))
+            .await
+            .unwrap();
         let (gone, mut other) = if client_resets { (c, s) } else { (s, c) };
         reset_tcp(&gone);
         drop(gone);

@@ -14,13 +14,11 @@ use pep_lab::{DirParams, Endpoint, Lab, LabOptions, LabTopology, Role};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// The lock, or `None` (skip) when not root.
-pub fn root_test(name: &str) -> Option<MutexGuard<'static, ()>> {
-    if pep_lab::error::require_root().is_err() {
-        eprintln!("{name}: skipped (needs root)");
-        return None;
-    }
-    Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()))
+/// The lock. The tests taking it are `#[ignore = "needs root"]`; run
+/// anyway without root, they fail here saying why.
+pub fn root_test(name: &str) -> MutexGuard<'static, ()> {
+    pep_lab::error::require_root_for_test(name);
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Link 0: client - proxy (`client_side` both ways); link 1: proxy - server.

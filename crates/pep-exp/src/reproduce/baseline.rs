@@ -5,7 +5,7 @@
 use pep_sim::scenario::Dir;
 use pep_sim::Scenario;
 
-use super::{Check, Claim, Figure, Paper, Tolerance};
+use super::{Check, Claim, Figure, Kind, Paper, Tolerance};
 use crate::experiment::value_number;
 use crate::results::Results;
 
@@ -102,6 +102,7 @@ fn falls_with_loss(r: &Results) -> Result<(bool, String), String> {
 fn claims() -> Vec<Claim> {
     vec![
         Claim {
+            kind: Kind::Reproduction,
             id: "W1",
             statement: "A flow limited by the receiver's window moves one window per \
                         round trip: goodput = rwnd / RTT.",
@@ -118,6 +119,7 @@ fn claims() -> Vec<Claim> {
             needs_full: false,
         },
         Claim {
+            kind: Kind::Reproduction,
             id: "L1",
             statement: "A flow whose window exceeds the path's bandwidth-delay product \
                         fills the link: goodput = rate × MSS / (MSS + headers).",
@@ -134,6 +136,7 @@ fn claims() -> Vec<Claim> {
             needs_full: false,
         },
         Claim {
+            kind: Kind::Reproduction,
             id: "L2",
             statement: "... and keeps the bottleneck busy all the time.",
             experiment: "link-limited",
@@ -149,6 +152,7 @@ fn claims() -> Vec<Claim> {
             needs_full: false,
         },
         Claim {
+            kind: Kind::Reproduction,
             id: "P1",
             statement: "Under random loss, goodput falls as the loss probability rises.",
             experiment: "random-loss",
@@ -159,6 +163,7 @@ fn claims() -> Vec<Claim> {
             needs_full: false,
         },
         Claim {
+            kind: Kind::Reproduction,
             id: "M1",
             statement: "In congestion avoidance with rare random loss, goodput ≈ \
                         (MSS/RTT)·√(3/2)/√p (Mathis et al. 1997, eq. 3). Decided on \

@@ -7,11 +7,17 @@
 //! the point's scenario), or tests a qualitative predicate over the results.
 //! Every verdict is computed from the run; a claim that only a full-length
 //! run can decide is *skipped* in short mode, never passed.
+//!
+//! Each claim has a [`Kind`]: only reproductions (the paper's own number
+//! or stated trend, with a tolerance that can fail either way) are counted
+//! as reproduced or not; setup checks, fits, structural properties and
+//! claims beyond the paper are shown apart.
 
 mod baseline;
 mod gschwandtner;
 mod johnson;
 mod osada2005;
+mod paper_series;
 mod report;
 mod shekhar;
 mod shikama;
@@ -41,9 +47,43 @@ pub struct Paper {
     pub claims: fn() -> Vec<Claim>,
 }
 
+/// What a claim's verdict says about the reproduction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Compares with the paper's own number or stated trend: counted.
+    Reproduction,
+    /// Checks that our setup is the paper's (true by how the network is
+    /// built, not a result): shown apart.
+    Setup,
+    /// A parameter of ours was chosen to meet the paper here; says what.
+    Fit(&'static str),
+    /// A property of our model the paper's result rests on, not a number
+    /// or trend of the paper.
+    Structural,
+    /// Beyond the paper: a result of ours, not the paper's.
+    Beyond,
+}
+
+impl Kind {
+    /// The label a report shows beside the claim.
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Reproduction => "reproduction",
+            Kind::Setup => "setup check",
+            Kind::Fit(_) => "fitted",
+            Kind::Structural => "structural",
+            Kind::Beyond => "beyond the paper",
+        }
+    }
+    /// The groups shown apart, in report order.
+    pub const APART: [&'static str; 4] =
+        ["setup check", "fitted", "structural", "beyond the paper"];
+}
+
 /// One statement of the paper, checked against our runs.
 pub struct Claim {
     pub id: &'static str,
+    pub kind: Kind,
     /// The claim in words, as the paper makes it.
     pub statement: &'static str,
     /// The experiment (file stem) it is checked on.
@@ -51,6 +91,58 @@ pub struct Claim {
     pub check: Check,
     /// Only a full-length run can decide it: skipped in short mode.
     pub needs_full: bool,
+}
+
+/// A predicate's test: the verdict and what it saw.
+pub type PredicateEval = fn(&Results) -> Result<(bool, String), String>;
+
+impl Claim {
+    /// A claim on the mean of `measure` at the points matching `at`,
+    /// against the paper's `figure`, in short and full runs alike.
+    #[allow(clippy::too_many_arguments)]
+    pub fn value(
+        id: &'static str,
+        kind: Kind,
+        statement: &'static str,
+        experiment: &'static str,
+        measure: &'static str,
+        at: Vec<(&'static str, &'static str)>,
+        figure: Figure,
+        tolerance: Tolerance,
+    ) -> Claim {
+        Claim {
+            id,
+            kind,
+            statement,
+            experiment,
+            check: Check::Value {
+                measure,
+                at,
+                figure,
+                tolerance,
+            },
+            needs_full: false,
+        }
+    }
+
+    /// A claim decided by a predicate, in short and full runs alike.
+    pub fn predicate(
+        id: &'static str,
+        kind: Kind,
+        statement: &'static str,
+        experiment: &'static str,
+        describe: &'static str,
+        eval: PredicateEval,
+    ) -> Claim {
+        Claim {
+            id,
+            kind,
+            statement,
+            experiment,
+            check: Check::Predicate { describe, eval },
+            needs_full: false,
+        }
+    }
 }
 
 /// How a claim is decided.
@@ -67,14 +159,31 @@ pub enum Check {
     /// and what it saw.
     Predicate {
         describe: &'static str,
-        eval: fn(&Results) -> Result<(bool, String), String>,
+        eval: PredicateEval,
+    },
+    /// A statistical statement the runs may be too few to decide: `eval`
+    /// gives `None` then (not checked), and what it saw.
+    Statistical {
+        describe: &'static str,
+        eval: StatisticalEval,
     },
 }
+
+/// A statistical claim's test: `Some(verdict)` or `None` (the runs cannot
+/// decide), and what it saw.
+pub type StatisticalEval = fn(&Results) -> Result<(Option<bool>, String), String>;
 
 /// The paper's figure for a point.
 pub enum Figure {
     /// A number the paper reports, and where (`"Table 2"`).
     Reported { value: f64, source: &'static str },
+    /// The paper's numbers by the text of one parameter at the point
+    /// (a table's column), and where.
+    Table {
+        param: &'static str,
+        values: &'static [(&'static str, f64)],
+        source: &'static str,
+    },
     /// A formula, evaluated on the point's scenario.
     Analytic {
         formula: &'static str,
@@ -88,19 +197,38 @@ pub enum Tolerance {
     Relative(f64),
     /// |ours - paper| <= a.
     Absolute(f64),
+    /// paper / f <= ours <= paper × f (f > 1): for figures that vary by
+    /// a factor with the run, such as a collapsed flow's trickle.
+    Factor(f64),
 }
 
 impl Tolerance {
-    pub fn holds(self, ours: f64, paper: f64) -> bool {
+    /// The closed range of our values that agree with `paper`.
+    pub fn bounds(self, paper: f64) -> (f64, f64) {
         match self {
-            Tolerance::Relative(r) => paper != 0.0 && (ours / paper - 1.0).abs() <= r,
-            Tolerance::Absolute(a) => (ours - paper).abs() <= a,
+            Tolerance::Relative(r) => {
+                let (a, b) = (paper * (1.0 - r), paper * (1.0 + r));
+                (a.min(b), a.max(b))
+            }
+            Tolerance::Absolute(a) => (paper - a, paper + a),
+            Tolerance::Factor(f) => {
+                let (a, b) = (paper / f, paper * f);
+                (a.min(b), a.max(b))
+            }
         }
+    }
+    pub fn holds(self, ours: f64, paper: f64) -> bool {
+        if matches!(self, Tolerance::Relative(_) | Tolerance::Factor(_)) && paper == 0.0 {
+            return false;
+        }
+        let (lo, hi) = self.bounds(paper);
+        (lo..=hi).contains(&ours)
     }
     pub fn describe(self) -> String {
         match self {
-            Tolerance::Relative(r) => format!("±{}%", r * 100.0),
-            Tolerance::Absolute(a) => format!("±{a}"),
+            Tolerance::Relative(r) => format!("±{}%", report::trim(r * 100.0, 2)),
+            Tolerance::Absolute(a) => format!("±{}", report::trim(a, 4)),
+            Tolerance::Factor(f) => format!("within ×{} either way", report::trim(f, 2)),
         }
     }
 }
@@ -136,6 +264,7 @@ pub struct ClaimRow {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClaimOutcome {
     pub id: String,
+    pub kind: Kind,
     pub statement: String,
     pub experiment: String,
     /// What is compared: the measure and figure, or the predicate.
@@ -173,6 +302,91 @@ impl Report {
     }
     pub fn count(&self, v: &str) -> usize {
         self.claims.iter().filter(|c| c.verdict.word() == v).count()
+    }
+    /// The verdict counts the report and `pep reproduce` lead with.
+    pub fn tally(&self) -> Tally {
+        Tally::of(&self.claims)
+    }
+}
+
+/// Reproductions counted three ways, the other kinds apart.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tally {
+    pub reproduced: usize,
+    pub not_reproduced: usize,
+    pub not_checked: usize,
+    /// Why the unchecked reproductions were not checked, with their ids.
+    pub why: Vec<(String, Vec<String>)>,
+    /// Per kind shown apart (in [`Kind::APART`] order, present ones
+    /// only): its label and (pass, fail, skipped).
+    pub apart: Vec<(&'static str, [usize; 3])>,
+}
+
+impl Tally {
+    pub fn of(claims: &[ClaimOutcome]) -> Tally {
+        let mut t = Tally::default();
+        for c in claims.iter().filter(|c| c.kind == Kind::Reproduction) {
+            match &c.verdict {
+                Verdict::Pass => t.reproduced += 1,
+                Verdict::Fail => t.not_reproduced += 1,
+                Verdict::Skipped(why) => {
+                    t.not_checked += 1;
+                    match t.why.iter_mut().find(|(w, _)| w == why) {
+                        Some((_, ids)) => ids.push(c.id.clone()),
+                        None => t.why.push((why.clone(), vec![c.id.clone()])),
+                    }
+                }
+            }
+        }
+        for label in Kind::APART {
+            let mut n = [0; 3];
+            for c in claims.iter().filter(|c| c.kind.label() == label) {
+                n[match c.verdict {
+                    Verdict::Pass => 0,
+                    Verdict::Fail => 1,
+                    Verdict::Skipped(_) => 2,
+                }] += 1;
+            }
+            if n.iter().sum::<usize>() > 0 {
+                t.apart.push((label, n));
+            }
+        }
+        t
+    }
+
+    /// "5 reproduced, 2 not reproduced, 1 not checked (T2: needs a --full
+    /// run)", then the kinds shown apart.
+    pub fn line(&self) -> String {
+        let mut s = format!(
+            "{} reproduced, {} not reproduced, {} not checked",
+            self.reproduced, self.not_reproduced, self.not_checked
+        );
+        if !self.why.is_empty() {
+            let why: Vec<String> = self
+                .why
+                .iter()
+                .map(|(w, ids)| format!("{}: {w}", ids.join(", ")))
+                .collect();
+            s += &format!(" ({})", why.join("; "));
+        }
+        s.push('.');
+        if !self.apart.is_empty() {
+            let apart: Vec<String> = self
+                .apart
+                .iter()
+                .map(|(label, [p, f, k])| {
+                    let mut parts = vec![];
+                    for (n, w) in [(p, "pass"), (f, "fail"), (k, "skipped")] {
+                        if *n > 0 {
+                            parts.push(format!("{n} {w}"));
+                        }
+                    }
+                    format!("{label} {}", parts.join(", "))
+                })
+                .collect();
+            s += &format!(" Apart, not counted: {}.", apart.join("; "));
+        }
+        s
     }
 }
 
@@ -270,7 +484,8 @@ pub fn reproduce(
             return Err(format!("{stem}: {f}"));
         }
         let results = outcome.results.ok_or("the sweep did not finish")?;
-        let charts = plots::sweep_charts(&exp.plots, &results, &cfg.out)?;
+        let mut charts = plots::sweep_charts(&exp.plots, &results, &cfg.out)?;
+        paper_series::add(&mut charts, &exp, &stem, &results, &(paper.claims)());
         plots::write(&charts, &cfg.out.join("plots"))?;
         resolved.insert(
             stem.clone(),
@@ -319,6 +534,7 @@ pub fn evaluate(
 ) -> Result<ClaimOutcome, String> {
     let mut out = ClaimOutcome {
         id: c.id.into(),
+        kind: c.kind,
         statement: c.statement.into(),
         experiment: c.experiment.into(),
         method: String::new(),
@@ -339,27 +555,22 @@ pub fn evaluate(
                 .measure_index(measure)
                 .ok_or_else(|| format!("claim {}: no measure {measure:?}", c.id))?;
             out.method = match figure {
-                Figure::Reported { source, .. } => format!("mean of `{measure}` vs {source}"),
+                Figure::Reported { source, .. } | Figure::Table { source, .. } => {
+                    format!("mean of `{measure}` vs {source}")
+                }
                 Figure::Analytic { formula, .. } => format!("mean of `{measure}` vs {formula}"),
             };
             out.tolerance = Some(tolerance.describe());
-            let points: Vec<usize> = (0..r.points.len())
-                .filter(|&p| {
-                    at.iter().all(|(k, v)| {
-                        r.params
-                            .iter()
-                            .position(|x| x == k)
-                            .is_some_and(|i| r.param_text(p, i) == *v)
-                    })
-                })
-                .collect();
+            let points = points_at(r, at);
             if points.is_empty() {
                 return Err(format!("claim {}: no point matches {at:?}", c.id));
             }
             for p in points {
                 let paper = match figure {
-                    Figure::Reported { value, .. } => *value,
                     Figure::Analytic { eval, .. } => eval(&resolved[p].scenario),
+                    _ => reported_at(figure, r, p)
+                        .map_err(|e| format!("claim {}: {e}", c.id))?
+                        .unwrap_or(f64::NAN),
                 };
                 let ours = r.stats(p, m);
                 let verdict = match ours.mean {
@@ -386,6 +597,20 @@ pub fn evaluate(
                 }
             }
         }
+        Check::Statistical { describe, eval } => {
+            out.method = describe.to_string();
+            if !skip {
+                let (ok, seen) = eval(r).map_err(|e| format!("claim {}: {e}", c.id))?;
+                out.verdict = match ok {
+                    Some(true) => Verdict::Pass,
+                    Some(false) => Verdict::Fail,
+                    None => Verdict::Skipped(
+                        "too few runs to detect the difference the claim names".into(),
+                    ),
+                };
+                out.observed = Some(seen);
+            }
+        }
     }
     if skip {
         out.verdict = Verdict::Skipped("needs a --full run".into());
@@ -393,6 +618,41 @@ pub fn evaluate(
         out.verdict = Verdict::Fail;
     }
     Ok(out)
+}
+
+/// The points whose parameters read as `at` (every point when empty).
+pub fn points_at(r: &Results, at: &[(&str, &str)]) -> Vec<usize> {
+    (0..r.points.len())
+        .filter(|&p| {
+            at.iter().all(|(k, v)| {
+                r.params
+                    .iter()
+                    .position(|x| x == k)
+                    .is_some_and(|i| r.param_text(p, i) == *v)
+            })
+        })
+        .collect()
+}
+
+/// The number the paper reports for point `p` (`None` for a formula).
+pub fn reported_at(figure: &Figure, r: &Results, p: usize) -> Result<Option<f64>, String> {
+    match figure {
+        Figure::Reported { value, .. } => Ok(Some(*value)),
+        Figure::Table { param, values, .. } => {
+            let k = r
+                .params
+                .iter()
+                .position(|x| x == param)
+                .ok_or_else(|| format!("no parameter {param:?}"))?;
+            let text = r.param_text(p, k);
+            values
+                .iter()
+                .find(|(v, _)| *v == text)
+                .map(|v| Some(v.1))
+                .ok_or_else(|| format!("no paper value for {param} = {text}"))
+        }
+        Figure::Analytic { .. } => Ok(None),
+    }
 }
 
 /// `rwnd = 20000B` style label of a point.

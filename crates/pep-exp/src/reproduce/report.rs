@@ -5,9 +5,19 @@
 
 use std::fmt::Write as _;
 
-use super::{ClaimOutcome, Report, Verdict};
+use super::{ClaimOutcome, Kind, Report, Verdict};
 use crate::experiment::Mode;
 use crate::results::Stats;
+
+/// At most `decimals` decimals, trailing zeros dropped: 15, 3.11, 0.02.
+pub fn trim(x: f64, decimals: usize) -> String {
+    let s = format!("{x:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
 
 /// Four significant digits, without exponent for everyday magnitudes.
 pub fn sig(x: f64) -> String {
@@ -44,13 +54,43 @@ fn mode_line(r: &Report) -> String {
 }
 
 fn tally(r: &Report) -> String {
-    format!(
-        "{} claims: {} pass, {} fail, {} skipped.",
-        r.claims.len(),
-        r.count("pass"),
-        r.count("FAIL"),
-        r.count("skipped")
-    )
+    r.tally().line()
+}
+
+/// The claims in report order: the reproductions, then each kind shown
+/// apart, with the heading of each group.
+fn groups(r: &Report) -> Vec<(&'static str, Vec<&ClaimOutcome>)> {
+    let mut g = vec![(
+        "Reproductions (the paper's own numbers and trends)",
+        r.claims
+            .iter()
+            .filter(|c| c.kind == Kind::Reproduction)
+            .collect::<Vec<_>>(),
+    )];
+    for (label, heading) in Kind::APART.iter().zip([
+        "Setup checks (our network is the paper's; not results)",
+        "Fits (a parameter was chosen to meet the paper here)",
+        "Structural properties of our model",
+        "Beyond the paper (our results, not the paper's)",
+    ]) {
+        g.push((
+            heading,
+            r.claims
+                .iter()
+                .filter(|c| c.kind.label() == *label)
+                .collect(),
+        ));
+    }
+    g.retain(|(_, v)| !v.is_empty());
+    g
+}
+
+/// What a fitted claim's fit was, else nothing.
+fn fitted(c: &ClaimOutcome) -> String {
+    match c.kind {
+        Kind::Fit(what) => format!(" Fitted: {what}."),
+        _ => String::new(),
+    }
 }
 
 /// Rows of the claims table: one per compared point (or one for a
@@ -59,7 +99,8 @@ fn rows(c: &ClaimOutcome) -> Vec<[String; 6]> {
     let tol = c.tolerance.clone().unwrap_or_default();
     if c.rows.is_empty() {
         let seen = match (&c.verdict, &c.observed) {
-            (Verdict::Skipped(why), _) => why.clone(),
+            (Verdict::Skipped(why), Some(seen)) => format!("{why}: {seen}"),
+            (Verdict::Skipped(why), None) => why.clone(),
             (_, Some(s)) => s.clone(),
             _ => String::new(),
         };
@@ -92,38 +133,46 @@ pub fn markdown(r: &Report) -> String {
     let p = r.paper;
     let mut s = String::new();
     let _ = writeln!(s, "# Reproduction: {}\n", p.title);
+    let _ = writeln!(s, "**{}**\n", tally(r));
     let _ = writeln!(s, "*{}*\n", p.citation);
     let _ = writeln!(s, "{}\n", p.about);
     let _ = writeln!(s, "{}\n", mode_line(r));
-    let _ = writeln!(s, "**{}**\n", tally(r));
-    let _ = writeln!(s, "## Claims\n");
-    for c in &r.claims {
-        let _ = writeln!(
-            s,
-            "### {} — {} ({})\n\n{}\n\nChecked on `{}`: {}.\n",
-            c.id,
-            c.verdict.word(),
-            c.experiment,
-            c.statement,
-            c.experiment,
-            c.method
-        );
-        let _ = writeln!(
-            s,
-            "| point | paper | ours: mean [95% CI] | tolerance | result |\n| --- | --- | --- | --- | --- |"
-        );
-        for row in rows(c) {
+    for (heading, claims) in groups(r) {
+        let _ = writeln!(s, "## {heading}\n");
+        for c in claims {
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} |",
-                md(&row[0]),
-                md(&row[1]),
-                md(&row[2]),
-                md(&row[3]),
-                row[4]
+                "### {} — {} ({})\n\n{}\n\nChecked on `{}`: {}.{}\n",
+                c.id,
+                c.verdict.word(),
+                c.experiment,
+                c.statement,
+                c.experiment,
+                c.method,
+                fitted(c)
             );
+            let expected = if c.kind == Kind::Beyond {
+                "expected"
+            } else {
+                "paper"
+            };
+            let _ = writeln!(
+            s,
+            "| point | {expected} | ours: mean [95% CI] | tolerance | result |\n| --- | --- | --- | --- | --- |"
+        );
+            for row in rows(c) {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} | {} |",
+                    md(&row[0]),
+                    md(&row[1]),
+                    md(&row[2]),
+                    md(&row[3]),
+                    row[4]
+                );
+            }
+            s.push('\n');
         }
-        s.push('\n');
     }
     let _ = writeln!(s, "## Experiments\n");
     for e in &r.experiments {
@@ -174,6 +223,7 @@ pub fn html(r: &Report) -> String {
         esc(p.title)
     );
     let _ = writeln!(s, "<h1>Reproduction: {}</h1>", esc(p.title));
+    let _ = writeln!(s, "<p><strong>{}</strong></p>", esc(&tally(r)));
     let _ = writeln!(
         s,
         "<p><em>{}</em></p><p>{}</p>",
@@ -181,42 +231,50 @@ pub fn html(r: &Report) -> String {
         esc(p.about)
     );
     let mode = esc(&mode_line(r)).replace(['*', '`'], "");
-    let _ = writeln!(s, "<p>{mode}</p><p><strong>{}</strong></p>", tally(r));
-    let _ = writeln!(s, "<h2>Claims</h2>");
-    let _ = writeln!(
-        s,
-        "<table><tr><th>claim</th><th>statement</th><th>point</th><th>paper</th>\
+    let _ = writeln!(s, "<p>{mode}</p>");
+    for (heading, claims) in groups(r) {
+        let expected = if claims[0].kind == Kind::Beyond {
+            "expected"
+        } else {
+            "paper"
+        };
+        let _ = writeln!(s, "<h2>{}</h2>", esc(heading));
+        let _ = writeln!(
+            s,
+            "<table><tr><th>claim</th><th>statement</th><th>point</th><th>{expected}</th>\
          <th>ours: mean [95% CI]</th><th>tolerance</th><th>result</th></tr>"
-    );
-    for c in &r.claims {
-        let rs = rows(c);
-        for (i, row) in rs.iter().enumerate() {
-            s.push_str("<tr>");
-            if i == 0 {
-                let _ = write!(
+        );
+        for c in claims {
+            let rs = rows(c);
+            for (i, row) in rs.iter().enumerate() {
+                s.push_str("<tr>");
+                if i == 0 {
+                    let _ = write!(
                     s,
                     "<td rowspan=\"{n}\">{}</td><td rowspan=\"{n}\">{}<br><small>on <code>{}</code>: \
                      {}</small></td>",
                     esc(&c.id),
                     esc(&c.statement),
                     esc(&c.experiment),
-                    esc(&c.method),
+                    esc(&format!("{}{}", c.method, fitted(c))),
                     n = rs.len()
                 );
+                }
+                let _ = writeln!(
+                    s,
+                    "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td></tr>",
+                    esc(&row[0]),
+                    esc(&row[1]),
+                    esc(&row[2]),
+                    esc(&row[3]),
+                    row[4],
+                    row[4]
+                );
             }
-            let _ = writeln!(
-                s,
-                "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td></tr>",
-                esc(&row[0]),
-                esc(&row[1]),
-                esc(&row[2]),
-                esc(&row[3]),
-                row[4],
-                row[4]
-            );
         }
+        s.push_str("</table>\n");
     }
-    s.push_str("</table>\n<h2>Experiments</h2>\n");
+    s.push_str("<h2>Experiments</h2>\n");
     for e in &r.experiments {
         let x = &e.experiment;
         let _ = writeln!(
@@ -258,5 +316,8 @@ mod tests {
         assert_eq!(sig(0.01234), "0.01234");
         assert_eq!(sig(0.0), "0");
         assert_eq!(sig(1.5e9), "1.500e9");
+        assert_eq!(super::trim(15.000000000000002, 2), "15");
+        assert_eq!(super::trim(3.1137, 2), "3.11");
+        assert_eq!(super::trim(0.02, 3), "0.02");
     }
 }

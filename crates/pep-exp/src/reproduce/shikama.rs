@@ -7,7 +7,7 @@
 //! where the queue peaks, which distribution follows which), each
 //! computed from our runs.
 
-use super::{Check, Claim, Paper};
+use super::{Claim, Kind, Paper};
 use crate::results::Results;
 
 pub(super) static PAPER: Paper = Paper {
@@ -125,9 +125,8 @@ const ONE: (&str, &str) = ("flow[f].count", "1");
 const SIX: (&str, &str) = ("link[wired].rate", "6Mbit/s");
 const TEN: (&str, &str) = ("link[wired].rate", "10Mbit/s");
 
-/// F1: forward data never exceed the wireless window, and at P_L = 0.001
-/// (one connection) bursts of 30+ segments occur.
-fn forward_bounded_and_bursts(r: &Results) -> Result<(bool, String), String> {
+/// F1a: forward data never exceed the wireless window.
+fn forward_bounded(r: &Results) -> Result<(bool, String), String> {
     let mut largest: f64 = 0.0;
     for p in losses(r)? {
         for rate in [SIX, TEN] {
@@ -137,26 +136,34 @@ fn forward_bounded_and_bursts(r: &Results) -> Result<(bool, String), String> {
             }
         }
     }
+    Ok((
+        largest <= WINDOW_SEGMENTS,
+        format!("largest forward data {largest:.1} segments (window {WINDOW_SEGMENTS:.1})"),
+    ))
+}
+
+/// F1: at P_L = 0.001 (one connection) bursts of 30+ segments occur.
+fn large_bursts(r: &Results) -> Result<(bool, String), String> {
     let at = [(LOSS, "0.001"), SIX, ONE];
     let big = mean(r, "agent.pep.bursts_30plus", &at)?;
     let max_burst = mean(r, "agent.pep.max_burst_packets", &at)?;
     Ok((
-        largest <= WINDOW_SEGMENTS && big > 0.0,
-        format!(
-            "largest forward data {largest:.1} segments (window {WINDOW_SEGMENTS:.1}); at \
-             P_L 0.001: {big:.1} bursts of 30+ per run, largest {max_burst:.0}"
-        ),
+        big > 0.0,
+        format!("at P_L 0.001: {big:.1} bursts of 30+ per run, largest {max_burst:.0}"),
     ))
 }
 
-/// F2: for one connection the burst sizes follow the forward-data sizes.
+/// F2: for one connection the burst sizes follow the forward-data sizes,
+/// over sizes of three segments and more (the tail the figure shows; over
+/// all deliveries the single segments dominate both and the distance is
+/// small by construction).
 fn bursts_follow_forward_data(r: &Results) -> Result<(bool, String), String> {
     let mut worst: f64 = 0.0;
     let mut seen = Vec::new();
     for p in losses(r)? {
         let d = mean(
             r,
-            "agent.pep.ks_forward_burst",
+            "agent.pep.ks_forward_burst_tail",
             &[(LOSS, p.as_str()), SIX, ONE],
         )?;
         worst = worst.max(d);
@@ -164,7 +171,7 @@ fn bursts_follow_forward_data(r: &Results) -> Result<(bool, String), String> {
     }
     Ok((
         worst < 0.1,
-        format!("KS distance by P_L: {}", seen.join(", ")),
+        format!("tail KS distance by P_L: {}", seen.join(", ")),
     ))
 }
 
@@ -183,7 +190,12 @@ fn queue_peaks(r: &Results) -> Result<(bool, String), String> {
     let x: f64 = best.0.parse().unwrap_or(0.0);
     Ok((
         (0.0005..=0.002).contains(&x),
-        format!("peak at P_L {} ({}); {}", best.0, best.1, seen.join(", ")),
+        format!(
+            "peak at P_L {} ({:.2} packets); {}",
+            best.0,
+            best.1,
+            seen.join(", ")
+        ),
     ))
 }
 
@@ -204,89 +216,107 @@ fn faster_bottleneck_smaller_queue(r: &Results) -> Result<(bool, String), String
 }
 
 /// S1: shaping at about the bottleneck rate cuts the mean queue >= 5x at
-/// P_L = 0.001 and loses < 3% throughput.
+/// P_L = 0.001 (maxburst and pacing reported beside it).
 fn shaping_cuts_queue(r: &Results) -> Result<(bool, String), String> {
     let m = "agent[0].mitigation";
     let at = |v| [(LOSS, "0.001"), (m, v)];
-    let (q0, g0) = (mean(r, QUEUE, &at("none"))?, mean(r, GOODPUT, &at("none"))?);
-    let (q1, g1) = (
+    let (q0, q1) = (
+        mean(r, QUEUE, &at("none"))?,
         mean(r, QUEUE, &at("shape-6M"))?,
-        mean(r, GOODPUT, &at("shape-6M"))?,
     );
     let mut others = Vec::new();
     for v in ["maxburst-4", "maxburst-2", "pacing", "pacing-cwv"] {
-        others.push(format!(
-            "{v}: {:.2} pkts, {:.3} Mbit/s",
-            mean(r, QUEUE, &at(v))?,
-            mean(r, GOODPUT, &at(v))?
-        ));
+        others.push(format!("{v}: {:.2} pkts", mean(r, QUEUE, &at(v))?));
     }
     Ok((
-        q1 * 5.0 <= q0 && g1 >= 0.97 * g0,
+        q1 * 5.0 <= q0,
         format!(
-            "none: {q0:.2} pkts, {g0:.3} Mbit/s; shape-6M: {q1:.2} pkts, {g1:.3} Mbit/s; {}",
+            "none: {q0:.2} pkts; shape-6M: {q1:.2} pkts; {}",
             others.join("; ")
         ),
     ))
 }
 
+/// S1b: shaping at 6 Mbit/s behind a 5 Mbit/s wireless link loses < 3%
+/// throughput (true by construction: the shaper is faster than its input).
+fn shaping_keeps_throughput(r: &Results) -> Result<(bool, String), String> {
+    let m = "agent[0].mitigation";
+    let at = |v| [(LOSS, "0.001"), (m, v)];
+    let (g0, g1) = (
+        mean(r, GOODPUT, &at("none"))?,
+        mean(r, GOODPUT, &at("shape-6M"))?,
+    );
+    Ok((
+        g1 >= 0.97 * g0,
+        format!("none: {g0:.3} Mbit/s; shape-6M: {g1:.3} Mbit/s"),
+    ))
+}
+
 fn claims() -> Vec<Claim> {
-    let predicate = |id, statement, experiment, describe, eval| Claim {
-        id,
-        statement,
-        experiment,
-        check: Check::Predicate { describe, eval },
-        needs_full: false,
-    };
     vec![
-        predicate(
+        Claim::predicate(
             "T1",
+            Kind::Reproduction,
             "With the PEP, throughput is higher than end-to-end NewReno under loss (Fig. 5).",
             "throughput",
             "mean PEP throughput > end-to-end NewReno at every P_L >= 0.001",
             pep_beats_newreno,
         ),
-        predicate(
+        Claim::predicate(
             "T2",
+            Kind::Reproduction,
             "End to end, Westwood improves throughput over NewReno (Fig. 5).",
             "throughput",
             "mean Westwood > NewReno end to end at every P_L >= 0.001",
             westwood_beats_newreno,
         ),
-        predicate(
+        Claim::predicate(
             "Q1",
+            Kind::Setup,
             "Without the PEP the queue at the bottleneck node n2 always takes the value 0.",
             "throughput",
             "mean n2 queue < 0.1 packets at every no-PEP point",
             no_pep_no_queue,
         ),
-        predicate(
-            "F1",
-            "The largest forward data is about 90 segments, the 128 KB wireless window; \
-             at P_L = 0.001 large bursts are generated (Fig. 6).",
+        Claim::predicate(
+            "F1a",
+            Kind::Setup,
+            "The largest forward data is about 90 segments, the 128 KB wireless window \
+             (Fig. 6).",
             "queue",
-            "largest forward data <= 128 KB / 1460 B at every point, and bursts of 30+ \
-             packets at P_L = 0.001 (one connection)",
-            forward_bounded_and_bursts,
+            "largest forward data <= 128 KB / 1460 B at every point",
+            forward_bounded,
         ),
-        predicate(
+        Claim::predicate(
+            "F1",
+            Kind::Reproduction,
+            "At P_L = 0.001 large bursts are generated (Fig. 6).",
+            "queue",
+            "bursts of 30+ packets at P_L = 0.001 (one connection)",
+            large_bursts,
+        ),
+        Claim::predicate(
             "F2",
+            Kind::Reproduction,
             "For one connection the burst-size distribution is consistent with the \
              forward-data distribution (Fig. 6).",
             "queue",
-            "two-sample KS distance < 0.1 at every P_L (one connection, 6 Mbit/s)",
+            "two-sample KS distance < 0.1 over sizes of 3 segments and more, at every P_L \
+             (one connection, 6 Mbit/s)",
             bursts_follow_forward_data,
         ),
-        predicate(
+        Claim::predicate(
             "Q2",
+            Kind::Reproduction,
             "The mean queue at n2 is largest at P_L around 0.001-0.002 (Fig. 16).",
             "queue",
             "the P_L of the largest mean queue (one connection, 6 Mbit/s) is in \
              [0.0005, 0.002]",
             queue_peaks,
         ),
-        predicate(
+        Claim::predicate(
             "Q3",
+            Kind::Reproduction,
             "With a 10 Mbit/s bottleneck the mean queue is smaller than with 6 Mbit/s \
              (Figs. 16-19).",
             "queue",
@@ -294,14 +324,24 @@ fn claims() -> Vec<Claim> {
              connections",
             faster_bottleneck_smaller_queue,
         ),
-        predicate(
+        Claim::predicate(
             "S1",
+            Kind::Beyond,
             "Beyond the paper: shaping between the two connections at about the wired \
-             bottleneck rate removes the queue while throughput holds.",
+             bottleneck rate removes the queue.",
             "mitigations",
-            "at P_L = 0.001, shaping at 6 Mbit/s cuts the mean n2 queue >= 5x and loses \
-             < 3% throughput (maxburst and pacing reported beside it)",
+            "at P_L = 0.001, shaping at 6 Mbit/s cuts the mean n2 queue >= 5x (maxburst \
+             and pacing reported beside it)",
             shaping_cuts_queue,
+        ),
+        Claim::predicate(
+            "S1b",
+            Kind::Setup,
+            "... while throughput holds (the shaper at 6 Mbit/s is faster than the 5 \
+             Mbit/s wireless link that feeds it).",
+            "mitigations",
+            "at P_L = 0.001, shaping at 6 Mbit/s loses < 3% throughput",
+            shaping_keeps_throughput,
         ),
     ]
 }

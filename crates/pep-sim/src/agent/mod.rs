@@ -29,6 +29,7 @@
 //! packets like any other and never hands them to a flow's endpoints.
 
 pub mod ack_regen;
+pub mod ack_thin;
 pub mod meter;
 pub mod split;
 pub mod split_pair;
@@ -66,6 +67,11 @@ impl Outbox {
     }
     pub fn len(&self) -> usize {
         self.packets.len()
+    }
+    /// Takes what was sent, in order (for drivers outside the engine:
+    /// tests that run an agent on a script).
+    pub fn drain(&mut self) -> std::vec::Drain<'_, (NodeIndex, Packet)> {
+        self.packets.drain(..)
     }
 }
 
@@ -253,6 +259,13 @@ pub const KINDS: &[AgentKind] = &[
         make: ack_regen::make,
         nodes: 1,
         sits: Sits::BeforeDestination,
+    },
+    AgentKind {
+        name: "ack-thin",
+        about: "ACK thinning in front of a slow reverse link: every N-th pure ACK of a flow",
+        make: ack_thin::make,
+        nodes: 1,
+        sits: Sits::Between,
     },
     AgentKind {
         name: "split",

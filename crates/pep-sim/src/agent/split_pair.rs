@@ -56,7 +56,9 @@ struct Params {
     #[serde(default = "default_interval")]
     send_check_interval: String,
     /// Tunnel congestion control: "cubic" (RFC 9438), "cubic-ns2" (ns-2.35's
-    /// Linux CUBIC, as the thesis ran it) or "sack".
+    /// Linux CUBIC, as the thesis ran it), "cubic-flows" (the daemon's
+    /// default: CUBIC backing off as the flows open on the tunnel would,
+    /// `pep_core::cc::Growth::CubicFlows`) or "sack".
     #[serde(default = "default_cc")]
     tunnel_cc: String,
     /// Tunnel receiver window in bytes ("set very high"; at most TCP's
@@ -243,6 +245,7 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
     tunnel.growth = match p.tunnel_cc.as_str() {
         "cubic" => Growth::Cubic(Default::default()),
         "cubic-ns2" => Growth::CubicNs2,
+        "cubic-flows" => Growth::CubicFlows,
         "sack" => match base.growth {
             g @ Growth::Reno { .. } => g,
             _ => Growth::default(),
@@ -250,7 +253,9 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
         other => {
             return Err(AgentError::new(
                 "tunnel_cc",
-                format!("expected \"cubic\", \"cubic-ns2\" or \"sack\", got {other:?}"),
+                format!(
+                    "expected \"cubic\", \"cubic-ns2\", \"cubic-flows\" or \"sack\", got {other:?}"
+                ),
             ))
         }
     };
@@ -357,6 +362,17 @@ struct FlowState {
     accepted: u64,
     /// Bytes handed to the sender at split end.
     forwarded: u64,
+    /// Whether the flow is open on the tunnel (as the daemon counts
+    /// `flows_active`): from the first segment split start admits from
+    /// its local queue until its FIN is admitted.
+    open: OnTunnel,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OnTunnel {
+    NotYet,
+    Open,
+    Closed,
 }
 
 /// Timer slots: the tunnel's two ends, the check timer, then two per flow.
@@ -395,6 +411,8 @@ pub struct SplitPair {
     hdr: u16,
     /// Flows written by the last tunnel delivery (reused).
     touched: Vec<u32>,
+    /// Flows open on the tunnel now (the tunnel's `cubic-flows` N).
+    open_flows: u32,
     local_drops: u64,
     passed: u64,
     /// Split end's per-flow buffer bound (bytes), if any.
@@ -454,6 +472,7 @@ impl SplitPair {
                 sender: TcpSender::new(f.id, &f.sender, AppSource::Open(0), now),
                 accepted: 0,
                 forwarded: 0,
+                open: OnTunnel::NotYet,
             })
             .collect();
         let slots = T_FLOWS as usize + 2 * flows.len();
@@ -476,6 +495,7 @@ impl SplitPair {
             charge_delivered: false,
             hdr: tunnel.hdr_len,
             touched: Vec::new(),
+            open_flows: 0,
             local_drops: 0,
             passed: 0,
             end_buffer: None,
@@ -739,6 +759,7 @@ impl SplitPair {
             self.credit.take(wire);
             let i = self.index[p.seg.flow.0 as usize];
             self.flows[i as usize].sink.handle_segment(now, &p.seg);
+            self.count_open(i);
             let new = self.drain_flow_sink(i, now, out);
             if self.charge_delivered {
                 // Refund the packet, charge what it released (payload plus
@@ -750,6 +771,24 @@ impl SplitPair {
             self.drain_tunnel_tx(now, out);
         }
         self.credit.record_check(blocked);
+    }
+
+    /// Counts flow `i` open from its first segment at split start until
+    /// its FIN, and tells the tunnel's congestion control.
+    #[inline]
+    fn count_open(&mut self, i: u32) {
+        let f = &mut self.flows[i as usize];
+        let next = match f.open {
+            OnTunnel::NotYet => OnTunnel::Open,
+            OnTunnel::Open if f.sink.fin_received() => OnTunnel::Closed,
+            _ => return,
+        };
+        f.open = next;
+        match next {
+            OnTunnel::Open => self.open_flows += 1,
+            _ => self.open_flows -= 1,
+        }
+        self.tunnel_tx.set_flows(self.open_flows);
     }
 
     /// Moves what flow `i`'s receiver at split start has for the tunnel

@@ -93,19 +93,47 @@ fn auto_link_name(t: &Table) -> Option<String> {
 
 fn select<'a>(arr: &'a mut [Value], sel: &Sel, key: &str) -> Result<&'a mut Value, String> {
     let n = arr.len();
-    let found = match sel {
-        Sel::Index(i) => arr.get_mut(*i),
-        Sel::Name(name) => arr.iter_mut().find(|v| {
+    let at = match sel {
+        Sel::Index(i) => (*i < n).then_some(*i),
+        Sel::Name(name) => arr.iter().position(|v| {
             v.as_table().is_some_and(|t| {
                 t.get("name").and_then(Value::as_str) == Some(name.as_str())
                     || (!t.contains_key("name") && auto_link_name(t).as_deref() == Some(name))
             })
         }),
     };
-    found.ok_or_else(|| match sel {
+    if let Some(i) = at {
+        return Ok(&mut arr[i]);
+    }
+    Err(match sel {
         Sel::Index(i) => format!("{key}[{i}] does not exist: there are {n} [[{key}]] tables"),
-        Sel::Name(name) => format!("no [[{key}]] table is named {name:?}"),
+        Sel::Name(name) => format!(
+            "no [[{key}]] table is named {name:?}; the names are {}",
+            names_of(arr)
+        ),
     })
+}
+
+/// The names a selector can use, in file order: `"a", "b"`, or `none`;
+/// a long list is cut after 20.
+fn names_of(arr: &[Value]) -> String {
+    let names: Vec<String> = arr
+        .iter()
+        .filter_map(Value::as_table)
+        .filter_map(|t| match t.get("name").and_then(Value::as_str) {
+            Some(n) => Some(n.to_string()),
+            None => auto_link_name(t),
+        })
+        .collect();
+    let mut out: Vec<String> = names.iter().take(20).map(|n| format!("{n:?}")).collect();
+    if names.len() > 20 {
+        out.push(format!("... ({} in all)", names.len()));
+    }
+    if out.is_empty() {
+        "none".into()
+    } else {
+        out.join(", ")
+    }
 }
 
 /// Sets `path` to `value` in the document, creating tables as needed.

@@ -614,6 +614,11 @@ impl TcpSender {
     pub fn rto(&self) -> Duration {
         self.rtt.rto()
     }
+    /// Flows the connection carries (a tunnel's): the N of
+    /// `Growth::CubicFlows`; other growths ignore it.
+    pub fn set_flows(&mut self, flows: u32) {
+        self.cc.set_flows(flows);
+    }
     pub fn congestion(&self) -> &Congestion {
         &self.cc
     }

@@ -68,7 +68,8 @@ pub fn sleep_until_ns(deadline_ns: u64) {
     };
 }
 
-pub(crate) fn timespec(ns: u64) -> libc::timespec {
+/// `ns` nanoseconds as a `timespec` (absolute sleeps, poll timeouts).
+pub fn timespec(ns: u64) -> libc::timespec {
     libc::timespec {
         tv_sec: (ns / 1_000_000_000) as libc::time_t,
         tv_nsec: (ns % 1_000_000_000) as libc::c_long,
