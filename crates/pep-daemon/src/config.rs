@@ -15,6 +15,12 @@ use crate::units::{parse_bytes, parse_duration, parse_rate};
 /// than copying in the benchmark (docs/daemon.md, "Zero-copy relay").
 pub const DEFAULT_RELAY: RelayMode = RelayMode::Splice;
 
+/// `client_leg.user_timeout` and `server_leg.user_timeout` when unset: a
+/// peer whose link died with data in flight is given up after this,
+/// instead of after `idle_timeout` (keepalive does not probe while data
+/// is unacknowledged). Long enough for a satellite hop's retransmissions.
+pub const DEFAULT_USER_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// The annotated default configuration (`pep proxy default-config`).
 pub const EXAMPLE: &str = include_str!("../pep.example.toml");
 
@@ -219,6 +225,7 @@ struct RawLeg {
     max_pacing_rate: Option<String>,
     nodelay: Option<bool>,
     keepalive: Option<String>,
+    user_timeout: Option<String>,
     mss: Option<RawMss>,
     initcwnd: Option<i64>,
     initrwnd: Option<i64>,
@@ -269,6 +276,10 @@ pub struct LegOptions {
     pub nodelay: Option<bool>,
     /// `SO_KEEPALIVE` with this idle time.
     pub keepalive: Option<Duration>,
+    /// `TCP_USER_TIMEOUT`: how long sent data may stay unacknowledged
+    /// before the leg is given up (zero: the kernel's retransmission
+    /// limits, about 15 minutes). [`DEFAULT_USER_TIMEOUT`] on both legs.
+    pub user_timeout: Option<Duration>,
     /// `TCP_MAXSEG`: MSS clamp where this leg's path has a smaller MTU.
     pub mss: Option<Mss>,
 }
@@ -283,6 +294,7 @@ impl LegOptions {
             max_pacing_rate: over.max_pacing_rate.or(self.max_pacing_rate),
             nodelay: over.nodelay.or(self.nodelay),
             keepalive: over.keepalive.or(self.keepalive),
+            user_timeout: over.user_timeout.or(self.user_timeout),
             mss: over.mss.or(self.mss),
         }
     }
@@ -820,8 +832,28 @@ fn leg(prefix: &str, r: &RawLeg) -> FieldResult<LegOptions> {
                 Ok(d)
             })
             .transpose()?,
+        user_timeout: r
+            .user_timeout
+            .as_deref()
+            .map(|s| {
+                let d = field(&f("user_timeout"), parse_duration(s))?;
+                // The kernel takes milliseconds in an int.
+                if d.as_millis() > i32::MAX as u128 || d.subsec_nanos() % 1_000_000 != 0 {
+                    let msg = format!("{s:?}: whole milliseconds up to 24 days (TCP_USER_TIMEOUT)");
+                    return Err((f("user_timeout"), msg));
+                }
+                Ok(d)
+            })
+            .transpose()?,
         mss,
     })
+}
+
+/// A top-level leg: [`leg`] with the defaults routes do not repeat.
+fn default_leg(prefix: &str, r: &RawLeg) -> FieldResult<LegOptions> {
+    let mut l = leg(prefix, r)?;
+    l.user_timeout.get_or_insert(DEFAULT_USER_TIMEOUT);
+    Ok(l)
 }
 
 fn validate(raw: Raw) -> FieldResult<Settings> {
@@ -1039,8 +1071,8 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         table,
         out_table,
         backend,
-        client_leg: leg("client_leg", &raw.client_leg)?,
-        server_leg: leg("server_leg", &raw.server_leg)?,
+        client_leg: default_leg("client_leg", &raw.client_leg)?,
+        server_leg: default_leg("server_leg", &raw.server_leg)?,
         client_windows: windows("client_leg", &raw.client_leg)?,
         routes,
         tunnel,
@@ -1153,6 +1185,32 @@ mod tests {
         let s = parse(MIN, "pep.toml").unwrap();
         assert_eq!((s.buffer, s.max_connections), (4 << 20, 10_000));
         assert_eq!(s.out_mark, 2);
+    }
+
+    #[test]
+    fn both_legs_give_up_unacknowledged_data_after_the_user_timeout() {
+        let s = parse(MIN, "f").unwrap();
+        assert_eq!(s.client_leg.user_timeout, Some(DEFAULT_USER_TIMEOUT));
+        assert_eq!(s.server_leg.user_timeout, Some(DEFAULT_USER_TIMEOUT));
+        let s = parse(
+            &format!(
+                "{MIN}[client_leg]\nuser_timeout = \"0s\"\n[[route]]\ndst = \"192.0.2.0/24\"\n\
+                 server_leg = {{ user_timeout = \"5s\" }}\n"
+            ),
+            "f",
+        )
+        .unwrap();
+        assert_eq!(s.client_leg.user_timeout, Some(Duration::ZERO));
+        let (_, server) = s.legs_for("192.0.2.1".parse().unwrap());
+        assert_eq!(server.user_timeout, Some(Duration::from_secs(5)));
+        let (_, server) = s.legs_for("198.51.100.1".parse().unwrap());
+        assert_eq!(server.user_timeout, Some(DEFAULT_USER_TIMEOUT));
+        let e = err("[server_leg]\nuser_timeout = \"100us\"");
+        assert!(
+            e.contains("server_leg.user_timeout: \"100us\": whole milliseconds"),
+            "{e}"
+        );
+        assert!(err("[server_leg]\nuser_timeout = \"30d\"").contains("server_leg.user_timeout"));
     }
 
     #[test]

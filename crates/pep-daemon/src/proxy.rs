@@ -117,9 +117,10 @@ impl Admission {
         if !s.intercepts_client(peer.ip()) {
             return Err(Refusal::NotServed);
         }
-        // A connection to the proxy's own port was not redirected by TPROXY:
-        // relaying it would connect the proxy to itself.
-        if dst.port() == s.port {
+        // A connection to the proxy's own port on this host: relaying it
+        // would connect the proxy to itself. The same port on another host
+        // is a destination like any other.
+        if dst.port() == s.port && net::is_local_address(dst.ip()) {
             return Err(Refusal::Loop);
         }
         let mut pc = self.per_client.lock().unwrap_or_else(|e| e.into_inner());

@@ -5,6 +5,8 @@
 
 mod common;
 
+mod dead_clients;
+mod intercept;
 mod lab;
 mod ops;
 mod packet_root;
