@@ -192,7 +192,7 @@ struct RawProxy {
     ipv6: Option<bool>,
     max_connections: Option<i64>,
     max_per_client: Option<i64>,
-    buffer: Option<String>,
+    buffer: Option<RawSize>,
     idle_timeout: Option<String>,
     connect_timeout: Option<String>,
     drain_timeout: Option<String>,
@@ -229,6 +229,24 @@ struct RawLeg {
     mss: Option<RawMss>,
     initcwnd: Option<i64>,
     initrwnd: Option<i64>,
+}
+
+/// A size: `buffer = 65536` (bytes) or `buffer = "64KiB"`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum RawSize {
+    Bytes(i64),
+    Text(String),
+}
+
+impl RawSize {
+    /// The text [`parse_bytes`] reads: an integer is a count of bytes.
+    fn text(&self) -> String {
+        match self {
+            RawSize::Bytes(n) => n.to_string(),
+            RawSize::Text(t) => t.clone(),
+        }
+    }
 }
 
 /// `mss = 1360` or `mss = "auto"`.
@@ -877,7 +895,7 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
     )?;
     let buffer = field(
         "proxy.buffer",
-        parse_bytes(p.buffer.as_deref().unwrap_or("4MiB")),
+        parse_bytes(&p.buffer.as_ref().map_or("4MiB".into(), RawSize::text)),
     )?;
     if !(4096..=1 << 30).contains(&buffer) {
         return Err((
@@ -1246,6 +1264,14 @@ mod tests {
         .unwrap();
         assert_eq!(s.idle_timeout, Some(Duration::from_micros(500)));
         assert_eq!(s.buffer, 65_536);
+        // An integer is a count of bytes too (it used to be refused as
+        // "expected a string").
+        let int = parse(&format!("{MIN}[proxy]\nbuffer = 65536\n"), "f").unwrap();
+        assert_eq!(int.buffer, 65_536);
+        let e = err("[proxy]\nbuffer = -1");
+        assert!(e.contains("proxy.buffer"), "{e}");
+        let e = err("[proxy]\nbuffer = 1.5");
+        assert!(e.contains("buffer"), "{e}");
         assert_eq!(s.client_leg.max_pacing_rate, Some(10_000_000));
         // Bits or bytes per second, milliseconds or seconds: refused, by
         // field.

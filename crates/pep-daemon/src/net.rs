@@ -232,6 +232,16 @@ pub fn is_local_address(ip: IpAddr) -> bool {
         .is_ok()
 }
 
+/// Whether this host (the calling thread's namespace) has an interface
+/// named `name`.
+pub fn interface_exists(name: &str) -> bool {
+    let Ok(c) = std::ffi::CString::new(name) else {
+        return false;
+    };
+    // SAFETY: `c` is a valid NUL-terminated string for the call's duration.
+    unsafe { libc::if_nametoindex(c.as_ptr()) != 0 }
+}
+
 /// Makes the next close send a RST instead of a FIN.
 pub fn set_reset_on_close(fd: &impl AsFd) {
     // Failing only means a FIN instead of a RST; nothing better to do.
