@@ -535,14 +535,37 @@ pub fn load(path: &Path) -> Result<Settings, ConfigError> {
     parse(&text, &file)
 }
 
-/// Parses and validates config text; `file` names it in errors.
+#[path = "config_pos.rs"]
+mod pos;
+
+/// Parses and validates config text; `file` names it in errors, with the
+/// line and column of the field (`pep.toml:12:10: proxy.buffer: ...`).
 pub fn parse(text: &str, file: &str) -> Result<Settings, ConfigError> {
-    let raw: Raw = toml::from_str(text).map_err(|e| ConfigError::Parse {
-        file: file.into(),
-        msg: e.to_string().trim().to_string(),
+    parse_at(text, file, true)
+}
+
+/// [`parse`]; `positions`: whether `text` is what the user wrote (not a
+/// re-serialisation with overrides), so that positions mean something.
+fn parse_at(text: &str, file: &str, positions: bool) -> Result<Settings, ConfigError> {
+    let raw: Raw = toml::from_str(text).map_err(|e| {
+        let at = match e.span().filter(|_| positions) {
+            Some(s) => {
+                let (l, c) = pos::line_col(text, s.start);
+                format!("{file}:{l}:{c}")
+            }
+            None => file.to_string(),
+        };
+        ConfigError::Parse {
+            file: at,
+            msg: e.to_string().trim().to_string(),
+        }
     })?;
     validate(raw).map_err(|(field, msg)| ConfigError::Field {
-        file: file.into(),
+        file: if positions {
+            pos::locate(file, text, &field)
+        } else {
+            file.to_string()
+        },
         field,
         msg,
     })
@@ -582,9 +605,10 @@ pub fn parse_with(
             _ => return Err(perr(format!("{section} is not a table"))),
         }
     }
-    parse(
+    parse_at(
         &toml::to_string(&root).map_err(|e| perr(e.to_string()))?,
         file,
+        false,
     )
 }
 
@@ -1192,6 +1216,27 @@ mod tests {
     }
 
     #[test]
+    fn errors_give_file_line_and_column_as_scenario_errors_do() {
+        let text = format!("{MIN}[proxy]\nbuffer = \"1KiB\"\n");
+        let e = parse(&text, "pep.toml").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "pep.toml:5:10: proxy.buffer: must be between 4KiB and 1GiB"
+        );
+        let text = "[intercept]\ninterfaces = [\"eth1\", \"..\"]\nsubnets = [\"10.0.0.0/8\"]\n";
+        let e = parse(text, "pep.toml").unwrap_err().to_string();
+        assert!(
+            e.starts_with("pep.toml:2:23: intercept.interfaces[1]: "),
+            "{e}"
+        );
+        // Type errors from the TOML reader too.
+        let e = parse(&format!("{MIN}[proxy]\nport = \"x\"\n"), "pep.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("pep.toml:5:8: "), "{e}");
+    }
+
+    #[test]
     fn example_parses() {
         let s = parse(EXAMPLE, "example").unwrap();
         assert_eq!(s.port, 7070);
@@ -1284,7 +1329,9 @@ mod tests {
         ] {
             let e = err(extra);
             assert!(
-                e.contains(&format!("pep.toml: {field}: ")) && e.contains("bare number"),
+                e.starts_with("pep.toml:")
+                    && e.contains(&format!(": {field}: "))
+                    && e.contains("bare number"),
                 "{extra}: {e}"
             );
         }
