@@ -136,8 +136,9 @@ impl Admission {
         // out can stall the accept loop itself. The limit is read each
         // time: an operator may lower it on the running process (prlimit).
         let active = self.metrics.active.load(Relaxed).max(0) as u64;
+        let scrapes = self.metrics.metrics_open.load(Relaxed).max(0) as u64;
         let per = s.fds_per_connection();
-        if self.base_fds + per * (active + 1) + FD_MARGIN > net::nofile_limit() {
+        if self.base_fds + per * (active + 1) + scrapes + FD_MARGIN > net::nofile_limit() {
             return Err(Refusal::Descriptors);
         }
         *n += 1;
