@@ -15,6 +15,12 @@ use crate::units::{parse_bytes, parse_duration, parse_rate};
 /// than copying in the benchmark (docs/daemon.md, "Zero-copy relay").
 pub const DEFAULT_RELAY: RelayMode = RelayMode::Splice;
 
+/// `client_leg.user_timeout` and `server_leg.user_timeout` when unset: a
+/// peer whose link died with data in flight is given up after this,
+/// instead of after `idle_timeout` (keepalive does not probe while data
+/// is unacknowledged). Long enough for a satellite hop's retransmissions.
+pub const DEFAULT_USER_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// The annotated default configuration (`pep proxy default-config`).
 pub const EXAMPLE: &str = include_str!("../pep.example.toml");
 
@@ -186,7 +192,7 @@ struct RawProxy {
     ipv6: Option<bool>,
     max_connections: Option<i64>,
     max_per_client: Option<i64>,
-    buffer: Option<String>,
+    buffer: Option<RawSize>,
     idle_timeout: Option<String>,
     connect_timeout: Option<String>,
     drain_timeout: Option<String>,
@@ -219,9 +225,28 @@ struct RawLeg {
     max_pacing_rate: Option<String>,
     nodelay: Option<bool>,
     keepalive: Option<String>,
+    user_timeout: Option<String>,
     mss: Option<RawMss>,
     initcwnd: Option<i64>,
     initrwnd: Option<i64>,
+}
+
+/// A size: `buffer = 65536` (bytes) or `buffer = "64KiB"`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum RawSize {
+    Bytes(i64),
+    Text(String),
+}
+
+impl RawSize {
+    /// The text [`parse_bytes`] reads: an integer is a count of bytes.
+    fn text(&self) -> String {
+        match self {
+            RawSize::Bytes(n) => n.to_string(),
+            RawSize::Text(t) => t.clone(),
+        }
+    }
 }
 
 /// `mss = 1360` or `mss = "auto"`.
@@ -269,6 +294,10 @@ pub struct LegOptions {
     pub nodelay: Option<bool>,
     /// `SO_KEEPALIVE` with this idle time.
     pub keepalive: Option<Duration>,
+    /// `TCP_USER_TIMEOUT`: how long sent data may stay unacknowledged
+    /// before the leg is given up (zero: the kernel's retransmission
+    /// limits, about 15 minutes). [`DEFAULT_USER_TIMEOUT`] on both legs.
+    pub user_timeout: Option<Duration>,
     /// `TCP_MAXSEG`: MSS clamp where this leg's path has a smaller MTU.
     pub mss: Option<Mss>,
 }
@@ -283,6 +312,7 @@ impl LegOptions {
             max_pacing_rate: over.max_pacing_rate.or(self.max_pacing_rate),
             nodelay: over.nodelay.or(self.nodelay),
             keepalive: over.keepalive.or(self.keepalive),
+            user_timeout: over.user_timeout.or(self.user_timeout),
             mss: over.mss.or(self.mss),
         }
     }
@@ -505,14 +535,37 @@ pub fn load(path: &Path) -> Result<Settings, ConfigError> {
     parse(&text, &file)
 }
 
-/// Parses and validates config text; `file` names it in errors.
+#[path = "config_pos.rs"]
+mod pos;
+
+/// Parses and validates config text; `file` names it in errors, with the
+/// line and column of the field (`pep.toml:12:10: proxy.buffer: ...`).
 pub fn parse(text: &str, file: &str) -> Result<Settings, ConfigError> {
-    let raw: Raw = toml::from_str(text).map_err(|e| ConfigError::Parse {
-        file: file.into(),
-        msg: e.to_string().trim().to_string(),
+    parse_at(text, file, true)
+}
+
+/// [`parse`]; `positions`: whether `text` is what the user wrote (not a
+/// re-serialisation with overrides), so that positions mean something.
+fn parse_at(text: &str, file: &str, positions: bool) -> Result<Settings, ConfigError> {
+    let raw: Raw = toml::from_str(text).map_err(|e| {
+        let at = match e.span().filter(|_| positions) {
+            Some(s) => {
+                let (l, c) = pos::line_col(text, s.start);
+                format!("{file}:{l}:{c}")
+            }
+            None => file.to_string(),
+        };
+        ConfigError::Parse {
+            file: at,
+            msg: e.to_string().trim().to_string(),
+        }
     })?;
     validate(raw).map_err(|(field, msg)| ConfigError::Field {
-        file: file.into(),
+        file: if positions {
+            pos::locate(file, text, &field)
+        } else {
+            file.to_string()
+        },
         field,
         msg,
     })
@@ -552,9 +605,10 @@ pub fn parse_with(
             _ => return Err(perr(format!("{section} is not a table"))),
         }
     }
-    parse(
+    parse_at(
         &toml::to_string(&root).map_err(|e| perr(e.to_string()))?,
         file,
+        false,
     )
 }
 
@@ -820,8 +874,28 @@ fn leg(prefix: &str, r: &RawLeg) -> FieldResult<LegOptions> {
                 Ok(d)
             })
             .transpose()?,
+        user_timeout: r
+            .user_timeout
+            .as_deref()
+            .map(|s| {
+                let d = field(&f("user_timeout"), parse_duration(s))?;
+                // The kernel takes milliseconds in an int.
+                if d.as_millis() > i32::MAX as u128 || d.subsec_nanos() % 1_000_000 != 0 {
+                    let msg = format!("{s:?}: whole milliseconds up to 24 days (TCP_USER_TIMEOUT)");
+                    return Err((f("user_timeout"), msg));
+                }
+                Ok(d)
+            })
+            .transpose()?,
         mss,
     })
+}
+
+/// A top-level leg: [`leg`] with the defaults routes do not repeat.
+fn default_leg(prefix: &str, r: &RawLeg) -> FieldResult<LegOptions> {
+    let mut l = leg(prefix, r)?;
+    l.user_timeout.get_or_insert(DEFAULT_USER_TIMEOUT);
+    Ok(l)
 }
 
 fn validate(raw: Raw) -> FieldResult<Settings> {
@@ -845,7 +919,7 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
     )?;
     let buffer = field(
         "proxy.buffer",
-        parse_bytes(p.buffer.as_deref().unwrap_or("4MiB")),
+        parse_bytes(&p.buffer.as_ref().map_or("4MiB".into(), RawSize::text)),
     )?;
     if !(4096..=1 << 30).contains(&buffer) {
         return Err((
@@ -1039,8 +1113,8 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         table,
         out_table,
         backend,
-        client_leg: leg("client_leg", &raw.client_leg)?,
-        server_leg: leg("server_leg", &raw.server_leg)?,
+        client_leg: default_leg("client_leg", &raw.client_leg)?,
+        server_leg: default_leg("server_leg", &raw.server_leg)?,
         client_windows: windows("client_leg", &raw.client_leg)?,
         routes,
         tunnel,
@@ -1142,6 +1216,27 @@ mod tests {
     }
 
     #[test]
+    fn errors_give_file_line_and_column_as_scenario_errors_do() {
+        let text = format!("{MIN}[proxy]\nbuffer = \"1KiB\"\n");
+        let e = parse(&text, "pep.toml").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "pep.toml:5:10: proxy.buffer: must be between 4KiB and 1GiB"
+        );
+        let text = "[intercept]\ninterfaces = [\"eth1\", \"..\"]\nsubnets = [\"10.0.0.0/8\"]\n";
+        let e = parse(text, "pep.toml").unwrap_err().to_string();
+        assert!(
+            e.starts_with("pep.toml:2:23: intercept.interfaces[1]: "),
+            "{e}"
+        );
+        // Type errors from the TOML reader too.
+        let e = parse(&format!("{MIN}[proxy]\nport = \"x\"\n"), "pep.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("pep.toml:5:8: "), "{e}");
+    }
+
+    #[test]
     fn example_parses() {
         let s = parse(EXAMPLE, "example").unwrap();
         assert_eq!(s.port, 7070);
@@ -1153,6 +1248,32 @@ mod tests {
         let s = parse(MIN, "pep.toml").unwrap();
         assert_eq!((s.buffer, s.max_connections), (4 << 20, 10_000));
         assert_eq!(s.out_mark, 2);
+    }
+
+    #[test]
+    fn both_legs_give_up_unacknowledged_data_after_the_user_timeout() {
+        let s = parse(MIN, "f").unwrap();
+        assert_eq!(s.client_leg.user_timeout, Some(DEFAULT_USER_TIMEOUT));
+        assert_eq!(s.server_leg.user_timeout, Some(DEFAULT_USER_TIMEOUT));
+        let s = parse(
+            &format!(
+                "{MIN}[client_leg]\nuser_timeout = \"0s\"\n[[route]]\ndst = \"192.0.2.0/24\"\n\
+                 server_leg = {{ user_timeout = \"5s\" }}\n"
+            ),
+            "f",
+        )
+        .unwrap();
+        assert_eq!(s.client_leg.user_timeout, Some(Duration::ZERO));
+        let (_, server) = s.legs_for("192.0.2.1".parse().unwrap());
+        assert_eq!(server.user_timeout, Some(Duration::from_secs(5)));
+        let (_, server) = s.legs_for("198.51.100.1".parse().unwrap());
+        assert_eq!(server.user_timeout, Some(DEFAULT_USER_TIMEOUT));
+        let e = err("[server_leg]\nuser_timeout = \"100us\"");
+        assert!(
+            e.contains("server_leg.user_timeout: \"100us\": whole milliseconds"),
+            "{e}"
+        );
+        assert!(err("[server_leg]\nuser_timeout = \"30d\"").contains("server_leg.user_timeout"));
     }
 
     #[test]
@@ -1188,6 +1309,14 @@ mod tests {
         .unwrap();
         assert_eq!(s.idle_timeout, Some(Duration::from_micros(500)));
         assert_eq!(s.buffer, 65_536);
+        // An integer is a count of bytes too (it used to be refused as
+        // "expected a string").
+        let int = parse(&format!("{MIN}[proxy]\nbuffer = 65536\n"), "f").unwrap();
+        assert_eq!(int.buffer, 65_536);
+        let e = err("[proxy]\nbuffer = -1");
+        assert!(e.contains("proxy.buffer"), "{e}");
+        let e = err("[proxy]\nbuffer = 1.5");
+        assert!(e.contains("buffer"), "{e}");
         assert_eq!(s.client_leg.max_pacing_rate, Some(10_000_000));
         // Bits or bytes per second, milliseconds or seconds: refused, by
         // field.
@@ -1200,7 +1329,9 @@ mod tests {
         ] {
             let e = err(extra);
             assert!(
-                e.contains(&format!("pep.toml: {field}: ")) && e.contains("bare number"),
+                e.starts_with("pep.toml:")
+                    && e.contains(&format!(": {field}: "))
+                    && e.contains("bare number"),
                 "{extra}: {e}"
             );
         }

@@ -64,14 +64,26 @@ impl Shared {
     }
 }
 
-/// Opens the server leg with a timeout; `None` if the drain ends first.
+/// How opening the server leg ended.
+enum Connect {
+    Done(io::Result<TcpStream>),
+    /// The drain deadline passed first.
+    Aborted,
+    /// The client reset its leg first: the attempt is abandoned (issue 38:
+    /// it used to run on to `connect_timeout`, counted as a failure).
+    ClientReset,
+}
+
+/// Opens the server leg with a timeout, watching the client leg for a
+/// reset meanwhile.
 async fn connect(
+    client: &TcpStream,
     dst: SocketAddr,
     peer: SocketAddr,
     s: &Settings,
     shared: &Shared,
     opts: &crate::config::LegOptions,
-) -> Option<io::Result<TcpStream>> {
+) -> Connect {
     let source = s.keep_client_source.then_some(peer);
     let attempt = async {
         let sock = net::server_socket(dst, s.out_mark, source, opts)?;
@@ -82,9 +94,21 @@ async fn connect(
         }
     };
     let mut abort = shared.abort.clone();
+    // A RST sets the socket's error (EPOLLERR); data or a FIN from the
+    // client waits in its buffer for the relay.
+    let reset = async {
+        loop {
+            match client.ready(Interest::ERROR).await {
+                Ok(r) if r.is_error() => return,
+                Ok(_) => tokio::task::yield_now().await,
+                Err(_) => return,
+            }
+        }
+    };
     tokio::select! {
-        r = attempt => Some(r),
-        _ = abort.wait_for(|a| *a) => None,
+        r = attempt => Connect::Done(r),
+        _ = abort.wait_for(|a| *a) => Connect::Aborted,
+        _ = reset => Connect::ClientReset,
     }
 }
 
@@ -124,19 +148,24 @@ pub async fn relay_connection(
         warn!(%peer, %dst, "client leg options: {e}");
     }
     let started = std::time::Instant::now();
-    let server = match connect(dst, peer, &settings, &shared, &sopts).await {
-        Some(Ok(s)) => {
+    let server = match connect(&client, dst, peer, &settings, &shared, &sopts).await {
+        Connect::Done(Ok(s)) => {
             m.setup_time(started.elapsed().as_secs_f64());
             relay.handle_connected(shared.now());
             Some(s)
         }
-        Some(Err(e)) => {
+        Connect::Done(Err(e)) => {
             debug!(%peer, %dst, "connect failed: {e}");
             relay.handle_connect_failed(shared.now());
             None
         }
-        None => {
+        Connect::Aborted => {
             relay.handle_abort(shared.now());
+            None
+        }
+        Connect::ClientReset => {
+            debug!(%peer, %dst, "client reset while connecting");
+            relay.handle_reset(shared.now(), Leg::Client);
             None
         }
     };

@@ -99,6 +99,9 @@ impl<const N: usize> Histogram<N> {
 pub struct Metrics {
     pub accepted: AtomicU64,
     pub active: AtomicI64,
+    /// Connections to the metrics endpoint now open: descriptors the
+    /// pre-admission check counts (at most [`METRICS_MAX_CONNECTIONS`]).
+    pub metrics_open: AtomicI64,
     refused: [AtomicU64; 6],
     ended: [AtomicU64; 7],
     /// Bytes read from the client leg (and written to the server leg).
@@ -202,6 +205,7 @@ impl Default for Metrics {
         Metrics {
             accepted: AtomicU64::new(0),
             active: AtomicI64::new(0),
+            metrics_open: AtomicI64::new(0),
             refused: Default::default(),
             ended: Default::default(),
             bytes_up: AtomicU64::new(0),
@@ -501,13 +505,39 @@ impl Metrics {
 }
 
 /// Serves `GET /metrics` until the task is dropped.
+/// Metrics connections served at once; more are closed at once. A
+/// scraper needs one: idle ones must not take the clients' descriptors.
+pub const METRICS_MAX_CONNECTIONS: i64 = 8;
+
+/// Releases a metrics connection's place when its task ends.
+struct Open(Arc<Metrics>);
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.metrics_open.fetch_sub(1, Relaxed);
+    }
+}
+
 pub async fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
     loop {
-        let Ok((s, _)) = listener.accept().await else {
-            continue;
+        let s = match listener.accept().await {
+            Ok((s, _)) => s,
+            Err(_) => {
+                // Out of descriptors (EMFILE) stays so until something
+                // closes: retrying at once spun the CPU.
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
+            }
         };
+        if metrics.metrics_open.fetch_add(1, Relaxed) >= METRICS_MAX_CONNECTIONS {
+            metrics.metrics_open.fetch_sub(1, Relaxed);
+            drop(s);
+            continue;
+        }
+        let open = Open(metrics.clone());
         let m = metrics.clone();
         tokio::spawn(async move {
+            let _open = open;
             let mut req = [0u8; 1024];
             let mut n = 0;
             // Read until the end of the request line; a slow or silent
@@ -559,6 +589,39 @@ pub async fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn metrics_connections_are_bounded_and_counted() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = l.local_addr().unwrap();
+            let m = Arc::new(Metrics::default());
+            let task = tokio::spawn(serve(l, m.clone()));
+            // Idle connections, as a stuck scraper leaves them.
+            let mut idle = Vec::new();
+            for _ in 0..20 {
+                idle.push(tokio::net::TcpStream::connect(addr).await.unwrap());
+            }
+            let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+            while m.metrics_open.load(Relaxed) < METRICS_MAX_CONNECTIONS
+                && tokio::time::Instant::now() < deadline
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            assert_eq!(m.metrics_open.load(Relaxed), METRICS_MAX_CONNECTIONS);
+            drop(idle);
+            while m.metrics_open.load(Relaxed) > 0 && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            assert_eq!(m.metrics_open.load(Relaxed), 0);
+            task.abort();
+        });
+    }
+
     use super::*;
 
     #[test]

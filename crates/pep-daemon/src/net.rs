@@ -165,6 +165,9 @@ pub fn apply_leg(fd: &impl AsFd, o: &LegOptions) -> io::Result<()> {
     if let Some(n) = o.nodelay {
         s.set_nodelay(n)?;
     }
+    if let Some(t) = o.user_timeout {
+        s.set_tcp_user_timeout(Some(t))?;
+    }
     if let Some(k) = o.keepalive {
         s.set_tcp_keepalive(&TcpKeepalive::new().with_time(k))?;
     }
@@ -220,6 +223,27 @@ pub fn server_socket(
     apply_leg(&s, o)?;
     s.set_nonblocking(true)?;
     Ok(s)
+}
+
+/// Whether `ip` is an address of this host (in the calling thread's
+/// namespace): a plain socket binds only a local address. With
+/// `ip_nonlocal_bind` set every address counts as local, which errs on the
+/// side of refusing.
+pub fn is_local_address(ip: IpAddr) -> bool {
+    let a = SocketAddr::new(ip, 0);
+    Socket::new(Domain::for_address(a), Type::STREAM, None)
+        .and_then(|s| s.bind(&a.into()))
+        .is_ok()
+}
+
+/// Whether this host (the calling thread's namespace) has an interface
+/// named `name`.
+pub fn interface_exists(name: &str) -> bool {
+    let Ok(c) = std::ffi::CString::new(name) else {
+        return false;
+    };
+    // SAFETY: `c` is a valid NUL-terminated string for the call's duration.
+    unsafe { libc::if_nametoindex(c.as_ptr()) != 0 }
 }
 
 /// Makes the next close send a RST instead of a FIN.

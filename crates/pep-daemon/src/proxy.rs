@@ -117,9 +117,10 @@ impl Admission {
         if !s.intercepts_client(peer.ip()) {
             return Err(Refusal::NotServed);
         }
-        // A connection to the proxy's own port was not redirected by TPROXY:
-        // relaying it would connect the proxy to itself.
-        if dst.port() == s.port {
+        // A connection to the proxy's own port on this host: relaying it
+        // would connect the proxy to itself. The same port on another host
+        // is a destination like any other.
+        if dst.port() == s.port && net::is_local_address(dst.ip()) {
             return Err(Refusal::Loop);
         }
         let mut pc = self.per_client.lock().unwrap_or_else(|e| e.into_inner());
@@ -135,8 +136,9 @@ impl Admission {
         // out can stall the accept loop itself. The limit is read each
         // time: an operator may lower it on the running process (prlimit).
         let active = self.metrics.active.load(Relaxed).max(0) as u64;
+        let scrapes = self.metrics.metrics_open.load(Relaxed).max(0) as u64;
         let per = s.fds_per_connection();
-        if self.base_fds + per * (active + 1) + FD_MARGIN > net::nofile_limit() {
+        if self.base_fds + per * (active + 1) + scrapes + FD_MARGIN > net::nofile_limit() {
             return Err(Refusal::Descriptors);
         }
         *n += 1;
@@ -214,6 +216,21 @@ async fn accept_loop(listener: TcpListener, adm: Arc<Admission>, shared: Shared)
 /// Checks what the kernel must provide for `s` (congestion controls) and
 /// that the tunnel's key material loads.
 pub fn preflight(s: &Settings) -> Result<(), String> {
+    // A misspelt interface would install rules that intercept nothing.
+    // Split-end notes its interfaces as unused instead.
+    let split_end = s
+        .tunnel
+        .as_ref()
+        .is_some_and(|t| t.role == tunnel::Role::SplitEnd);
+    if !split_end {
+        for (k, name) in s.interfaces.iter().enumerate() {
+            if !net::interface_exists(name) {
+                return Err(format!(
+                    "intercept.interfaces[{k}]: no interface named {name:?} on this host"
+                ));
+            }
+        }
+    }
     for (field, cc) in s.cc_names() {
         net::check_cc(&cc).map_err(|e| format!("{field}: {e}"))?;
     }
@@ -730,4 +747,28 @@ impl Signals {
 /// Runs in the foreground until SIGTERM/SIGINT, reloading `path` on SIGHUP.
 pub fn run_foreground(settings: Settings, opts: StartOptions) -> Result<(), String> {
     Daemon::start(settings, opts)?.wait()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_and_run_refuse_an_interface_this_host_lacks() {
+        let with = |i: &str| {
+            config::parse(
+                &format!(
+                    "[intercept]\ninterfaces = [\"lo\", \"{i}\"]\nsubnets = [\"10.0.0.0/8\"]\n"
+                ),
+                "f",
+            )
+            .unwrap()
+        };
+        assert_eq!(preflight(&with("lo")), Ok(()));
+        let e = preflight(&with("pepnosuch0")).unwrap_err();
+        assert_eq!(
+            e,
+            "intercept.interfaces[1]: no interface named \"pepnosuch0\" on this host"
+        );
+    }
 }

@@ -3,9 +3,12 @@
 //! that delivers marked packets to the local stack.
 //!
 //! Two kinds of packets are diverted:
-//! * packets of sockets the proxy already owns transparently (`socket
-//!   transparent`), which is how replies reach server legs that kept the
-//!   client's address;
+//! * packets of connections the proxy already owns transparently (`socket
+//!   transparent 1 socket wildcard 0`), which is how replies reach server
+//!   legs that kept the client's address. Only sockets bound to one
+//!   address: the listener, bound to the wildcard address, would match
+//!   every packet to its port from anywhere, and hijack connections to
+//!   that port on hosts beyond (issue 38);
 //! * new TCP connections from `subnets` arriving on `interfaces`, except to
 //!   `bypass` destinations, sent to the proxy's port with `tproxy_mark`.
 //!
@@ -54,7 +57,11 @@ pub fn nft_script(s: &Settings) -> String {
     let (tm, om, port) = (s.tproxy_mark, s.out_mark, s.port);
     o += "  chain prerouting {\n    type filter hook prerouting priority mangle; policy accept;\n";
     o += &format!("    meta mark {om:#x} return\n");
-    o += &format!("    meta l4proto tcp socket transparent 1 meta mark set {tm:#x} accept\n");
+    // `wildcard 0`: not the listener (iptables' socket match skips it
+    // unless `--nowildcard`).
+    o += &format!(
+        "    meta l4proto tcp socket transparent 1 socket wildcard 0 meta mark set {tm:#x} accept\n"
+    );
     o += &format!("    iifname != {{ {} }} return\n", ifaces.join(", "));
     if !b4.is_empty() {
         o += "    ip daddr @bypass4 return\n";
@@ -460,6 +467,9 @@ mod tests {
         assert!(t.contains("ip6 saddr @clients6 meta l4proto tcp tproxy ip6 to :7070"));
         assert!(t.contains("ip daddr @bypass4 return"));
         assert!(t.contains("meta mark 0x2 return"));
+        // The own-socket rule never matches the wildcard listener: a
+        // connection to the proxy's port elsewhere passes untouched.
+        assert!(t.contains("socket transparent 1 socket wildcard 0 meta mark set 0x1 accept"));
         // The bypass and own-mark returns come before any tproxy.
         assert!(t.find("@bypass4 return").unwrap() < t.find("tproxy").unwrap());
     }

@@ -6,6 +6,8 @@
 
 mod common;
 
+mod dead_clients;
+mod intercept;
 mod lab;
 mod ops;
 mod packet_root;

@@ -24,7 +24,7 @@
 //!   flow.
 
 use std::collections::HashMap;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
@@ -117,53 +117,38 @@ impl FlowReads {
 
 /// A TCP segment's flow, sequence number, payload and wire lengths, and
 /// whether it carries SYN, FIN or RST; `None` for anything else.
+///
+/// The thread copies only the first bytes of each packet: `pep_wire` parses
+/// the headers of a copy whose IP length says what was captured (IPv4
+/// options and IPv6 extension headers walked as everywhere else), and the
+/// lengths come from the IP header as sent.
 pub fn parse(p: &[u8], wire_len: usize) -> Option<(Arrival<FlowKey>, bool)> {
-    let (src, dst, l4, total) = match p.first()? >> 4 {
-        4 => {
-            let ihl = (*p.first()? as usize & 0xf) * 4;
-            if p.len() < ihl + 20 || p[9] != 6 || ihl < 20 {
-                return None;
-            }
-            // Fragments other than the first carry no TCP header.
-            if u16::from_be_bytes([p[6], p[7]]) & 0x1fff != 0 {
-                return None;
-            }
-            let s = Ipv4Addr::new(p[12], p[13], p[14], p[15]);
-            let d = Ipv4Addr::new(p[16], p[17], p[18], p[19]);
-            let total = u16::from_be_bytes([p[2], p[3]]) as usize;
-            (IpAddr::V4(s), IpAddr::V4(d), ihl, total)
-        }
-        6 => {
-            // TCP right after the fixed header only (no extension headers).
-            if p.len() < 60 || p[6] != 6 {
-                return None;
-            }
-            let s: [u8; 16] = p[8..24].try_into().ok()?;
-            let d: [u8; 16] = p[24..40].try_into().ok()?;
-            let total = 40 + u16::from_be_bytes([p[4], p[5]]) as usize;
-            (
-                IpAddr::V6(Ipv6Addr::from(s)),
-                IpAddr::V6(Ipv6Addr::from(d)),
-                40,
-                total,
-            )
-        }
+    let (total, fixed) = match p.first()? >> 4 {
+        4 if p.len() >= 20 => (u16::from_be_bytes([p[2], p[3]]) as usize, 0),
+        6 if p.len() >= 40 => (40 + u16::from_be_bytes([p[4], p[5]]) as usize, 40),
         _ => return None,
     };
-    let t = &p[l4..];
-    let sport = u16::from_be_bytes([t[0], t[1]]);
-    let dport = u16::from_be_bytes([t[2], t[3]]);
-    let seq = u32::from_be_bytes([t[4], t[5], t[6], t[7]]);
-    let doff = (t[12] >> 4) as usize * 4;
-    let ctl = t[13] & 0x07 != 0; // FIN, SYN, RST
-    let payload = total.checked_sub(l4 + doff)?;
+    let captured = p.len().min(total);
+    let mut h = p[..captured].to_vec();
+    let declared = (captured - fixed) as u16;
+    if fixed == 0 {
+        h[2..4].copy_from_slice(&declared.to_be_bytes());
+    } else {
+        h[4..6].copy_from_slice(&declared.to_be_bytes());
+    }
+    let Ok(pep_wire::Parsed::Tcp(t)) = pep_wire::parse_ip_packet(&h) else {
+        return None;
+    };
+    let payload = total.checked_sub(t.header_len())?;
+    let ctl =
+        t.tcp.flags & (pep_wire::flags::FIN | pep_wire::flags::SYN | pep_wire::flags::RST) != 0;
     Some((
         Arrival {
             flow: (
-                crate::net::canonical(SocketAddr::new(src, sport)),
-                crate::net::canonical(SocketAddr::new(dst, dport)),
+                crate::net::canonical(SocketAddr::new(t.ip.src(), t.tcp.src_port)),
+                crate::net::canonical(SocketAddr::new(t.ip.dst(), t.tcp.dst_port)),
             ),
-            seq,
+            seq: t.tcp.seq,
             payload: payload as u32,
             wire: wire_len.max(total) as u32,
         },
@@ -519,5 +504,33 @@ mod tests {
         udp[9] = 17;
         assert!(parse(&udp, 62).is_none());
         assert!(parse(&[0x45, 0, 0], 3).is_none());
+    }
+
+    #[test]
+    fn an_ipv6_segment_after_an_extension_header_is_tcp() {
+        use std::net::Ipv6Addr;
+        // Before, only TCP right after the fixed header counted: this was
+        // "not TCP" and bypassed the queue.
+        let payload = 1000usize;
+        let total = 40 + 8 + 20 + payload;
+        let mut p = vec![0u8; 128];
+        p[0] = 0x60;
+        p[4..6].copy_from_slice(&((total - 40) as u16).to_be_bytes());
+        p[6] = 0; // hop-by-hop options
+        p[7] = 64;
+        p[8..24].copy_from_slice(&"fd00::2".parse::<Ipv6Addr>().unwrap().octets());
+        p[24..40].copy_from_slice(&"fd00:1::2".parse::<Ipv6Addr>().unwrap().octets());
+        // Hop-by-hop: next header TCP, 8 bytes, one PadN option.
+        p[40..48].copy_from_slice(&[6, 0, 1, 4, 0, 0, 0, 0]);
+        p[48..50].copy_from_slice(&40000u16.to_be_bytes());
+        p[50..52].copy_from_slice(&443u16.to_be_bytes());
+        p[52..56].copy_from_slice(&7u32.to_be_bytes());
+        p[60] = 5 << 4;
+        p[61] = 0x10;
+        let (a, ctl) = parse(&p, total).unwrap();
+        assert!(!ctl);
+        assert_eq!((a.payload, a.wire, a.seq), (1000, total as u32, 7));
+        assert_eq!(a.flow.0, "[fd00::2]:40000".parse().unwrap());
+        assert_eq!(a.flow.1, "[fd00:1::2]:443".parse().unwrap());
     }
 }
