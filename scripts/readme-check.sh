@@ -19,7 +19,7 @@ skips=(
   'scripts/pgo-build.sh*|a PGO build: about 15 minutes'
   'scripts/speed-check.sh*|the speed target, timed: minutes, and only meaningful on an idle machine'
   'sudo *|needs root: the lab and daemon root tests cover it in .ci/run'
-  'pep reproduce all*|every paper: about an hour, and exits 1 (a known miss, README Status)'
+  'pep reproduce all*|every paper: about an hour, and exits 1 while a claim is not reproduced (README Status)'
   'pep sim run scenarios/gschwandtner/ftp50-pep.toml*|minutes on one thread; the cut tests cover the split run'
 )
 
