@@ -1,0 +1,201 @@
+//! BBR (`cc = "bbr"`, Linux's `tcp_bbr`) through the engine, against the
+//! analytic expectations of issue 35: on a clean bottleneck of rate C and
+//! propagation RTT R with a deep buffer, steady goodput within 5 % of C and
+//! queueing delay under 1.25 R; STARTUP ends within 3 rounds of the
+//! bandwidth plateau; PROBE_RTT comes every 10 s and holds in-flight at 4
+//! packets for at least 200 ms.
+
+use pep_core::cc::{BbrMode, BbrView, GrowthView};
+use pep_core::{Duration, Instant};
+use pep_sim::{Scenario, Simulation};
+
+/// Link rate (bit/s), one-way delay (ms) and segment sizes of the path.
+const RATE_MBPS: u64 = 10;
+const DELAY_MS: u64 = 20;
+const MSS: u64 = 1448;
+const HEADER: u64 = 52;
+
+/// sender --1 Gbit/s, 1 ms-- r --C, DELAY_MS-- receiver; a 2000-packet
+/// (deep: about 20 BDP) queue at the bottleneck. The `linux` profile
+/// (SACK, 40 ms delayed ACKs, RACK) with `cc = "bbr"`.
+fn path(duration_s: u64, extra_tcp: &str, extra_flow: &str) -> Scenario {
+    let text = format!(
+        r#"
+[scenario]
+name = "bbr-path"
+duration = "{duration_s}s"
+seed = 1
+[defaults.tcp]
+profile = "linux"
+cc = "bbr"
+{extra_tcp}
+[defaults.queue]
+kind = "droptail"
+limit = 2000
+[[node]]
+name = "s"
+[[node]]
+name = "r"
+kind = "router"
+[[node]]
+name = "d"
+[[link]]
+between = ["s", "r"]
+rate = "1Gbps"
+delay = "1ms"
+[[link]]
+between = ["r", "d"]
+rate = "{RATE_MBPS}Mbps"
+delay = "{DELAY_MS}ms"
+[[flow]]
+name = "f"
+from = "s"
+to = "d"
+source = "bulk"
+{extra_flow}
+[output]
+interval = "1s"
+sample = "100ms"
+series = ["goodput"]
+"#
+    );
+    Scenario::from_toml_str(&text, "bbr-path").unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Propagation RTT: both links' delays, both ways.
+fn r_prop() -> Duration {
+    Duration::from_millis(2 * (DELAY_MS + 1))
+}
+
+/// The bottleneck's rate in payload bytes per second (C net of headers).
+fn c_payload() -> f64 {
+    RATE_MBPS as f64 * 1e6 / 8.0 * MSS as f64 / (MSS + HEADER) as f64
+}
+
+fn bbr(sim: &Simulation) -> BbrView {
+    match sim.sender(0).unwrap().congestion().growth_view() {
+        GrowthView::Bbr(v) => v,
+        other => panic!("not BBR: {other:?}"),
+    }
+}
+
+fn at_ms(ms: u64) -> Instant {
+    Instant::ZERO + Duration::from_millis(ms)
+}
+
+#[test]
+fn steady_goodput_is_c_and_the_queue_stays_under_a_quarter_bdp_more() {
+    let mut sim = Simulation::new(&path(30, "", ""));
+    sim.run_until(at_ms(5_000));
+    let bytes0 = sim.sink(0).delivered_bytes();
+    let (mut sum_q, mut max_q, mut n) = (0.0f64, 0.0f64, 0u64);
+    for ms in 5_001..=25_000u64 {
+        sim.run_until(at_ms(ms));
+        let q = sim.link("r->d").unwrap().queue.len_bytes() as f64;
+        let delay = q * 8.0 / (RATE_MBPS as f64 * 1e6);
+        sum_q += delay;
+        max_q = max_q.max(delay);
+        n += 1;
+    }
+    let goodput = (sim.sink(0).delivered_bytes() - bytes0) as f64 / 20.0;
+    let r = r_prop().as_secs_f64();
+    let mean_q = sum_q / n as f64;
+    eprintln!(
+        "goodput {:.0} B/s of {:.0} ({:.3}); queueing delay mean {:.1} ms, max {:.1} ms, R {:.0} ms",
+        goodput,
+        c_payload(),
+        goodput / c_payload(),
+        mean_q * 1e3,
+        max_q * 1e3,
+        r * 1e3
+    );
+    // Within 5 % of C (in payload bytes: C less the headers).
+    assert!(
+        (goodput / c_payload() - 1.0).abs() <= 0.05,
+        "goodput {goodput:.0} B/s vs C {:.0}",
+        c_payload()
+    );
+    // cwnd_gain 2 bounds in-flight at 2 BDP, so the queue at one BDP (R of
+    // delay) plus the quantisation budget: under 1.25 R at every instant.
+    assert!(max_q < 1.25 * r, "max queueing delay {max_q:.4} s, R {r} s");
+    // Not a full buffer either: the deep buffer (2000 packets, 2.4 s) would
+    // allow far more.
+    assert!(mean_q < 0.5 * r, "mean queueing delay {mean_q:.4} s");
+}
+
+#[test]
+fn startup_ends_within_three_rounds_of_the_bandwidth_plateau() {
+    let mut sim = Simulation::new(&path(5, "", ""));
+    // The round at which the estimate first reaches 90 % of C: the plateau
+    // (the bottleneck cannot deliver more), and the round STARTUP ended.
+    let (mut plateau, mut exit) = (None, None);
+    for ms in 1..=5_000u64 {
+        sim.run_until(at_ms(ms));
+        let v = bbr(&sim);
+        if plateau.is_none() && v.bw as f64 >= 0.9 * c_payload() {
+            plateau = Some(v.rounds);
+        }
+        if exit.is_none() && v.mode != BbrMode::Startup {
+            exit = Some((v.rounds, ms, v.mode));
+            break;
+        }
+    }
+    let p = plateau.expect("the estimate never reached 90 % of C");
+    let (e, ms, mode) = exit.expect("STARTUP never ended");
+    eprintln!("plateau at round {p}; STARTUP ended at round {e} ({ms} ms) into {mode:?}");
+    assert!(e >= p && e <= p + 3, "plateau round {p}, exit round {e}");
+    // It leaves for DRAIN (or straight through it to PROBE_BW if in-flight
+    // is already at the BDP).
+    assert!(matches!(mode, BbrMode::Drain | BbrMode::ProbeBw));
+}
+
+#[test]
+fn probe_rtt_every_ten_seconds_holds_four_packets_for_200ms() {
+    // Alone on a clean path a flow drains the queue in every 3/4 phase
+    // and sees min_rtt again, refreshing the filter: PROBE_RTT never
+    // comes. Two flows keep a standing queue (each is cwnd-limited at
+    // 2 BDP of its own estimate), so the filter expires every 10 s.
+    let mut sim = Simulation::new(&path(32, "", "count = 2"));
+    // (entry ms, longest run in ms with in-flight <= 4 packets)
+    let mut episodes: Vec<(u64, u64)> = vec![];
+    let mut low_since: Option<u64> = None;
+    let mut prev = BbrMode::Startup;
+    for ms in 1..=32_000u64 {
+        sim.run_until(at_ms(ms));
+        let mode = bbr(&sim).mode;
+        let s = sim.sender(0).unwrap();
+        let inflight = s.snd_max().bytes_since(s.snd_una()) as u64;
+        if mode == BbrMode::ProbeRtt {
+            if prev != BbrMode::ProbeRtt {
+                episodes.push((ms, 0));
+            }
+            if inflight <= 4 * MSS {
+                let since = *low_since.get_or_insert(ms);
+                let e = episodes.last_mut().unwrap();
+                e.1 = e.1.max(ms - since);
+            } else {
+                low_since = None;
+            }
+        } else {
+            low_since = None;
+        }
+        prev = mode;
+    }
+    eprintln!("PROBE_RTT episodes (start ms, ms at <= 4 packets): {episodes:?}");
+    assert!(episodes.len() >= 3, "{episodes:?}");
+    for w in episodes.windows(2) {
+        let gap = w[1].0 - w[0].0;
+        // The min-RTT filter expires 10 s after its last refresh, which
+        // PROBE_RTT's exit makes (>= 200 ms after entry, plus a round).
+        assert!(
+            (10_000..=10_600).contains(&gap),
+            "gap {gap} ms: {episodes:?}"
+        );
+    }
+    for &(start, low) in &episodes {
+        assert!(
+            low >= 200,
+            "PROBE_RTT at {start} ms held 4 packets {low} ms"
+        );
+    }
+}
