@@ -252,3 +252,50 @@ fn probe_rtt_after_ten_seconds_caps_cwnd_at_four_and_restores_it() {
     // cycle is elsewhere now).
     assert!(b.cwnd() + 2_000 >= before, "{} < {before}", b.cwnd());
 }
+
+#[test]
+fn two_lossy_intervals_at_one_rate_are_taken_for_a_policer() {
+    let mut b = Bbr::new(1000, 10_000, 5);
+    let mut d = 0;
+    feed(&mut b, &mut d, 1, 3_000, 100, 100_000);
+    assert_eq!(b.mode(), Mode::ProbeBw);
+    assert!(!b.view().lt_use_bw);
+    // From 3 s: one ACK in four reports a lost segment (25 % > 20 %), all
+    // at 1000 B per ms. Each long-term interval lasts 4 rounds (400 ms)
+    // and ends at a loss; the second agrees with the first: policed.
+    let mut lost = 0;
+    for t in 3_000..4_000u64 {
+        d += 1000;
+        let loss = if t % 4 == 0 { 1000 } else { 0 };
+        lost += loss;
+        let rs = RateSample {
+            prior_delivered: Some(d - 100_000),
+            delivered: 100_000,
+            interval: Some(Duration::from_millis(100)),
+            rtt: Some(Duration::from_millis(100)),
+            acked_sacked: 1000,
+            losses: loss,
+            prior_in_flight: 100_000,
+            ..RateSample::default()
+        };
+        let a = AckInfo {
+            now: ms(t),
+            delivered: d,
+            delivered_time: ms(t),
+            lost,
+            inflight: 100_000,
+            ca_state: CaState::Open,
+            srtt: Some(Duration::from_millis(100)),
+            next_send: ms(t),
+        };
+        b.on_ack(&rs, &a);
+    }
+    let v = b.view();
+    assert!(v.lt_use_bw, "{v:?}");
+    // The policed rate: 1000 B per ms.
+    assert_eq!(v.bw, 1_000_000);
+    assert_eq!(v.pacing_gain, UNIT, "no probing above a policer");
+    // 48 rounds later it probes again.
+    feed(&mut b, &mut d, 4_000, 9_000, 100, 100_000);
+    assert!(!b.view().lt_use_bw, "{:?}", b.view());
+}
