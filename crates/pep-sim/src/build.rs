@@ -63,6 +63,7 @@ fn base_tcp_config(t: &crate::scenario::TcpSpec, sink: &crate::scenario::SinkSpe
             CcKind::Cubic => Growth::Cubic(Default::default()),
             CcKind::CubicNs2 => Growth::CubicNs2,
             CcKind::Westwood => Growth::Westwood,
+            CcKind::Bbr => Growth::Bbr,
         },
         recovery: match t.recovery(sink.sack) {
             RecoveryKind::Tahoe => Recovery::Tahoe,

@@ -2,6 +2,7 @@
 //! One module per file; `cargo test -p pep-sim --test sim <file>::` runs one file's tests.
 
 mod ack_thin;
+mod bbr;
 mod bidirectional;
 mod cut;
 mod determinism;

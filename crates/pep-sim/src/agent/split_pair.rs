@@ -62,7 +62,8 @@ struct Params {
     /// Tunnel congestion control: "cubic" (RFC 9438), "cubic-ns2" (ns-2.35's
     /// Linux CUBIC, as the thesis ran it), "cubic-flows" (the daemon's
     /// default: CUBIC backing off as the flows open on the tunnel would,
-    /// `pep_core::cc::Growth::CubicFlows`) or "sack".
+    /// `pep_core::cc::Growth::CubicFlows`), "bbr" (BBR v1 as Linux's, paced
+    /// at its model's rate, `pep_core::cc::Bbr`) or "sack".
     #[serde(default = "default_cc")]
     tunnel_cc: String,
     /// Tunnel receiver window in bytes ("set very high"; at most TCP's
@@ -256,6 +257,7 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
         "cubic" => Growth::Cubic(Default::default()),
         "cubic-ns2" => Growth::CubicNs2,
         "cubic-flows" => Growth::CubicFlows,
+        "bbr" => Growth::Bbr,
         "sack" => match base.growth {
             g @ Growth::Reno { .. } => g,
             _ => Growth::default(),
@@ -264,7 +266,8 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
             return Err(AgentError::new(
                 "tunnel_cc",
                 format!(
-                    "expected \"cubic\", \"cubic-ns2\", \"cubic-flows\" or \"sack\", got {other:?}"
+                    "expected \"cubic\", \"cubic-ns2\", \"cubic-flows\", \"bbr\" or \"sack\", \
+                     got {other:?}"
                 ),
             ))
         }

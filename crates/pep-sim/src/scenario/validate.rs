@@ -663,7 +663,7 @@ fn check_rack(ctx: &mut Ctx, b: &Base, flow: &str) {
     };
     let why = match (t.recovery, t.cc) {
         (Some(_), _) => format!("recovery = {:?}", lower(&recovery)),
-        (None, CcKind::Cubic | CcKind::CubicNs2 | CcKind::Westwood) => {
+        (None, CcKind::Cubic | CcKind::CubicNs2 | CcKind::Westwood | CcKind::Bbr) => {
             format!("cc = {cc:?} without sink.sack = true")
         }
         (None, _) => format!("cc = {cc:?}"),
