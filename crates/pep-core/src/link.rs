@@ -25,14 +25,28 @@
 //!
 //! A direction may instead share its transmitter with the opposite one (a
 //! half-duplex medium); [`crate::medium::HalfDuplex`] then drives both.
+//!
+//! A direction may also have a service that changes over time
+//! ([`service`]: a schedule of steps and ramps, an `mm-link` trace, the
+//! LEO preset). Its transmissions still end at instants known when they
+//! start, so the lazy catch-up holds; a fixed-rate direction pays one
+//! untaken branch per packet for it.
 
+pub mod leo;
+pub mod schedule;
+pub mod service;
+pub mod trace;
+
+use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
 use crate::loss::LossModel;
 use crate::queue::{DropReason, Queue, QueueLimit, Queued};
+use crate::rng::Stream;
 use crate::segment::Segment;
 use crate::time::{Duration, Instant, Rate};
+use service::{Service, ServiceSpec};
 
 /// What a link needs to know about the packets it carries.
 pub trait LinkItem: Queued {
@@ -106,6 +120,9 @@ pub struct LinkDir<T> {
     /// A direction carries mostly one packet size, and the division it
     /// saves is a 128-bit one.
     tx_memo: (Rate, u32, Duration),
+    /// Service that changes over time; `None` (the common case) is the
+    /// fixed `rate` and `delay`.
+    service: Option<Box<Service>>,
 }
 
 impl<T: LinkItem> LinkDir<T> {
@@ -121,7 +138,16 @@ impl<T: LinkItem> LinkDir<T> {
             tap: None,
             shared: false,
             tx_memo: (Rate(0), 0, Duration::MAX),
+            service: None,
         }
+    }
+
+    /// The same direction with service that follows `spec` from `epoch`
+    /// (the instant a schedule's or trace's time zero falls at), drawing
+    /// its randomness (its own losses, LEO delays) from `rng`.
+    pub fn with_service(mut self, spec: &ServiceSpec, epoch: Instant, rng: Stream) -> Self {
+        self.service = Some(Box::new(Service::new(spec, epoch, rng)));
+        self
     }
 
     /// Starts keeping a [`Tapped`] record of every packet that finishes
@@ -159,7 +185,7 @@ impl<T: LinkItem> LinkDir<T> {
         // Idle: the packet is offered and the next one taken at once (an
         // empty DropTail passes it through without its ring).
         if let Some(next) = self.queue.enqueue_dequeue(now, item)? {
-            self.start_tx(now, next);
+            self.start_tx(now, next, false);
         }
         Ok(())
     }
@@ -168,18 +194,37 @@ impl<T: LinkItem> LinkDir<T> {
     fn start_next(&mut self, at: Instant) {
         debug_assert!(self.tx.is_none());
         if let Some(item) = self.queue.dequeue(at) {
-            self.start_tx(at, item);
+            self.start_tx(at, item, true);
         }
     }
 
     /// Starts serializing `item` at `at`; it waits last in the delay line.
+    /// `continuing`: the previous transmission ended at `at`.
     #[inline(always)]
-    fn start_tx(&mut self, at: Instant, item: T) {
+    fn start_tx(&mut self, at: Instant, item: T, continuing: bool) {
         debug_assert!(self.tx.is_none());
+        if self.service.is_some() {
+            return self.start_served(at, item, continuing);
+        }
         let d = self.tx_time(item.wire_len());
         self.stats.busy_ns += d.as_nanos();
         self.tx = Some(at + d);
         self.pipe.push_back((at + d + self.delay, item));
+    }
+
+    /// [`Self::start_tx`] under a service: it says when the transmission
+    /// ends and how long the packet then propagates. Packets stay in
+    /// order: one whose delay fell arrives no earlier than the one before.
+    #[cold]
+    #[inline(never)]
+    fn start_served(&mut self, at: Instant, item: T, continuing: bool) {
+        let svc = self.service.as_mut().expect("a service");
+        let done = svc.tx_end(at, item.wire_len(), self.rate, continuing);
+        let delay = svc.delay(done, self.delay);
+        let behind = self.pipe.back().map_or(Instant::ZERO, |&(t, _)| t);
+        self.stats.busy_ns += (done - at).as_nanos();
+        self.tx = Some(done);
+        self.pipe.push_back(((done + delay).max(behind), item));
     }
 
     /// `rate.tx_time(len)`, remembered for the last length.
@@ -234,7 +279,10 @@ impl<T: LinkItem> LinkDir<T> {
         let (_, item) = self.pipe.back().expect("in transmission");
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += item.wire_len() as u64;
-        let lost = self.loss.lose(done, item.segment());
+        let mut lost = self.loss.lose(done, item.segment());
+        if let Some(svc) = &mut self.service {
+            lost |= svc.lose(done);
+        }
         if let Some(tap) = &mut self.tap {
             tap.push(Tapped {
                 at: done,
