@@ -146,8 +146,15 @@ impl<T: LinkItem> LinkDir<T> {
     /// (the instant a schedule's or trace's time zero falls at), drawing
     /// its randomness (its own losses, LEO delays) from `rng`.
     pub fn with_service(mut self, spec: &ServiceSpec, epoch: Instant, rng: Stream) -> Self {
-        self.service = Some(Box::new(Service::new(spec, epoch, rng)));
+        self.set_service(spec, epoch, rng);
         self
+    }
+
+    /// [`Self::with_service`] on a direction in place, before it carries
+    /// anything.
+    pub fn set_service(&mut self, spec: &ServiceSpec, epoch: Instant, rng: Stream) {
+        debug_assert!(self.pipe.is_empty(), "a service starts on an idle link");
+        self.service = Some(Box::new(Service::new(spec, epoch, rng)));
     }
 
     /// Starts keeping a [`Tapped`] record of every packet that finishes

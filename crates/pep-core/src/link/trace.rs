@@ -88,6 +88,12 @@ impl MmTrace {
         Duration::from_millis(*self.ms.last().expect("never empty"))
     }
 
+    /// Opportunities at or before `off` after the trace's start (counted
+    /// over its repetitions): what a link never idle by then has used.
+    pub fn opportunities_until(&self, off: Duration) -> u64 {
+        self.first_after(off.as_nanos())
+    }
+
     /// Offset from the trace's start of opportunity `n` (counted over all
     /// repetitions).
     fn offset(&self, n: u64) -> u64 {
