@@ -632,6 +632,45 @@ mod tests {
     }
 
     #[test]
+    fn a_scheduled_delay_drop_never_reorders_packets() {
+        // 8 Mbit/s, 1000 B: 1 ms each. The delay falls from 10 ms to 1 ms
+        // at 2 ms: packets ending later would overtake those before them.
+        let steps = [schedule::Step {
+            at: Duration::from_millis(2),
+            rate: None,
+            delay: Some(Duration::from_millis(1)),
+            loss: None,
+            ramp: false,
+        }];
+        let spec = ServiceSpec::Schedule(alloc::sync::Arc::new(schedule::Schedule::new(
+            Rate::mbps(8),
+            Duration::from_millis(10),
+            &steps,
+        )));
+        let mut l = LinkDir::simple(Rate::mbps(8), Duration::from_millis(10), 10).with_service(
+            &spec,
+            Instant::ZERO,
+            Stream::derive(1, "t"),
+        );
+        for i in 0..4 {
+            l.enqueue(Instant::ZERO, pkt(i)).unwrap();
+        }
+        // They end at 1, 2, 3 and 4 ms: the first arrives at 11 ms, the
+        // others (due at 3, 4 and 5 ms) are held behind it.
+        assert_eq!(
+            drain(&mut l),
+            vec![
+                (11_000_000, 0),
+                (11_000_000, 1),
+                (11_000_000, 2),
+                (11_000_000, 3)
+            ]
+        );
+        l.enqueue(Instant(20_000_000), pkt(4)).unwrap();
+        assert_eq!(drain(&mut l), vec![(22_000_000, 4)]);
+    }
+
+    #[test]
     fn idle_link_starts_at_arrival_time() {
         let mut l = LinkDir::simple(Rate::mbps(8), Duration::from_millis(1), 10);
         l.enqueue(Instant(5_000_000), pkt(0)).unwrap();
