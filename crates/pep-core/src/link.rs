@@ -116,9 +116,9 @@ pub struct LinkDir<T> {
     /// The transmitter is shared with the opposite direction: a
     /// [`crate::medium::HalfDuplex`] starts transmissions, not this link.
     shared: bool,
-    /// The last transmission time computed: (rate, wire length, time).
-    /// A direction carries mostly one packet size, and the division it
-    /// saves is a 128-bit one.
+    /// The last transmission time computed, `rate.tx_time(len)`: (rate,
+    /// wire length, time). A direction carries mostly one packet size, and
+    /// the division it saves is a 128-bit one.
     tx_memo: (Rate, u32, Duration),
     /// Service that changes over time; `None` (the common case) is the
     /// fixed `rate` and `delay`.
@@ -152,9 +152,17 @@ impl<T: LinkItem> LinkDir<T> {
 
     /// [`Self::with_service`] on a direction in place, before it carries
     /// anything.
-    pub fn set_service(&mut self, spec: &ServiceSpec, epoch: Instant, rng: Stream) {
+    pub fn set_service(&mut self, spec: &ServiceSpec, epoch: Instant, mut rng: Stream) {
         debug_assert!(self.pipe.is_empty(), "a service starts on an idle link");
+        let loss_rng = Stream::derive(rng.next_u64(), "loss");
+        // The service's losses join the loss model, which every packet
+        // consults anyway: the fixed-rate path gains no check for them.
+        if let Some(timed) = service::TimedLoss::new(spec, epoch, loss_rng) {
+            let inner = core::mem::take(&mut self.loss);
+            self.loss = LossModel::Timed(Box::new(timed.over(inner)));
+        }
         self.service = Some(Box::new(Service::new(spec, epoch, rng)));
+        self.tx_memo = (Rate(0), u32::MAX, Duration::ZERO);
     }
 
     /// Starts keeping a [`Tapped`] record of every packet that finishes
@@ -210,10 +218,20 @@ impl<T: LinkItem> LinkDir<T> {
     #[inline(always)]
     fn start_tx(&mut self, at: Instant, item: T, continuing: bool) {
         debug_assert!(self.tx.is_none());
-        if self.service.is_some() {
-            return self.start_served(at, item, continuing);
-        }
-        let d = self.tx_time(item.wire_len());
+        let len = item.wire_len();
+        let (rate, l, d) = self.tx_memo;
+        // A direction with a service never matches the memo (its length
+        // is `u32::MAX`): a fixed-rate one checks nothing more than before.
+        let d = if rate == self.rate && l == len {
+            d
+        } else {
+            if self.service.is_some() {
+                return self.start_served(at, item, continuing);
+            }
+            let d = self.rate.tx_time(len as u64);
+            self.tx_memo = (self.rate, len, d);
+            d
+        };
         self.stats.busy_ns += d.as_nanos();
         self.tx = Some(at + d);
         self.pipe.push_back((at + d + self.delay, item));
@@ -232,18 +250,6 @@ impl<T: LinkItem> LinkDir<T> {
         self.stats.busy_ns += (done - at).as_nanos();
         self.tx = Some(done);
         self.pipe.push_back(((done + delay).max(behind), item));
-    }
-
-    /// `rate.tx_time(len)`, remembered for the last length.
-    #[inline(always)]
-    fn tx_time(&mut self, len: u32) -> Duration {
-        let (rate, l, d) = self.tx_memo;
-        if rate == self.rate && l == len {
-            return d;
-        }
-        let d = self.rate.tx_time(len as u64);
-        self.tx_memo = (self.rate, len, d);
-        d
     }
 
     /// Starts the next queued packet at `at + gap` (a medium's contention
@@ -286,10 +292,7 @@ impl<T: LinkItem> LinkDir<T> {
         let (_, item) = self.pipe.back().expect("in transmission");
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += item.wire_len() as u64;
-        let mut lost = self.loss.lose(done, item.segment());
-        if let Some(svc) = &mut self.service {
-            lost |= svc.lose(done);
-        }
+        let lost = self.loss.lose(done, item.segment());
         if let Some(tap) = &mut self.tap {
             tap.push(Tapped {
                 at: done,

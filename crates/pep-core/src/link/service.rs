@@ -10,7 +10,9 @@ use alloc::sync::Arc;
 use super::leo::{Leo, LeoParams};
 use super::schedule::Schedule;
 use super::trace::{MmTrace, TraceCursor};
+use crate::loss::LossModel;
 use crate::rng::Stream;
+use crate::segment::Segment;
 use crate::time::{Duration, Instant, Rate};
 
 /// What a direction's service follows, as configured.
@@ -30,8 +32,56 @@ pub enum ServiceSpec {
 pub(crate) struct Service {
     kind: Kind,
     epoch: Instant,
-    /// Draws the service's own losses.
-    loss_rng: Stream,
+}
+
+/// A service's own losses: a packet leaving at `t` is lost with the
+/// probability the schedule or the LEO preset gives for `t`, on top of
+/// (and after consulting) the link's own model.
+#[derive(Clone, Debug)]
+pub struct TimedLoss {
+    by: LossBy,
+    epoch: Instant,
+    rng: Stream,
+    inner: LossModel,
+}
+
+#[derive(Clone, Debug)]
+enum LossBy {
+    Schedule(Arc<Schedule>),
+    Leo(LeoParams),
+}
+
+impl TimedLoss {
+    /// The losses of `spec`, if it has any.
+    pub(crate) fn new(spec: &ServiceSpec, epoch: Instant, rng: Stream) -> Option<TimedLoss> {
+        let by = match spec {
+            ServiceSpec::Schedule(s) if s.has_loss() => LossBy::Schedule(s.clone()),
+            ServiceSpec::Leo(p) => LossBy::Leo(*p),
+            _ => return None,
+        };
+        Some(TimedLoss {
+            by,
+            epoch,
+            rng,
+            inner: LossModel::None,
+        })
+    }
+
+    /// These losses on top of `inner`.
+    pub(crate) fn over(mut self, inner: LossModel) -> TimedLoss {
+        self.inner = inner;
+        self
+    }
+
+    pub(crate) fn lose(&mut self, t: Instant, seg: &Segment) -> bool {
+        let own = self.inner.lose(t, seg);
+        let off = t.saturating_since(self.epoch);
+        let p = match &self.by {
+            LossBy::Schedule(s) => s.at(off).loss,
+            LossBy::Leo(l) => l.loss_at(off),
+        };
+        self.rng.bernoulli(p) | own
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -54,11 +104,7 @@ impl Service {
                 Stream::derive(rng.next_u64(), "leo/floor"),
             ))),
         };
-        Service {
-            kind,
-            epoch,
-            loss_rng: rng,
-        }
+        Service { kind, epoch }
     }
 
     /// When a transmission of `len` bytes starting at `at` ends, on a link
@@ -92,16 +138,5 @@ impl Service {
             Kind::Trace(_) => delay,
             Kind::Leo(l) => l.delay(t),
         }
-    }
-
-    /// Whether the service loses a packet leaving at `t` (on top of the
-    /// link's loss model).
-    pub(crate) fn lose(&mut self, t: Instant) -> bool {
-        let p = match &self.kind {
-            Kind::Schedule(s) => s.at(t.saturating_since(self.epoch)).loss,
-            Kind::Trace(_) => 0.0,
-            Kind::Leo(l) => l.loss(t),
-        };
-        self.loss_rng.bernoulli(p)
     }
 }
