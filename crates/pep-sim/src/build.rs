@@ -441,7 +441,16 @@ fn link_dir(spec: &LinkDirSpec, seed: u64, label: &str, flows: &[TcpConfig]) -> 
             }
         }
     };
-    LinkDir::new(spec.rate, spec.delay, queue, loss)
+    let link = LinkDir::new(spec.rate, spec.delay, queue, loss);
+    match &spec.service {
+        None => link,
+        // Time zero of a schedule, a trace or the LEO minute is the run's.
+        Some(s) => link.with_service(
+            s,
+            Instant::ZERO,
+            Stream::derive(seed, &format!("{label}/service")),
+        ),
+    }
 }
 
 fn queue(

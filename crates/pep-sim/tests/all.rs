@@ -21,6 +21,7 @@ mod shikama;
 mod tcp_models;
 mod tcp_paths;
 mod traffic;
+mod varying_links;
 
 /// With `autotests = false` a new file under `tests/` would be silently
 /// skipped: every crate that turns autotests off must name each of its

@@ -184,6 +184,11 @@ pub struct LinkDirSpec {
     pub queue: QueueSpec,
     /// Applied to packets as they finish crossing.
     pub loss: LossSpec,
+    /// Service that changes over time (a schedule, a trace, the LEO
+    /// preset); `None`: `rate` and `delay` hold throughout. With one,
+    /// `rate` and `delay` are the values at the start (a trace's mean
+    /// rate; the LEO preset's least delay).
+    pub service: Option<pep_core::link::service::ServiceSpec>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -952,6 +952,12 @@ fn cut(ctx: &mut Ctx, name: &Spanned<String>, sc: &Scenario) -> Option<CutSpec> 
         );
         return None;
     }
+    if l.forward.service.is_some() || l.reverse.service.is_some() {
+        // The lookahead is the delay, which a schedule may lower.
+        let msg = "a link with a schedule, trace or preset cannot be cut: its delay may change";
+        ctx.err(span, field, msg);
+        return None;
+    }
     if l.forward.delay == Duration::ZERO || l.reverse.delay == Duration::ZERO {
         ctx.err(
             span,
