@@ -487,42 +487,60 @@ fn bench(flows: &[usize], seconds: u64, ccs: &[String]) -> Result<(), String> {
          {seconds} s simulated, single thread"
     );
     println!(
-        "{:>6}{} {:>10} {:>12} {:>12} {:>14} {:>14}",
+        "{:>6}{} {:>10} {:>12} {:>12} {:>14} {:>14} {:>10}",
         "flows",
         col("cc"),
         "wall s",
         "events",
         "Mevents/s",
         "Mpkts fwd/s",
-        "goodput"
+        "goodput",
+        "kB/flow"
     );
     for &n in flows {
         for cc in ccs {
+            let before = resident_kb();
             let sc = pep_sim::bench::dumbbell_cc(n, seconds, cc).map_err(|e| e.to_string())?;
             let mut sim = Simulation::new(&sc);
             let started = WallInstant::now();
             sim.run();
             let wall = started.elapsed().as_secs_f64();
             let s = sim.summary();
+            // Resident memory the run added (the scenario, the engine, what
+            // the run allocated), per flow: the per-flow footprint as it is
+            // used, queues and out-of-order state included.
+            let per_flow = match (before, resident_kb()) {
+                (Some(b), Some(a)) => format!("{:.1}", a.saturating_sub(b) as f64 / n as f64),
+                _ => "-".to_string(),
+            };
             println!(
-                "{:>6}{} {:>10.3} {:>12} {:>12.2} {:>14.2} {:>7.2} Mbit/s",
+                "{:>6}{} {:>10.3} {:>12} {:>12.2} {:>14.2} {:>7.2} Mbit/s {:>10}",
                 n,
                 col(cc),
                 wall,
                 s.events,
                 s.events as f64 / wall / 1e6,
                 s.packets_forwarded as f64 / wall / 1e6,
-                s.total_goodput_mbps
+                s.total_goodput_mbps,
+                per_flow
             );
         }
     }
     let m = pep_sim::sim::memory_footprint();
     println!(
         "\nmemory: {} B per in-flight packet (queued or propagating), {} B per flow (sender + \
-         receiver + bookkeeping, before out-of-order state)",
-        m.per_packet, m.per_flow
+         receiver + bookkeeping, before out-of-order state), {} B per link direction (4 per \
+         dumbbell flow, before queued packets); kB/flow: resident memory the run added",
+        m.per_packet, m.per_flow, m.per_port
     );
     Ok(())
+}
+
+/// This process's resident memory in kB (Linux `/proc/self/status`).
+fn resident_kb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 #[cfg(test)]

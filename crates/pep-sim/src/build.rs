@@ -11,11 +11,12 @@ use pep_core::{Duration, FlowId, Instant, KindFilter, Rate, Seq};
 
 use crate::agent::{self, AgentSite, NodeAgent, Outbox};
 use crate::events::{Armed, Event, EventQueue};
+use crate::hops::Hops;
 use crate::metrics::{Metrics, SeriesSet};
 use crate::packet::Packet;
 use crate::scenario::{
     AckSpec, AgentSpec, AppReadSpec, CcKind, ClassifySpec, Dir, LinkDirSpec, LossSpec, MediumSpec,
-    Profile, QueueSpec, ReadWhen, RecoveryKind, RedSpec, Scenario, Series, SourceSpec,
+    NodeKind, Profile, QueueSpec, ReadWhen, RecoveryKind, RedSpec, Scenario, Series, SourceSpec,
 };
 use crate::sim::{AgentSlot, Cpu, Flow, Port, Reader, RunInfo, Simulation, NONE, OFFER};
 use crate::tcp::{
@@ -304,7 +305,8 @@ impl Simulation {
         if series.queues || series.cwnd {
             queue.schedule(Instant::ZERO, Event::Sample);
         }
-        let metrics = Metrics::new(out.interval, out.sample, series, flows.len(), ports.len());
+        let mut metrics = Metrics::new(out.interval, out.sample, series, flows.len(), ports.len());
+        metrics.per_flow |= out.per_flow;
 
         let mut node_agent = vec![NONE; n_nodes];
         let agents = sc
@@ -340,7 +342,15 @@ impl Simulation {
             ports,
             media,
             cpus,
-            routes: sc.routes.clone(),
+            hops: Hops::new(
+                &sc.routes,
+                &sc.nodes
+                    .iter()
+                    .map(|n| n.kind == NodeKind::Router)
+                    .collect::<Vec<_>>(),
+                &sc.links.iter().map(|l| (l.a, l.b)).collect::<Vec<_>>(),
+                crate::hops::MAX_ENTRIES,
+            ),
             offered: OFFER,
             flows,
             metrics,

@@ -506,6 +506,10 @@ pub struct OutputSpec {
     pub sample: Duration,
     /// Which series to write, in the order given, without repeats.
     pub series: Vec<Series>,
+    /// Write every flow's rows of the per-flow series (`goodput`, `cwnd`)
+    /// even above [`crate::spread::PER_FLOW_LIMIT`] flows, where they are
+    /// otherwise written as distributions across the flows.
+    pub per_flow: bool,
 }
 
 /// A family of output series (one CSV file each).

@@ -189,6 +189,7 @@ pub(crate) struct Output {
     pub interval: Option<S<Dur>>,
     pub sample: Option<S<Dur>>,
     pub series: Option<Vec<S<Series>>>,
+    pub per_flow: Option<S<bool>>,
 }
 
 /// A pcap capture of one link, or one direction of it.

@@ -824,6 +824,7 @@ fn output(
         interval: Duration::from_secs(1),
         sample: Duration::from_millis(100),
         series: Series::ALL.to_vec(),
+        per_flow: false,
     };
     let none = (None, None);
     let (interval, sample) = doc
@@ -859,6 +860,7 @@ fn output(
         }
     }
     let Some(o) = &doc.output else { return out };
+    out.per_flow = o.per_flow.as_ref().is_some_and(|p| *p.get_ref());
     if let Some(list) = &o.series {
         out.series.clear();
         for (i, s) in list.iter().enumerate() {
