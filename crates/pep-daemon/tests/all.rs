@@ -15,3 +15,4 @@ mod packet_watermark_root;
 mod paths;
 mod tunnel;
 mod tunnel_localq;
+mod tunnel_open;
