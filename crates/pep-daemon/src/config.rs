@@ -197,6 +197,7 @@ struct RawProxy {
     connect_timeout: Option<String>,
     drain_timeout: Option<String>,
     keep_client_source: Option<bool>,
+    reuse_time_wait: Option<bool>,
     workers: Option<i64>,
     metrics: Option<String>,
     user: Option<String>,
@@ -401,6 +402,10 @@ pub struct Settings {
     /// Open the server leg from the client's address (`IP_TRANSPARENT`
     /// bind), so servers see the real client.
     pub keep_client_source: bool,
+    /// Set `net.ipv4.tcp_tw_reuse = 1` in the daemon's namespace while it
+    /// runs, so server legs take ports whose earlier legs wait in
+    /// TIME_WAIT (docs/daemon.md, "Source ports").
+    pub reuse_time_wait: bool,
     pub workers: usize,
     pub metrics: Option<std::net::SocketAddr>,
     /// Two-node mode (`[tunnel]`): this node's end of the tunnel.
@@ -1099,6 +1104,7 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         connect_timeout,
         drain_timeout: dur("proxy.drain_timeout", &p.drain_timeout, "30s")?,
         keep_client_source: p.keep_client_source.unwrap_or(false),
+        reuse_time_wait: p.reuse_time_wait.unwrap_or(true),
         workers: int_in("proxy.workers", p.workers, 0, 0, 256)? as usize,
         metrics,
         user: match &p.user {

@@ -116,6 +116,8 @@ pub struct Metrics {
     pub pauses: AtomicU64,
     /// Connections configured to splice that copied instead (no pipe).
     pub splice_fallbacks: AtomicU64,
+    /// Server legs that could not get a source port (`EADDRNOTAVAIL`).
+    pub port_exhausted: AtomicU64,
     pub accept_errors: AtomicU64,
     pub reloads: AtomicU64,
     pub reload_errors: AtomicU64,
@@ -214,6 +216,7 @@ impl Default for Metrics {
             allocated: AtomicI64::new(0),
             pauses: AtomicU64::new(0),
             splice_fallbacks: AtomicU64::new(0),
+            port_exhausted: AtomicU64::new(0),
             accept_errors: AtomicU64::new(0),
             reloads: AtomicU64::new(0),
             reload_errors: AtomicU64::new(0),
@@ -358,6 +361,12 @@ impl Metrics {
             "counter",
             "Connections set to splice that copied (no pipe could be made).",
             &[("", l(&self.splice_fallbacks))],
+        );
+        gauge(
+            "pep_server_leg_port_exhausted_total",
+            "counter",
+            "Server legs that found no free source port (the client was reset).",
+            &[("", l(&self.port_exhausted))],
         );
         gauge(
             "pep_accept_errors_total",

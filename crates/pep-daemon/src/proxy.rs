@@ -395,6 +395,7 @@ impl Daemon {
         } else {
             None
         };
+        let tw_restore = time_wait_reuse(&settings);
         let (ctl, ctl_rx) = mpsc::unbounded_channel();
         let m = metrics.clone();
         let thread = std::thread::Builder::new()
@@ -416,6 +417,11 @@ impl Daemon {
                 ));
                 // Whatever is still running is dropped with the runtime.
                 rt.shutdown_timeout(Duration::from_secs(1));
+                if let Some(old) = tw_restore {
+                    if let Err(e) = net::restore_tw_reuse(&old) {
+                        warn!("restoring net.ipv4.tcp_tw_reuse: {e}");
+                    }
+                }
                 if opts.install_rules {
                     if let Err(e) = rules::remove(&settings) {
                         warn!("removing rules: {e}");
@@ -487,6 +493,39 @@ struct Prepared {
     sig: Option<Signals>,
     tunnel: Option<TunnelSetup>,
     splice_ok: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// Server legs all leave from this host's address, and a leg the proxy
+/// closes first (the client closed first) holds its port in TIME_WAIT for
+/// 60 s: without reuse, connections to one server address and port are
+/// capped at the ephemeral range per minute (28,232 by default, 470/s).
+/// With `reuse_time_wait`, sets `tcp_tw_reuse` for the daemon's lifetime;
+/// returns the value to restore.
+fn time_wait_reuse(s: &Settings) -> Option<String> {
+    let split_start = s
+        .tunnel
+        .as_ref()
+        .is_some_and(|t| t.role == tunnel::Role::SplitStart);
+    if split_start {
+        // Its flows go over the tunnel: it opens no server legs.
+        return None;
+    }
+    let ports = net::ephemeral_ports().unwrap_or(0);
+    if !s.reuse_time_wait {
+        info!(ports, "reuse_time_wait = false: server legs to one destination are limited to about {} a second", ports / 60);
+        return None;
+    }
+    match net::enable_tw_reuse() {
+        Ok(Some(old)) => {
+            info!("set net.ipv4.tcp_tw_reuse = 1 (was {old}) while running: server legs reuse ports in TIME_WAIT");
+            Some(old)
+        }
+        Ok(None) => None,
+        Err(e) => {
+            warn!(ports, "{e}: server legs to one destination are limited to about {} a second (ports in TIME_WAIT)", ports / 60);
+            None
+        }
+    }
 }
 
 /// Whether connections set to splice can have their pipes; a warning

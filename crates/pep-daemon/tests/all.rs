@@ -16,3 +16,4 @@ mod paths;
 mod tunnel;
 mod tunnel_localq;
 mod tunnel_open;
+mod turnover;

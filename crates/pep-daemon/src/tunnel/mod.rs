@@ -287,22 +287,37 @@ pub async fn relay_opening(
     flow_read: Option<&std::sync::atomic::AtomicU64>,
 ) -> &'static str {
     match relay_both(tcp, send, recv, m, flow_read, Some(answer_within)).await {
-        (_, Some(Status::Refused)) => "refused_by_policy",
-        (_, Some(Status::Unreachable)) => "unreachable",
-        (end, Some(Status::Connected)) => end.how(),
+        (_, Some(Answer::Status(Status::Refused))) => "refused_by_policy",
+        (_, Some(Answer::Status(Status::Unreachable))) => "unreachable",
+        (end, Some(Answer::Status(Status::Connected))) => end.how(),
+        // split-end connected, then reset the stream (its destination
+        // reset) before the answer was read: the answer went with it.
+        (_, Some(Answer::Reset)) => FlowEnd::ResetByTunnel.how(),
         // No answer: the tunnel failed or split-end took too long, unless
         // the client gave up first.
-        (FlowEnd::ResetByTcp, None) => FlowEnd::ResetByTcp.how(),
-        (_, None) => "no_tunnel",
+        (FlowEnd::ResetByTcp, None | Some(Answer::None)) => FlowEnd::ResetByTcp.how(),
+        (_, None | Some(Answer::None)) => "no_tunnel",
     }
 }
 
+/// What came of waiting for split-end's answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Answer {
+    Status(Status),
+    /// The stream was reset first (split-end connected and then relayed a
+    /// reset: a reset discards the unread answer).
+    Reset,
+    /// Nothing within the time, or the tunnel went away.
+    None,
+}
+
 /// split-end's answer, the stream's first byte, within `within`.
-async fn read_status(r: &mut RecvStream, within: Duration) -> Option<Status> {
+async fn read_status(r: &mut RecvStream, within: Duration) -> Answer {
     let mut b = [0u8; 1];
     match tokio::time::timeout(within, r.read_exact(&mut b)).await {
-        Ok(Ok(())) => Status::from_byte(b[0]),
-        _ => None,
+        Ok(Ok(())) => Status::from_byte(b[0]).map_or(Answer::None, Answer::Status),
+        Ok(Err(quinn::ReadExactError::ReadError(quinn::ReadError::Reset(_)))) => Answer::Reset,
+        _ => Answer::None,
     }
 }
 
@@ -315,18 +330,22 @@ async fn relay_both(
     m: &crate::metrics::TunnelMetrics,
     flow_read: Option<&std::sync::atomic::AtomicU64>,
     answer: Option<Duration>,
-) -> (FlowEnd, Option<Status>) {
-    let mut status = answer.is_none().then_some(Status::Connected);
+) -> (FlowEnd, Option<Answer>) {
+    let mut status = answer
+        .is_none()
+        .then_some(Answer::Status(Status::Connected));
     let end = {
         let (mut rd, mut wr) = tcp.split();
         let up = tcp_to_stream(&mut rd, &mut send, &m.bytes_to_tunnel, flow_read);
         let (st, recv) = (&mut status, &mut recv);
         let down = async move {
             if let Some(within) = answer {
-                *st = read_status(recv, within).await;
+                *st = Some(read_status(recv, within).await);
             }
             match st {
-                Some(Status::Connected) => stream_to_tcp(recv, &mut wr, &m.bytes_from_tunnel).await,
+                Some(Answer::Status(Status::Connected)) => {
+                    stream_to_tcp(recv, &mut wr, &m.bytes_from_tunnel).await
+                }
                 _ => Err(FlowEnd::ResetByTunnel),
             }
         };
@@ -338,7 +357,7 @@ async fn relay_both(
     // split-end refusing stops the stream, which can fail the client's
     // direction before its answer was read: the answer is on its way.
     if let (Some(within), None, FlowEnd::ResetByTunnel) = (answer, status, end) {
-        status = read_status(&mut recv, within).await;
+        status = Some(read_status(&mut recv, within).await);
     }
     if end != FlowEnd::Clean {
         let _ = send.reset(CODE_RESET);
