@@ -141,7 +141,7 @@ pub async fn relay_connection(
     shared: Shared,
 ) {
     let m = shared.metrics.clone();
-    let (mut copts, mut sopts) = settings.legs_for(dst.ip());
+    let (mut copts, mut sopts) = settings.legs_opened(dst.ip());
     // The listener set the client leg's MSS (it is advertised in the
     // SYN-ACK); the server leg's "auto" copies what the client leg got.
     copts.mss = None;

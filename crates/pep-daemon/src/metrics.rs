@@ -27,15 +27,18 @@ pub enum Refusal {
     Descriptors,
     /// Shutting down.
     Draining,
+    /// `memory_budget` reached.
+    Memory,
 }
 
-const REFUSALS: [(Refusal, &str); 6] = [
+const REFUSALS: [(Refusal, &str); 7] = [
     (Refusal::Limit, "limit"),
     (Refusal::ClientLimit, "client_limit"),
     (Refusal::NotServed, "not_served"),
     (Refusal::Loop, "loop"),
     (Refusal::Descriptors, "descriptors"),
     (Refusal::Draining, "draining"),
+    (Refusal::Memory, "memory"),
 ];
 
 const ENDS: [&str; 7] = [
@@ -102,7 +105,7 @@ pub struct Metrics {
     /// Connections to the metrics endpoint now open: descriptors the
     /// pre-admission check counts (at most [`METRICS_MAX_CONNECTIONS`]).
     pub metrics_open: AtomicI64,
-    refused: [AtomicU64; 6],
+    refused: [AtomicU64; 7],
     ended: [AtomicU64; 7],
     /// Bytes read from the client leg (and written to the server leg).
     pub bytes_up: AtomicU64,

@@ -71,6 +71,8 @@ struct Admission {
     /// Descriptors open before any connection: listeners, the runtime,
     /// the reserve. A connection adds two.
     base_fds: u64,
+    /// Bytes the admitted connections count against `memory_budget`.
+    committed: std::sync::atomic::AtomicU64,
 }
 
 /// Descriptors kept free beyond the connections' own: the metrics
@@ -81,11 +83,14 @@ pub const FD_MARGIN: u64 = 8;
 struct Slot {
     adm: Arc<Admission>,
     client: IpAddr,
+    /// Its share of `memory_budget`.
+    memory: u64,
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
         self.adm.metrics.active.fetch_sub(1, Relaxed);
+        self.adm.committed.fetch_sub(self.memory, Relaxed);
         let mut pc = self
             .adm
             .per_client
@@ -141,11 +146,24 @@ impl Admission {
         if self.base_fds + per * (active + 1) + scrapes + FD_MARGIN > net::nofile_limit() {
             return Err(Refusal::Descriptors);
         }
+        // Under the per-client lock, which every admission takes: the
+        // check and the charge are one step.
+        let memory = match (s.memory_budget, s.connection_memory(dst.ip())) {
+            (Some(budget), Some(need)) => {
+                if self.committed.load(Relaxed) + need > budget {
+                    return Err(Refusal::Memory);
+                }
+                need
+            }
+            _ => 0,
+        };
+        self.committed.fetch_add(memory, Relaxed);
         *n += 1;
         self.metrics.active.fetch_add(1, Relaxed);
         Ok(Slot {
             adm: self.clone(),
             client: peer.ip(),
+            memory,
         })
     }
 }
@@ -618,6 +636,7 @@ async fn main_task(
         metrics: metrics.clone(),
         reserve: Mutex::new(reserve),
         base_fds: net::open_fds(),
+        committed: Default::default(),
     });
     let mut accepts = Vec::new();
     for l in listeners {

@@ -9,6 +9,7 @@ mod common;
 mod dead_clients;
 mod intercept;
 mod lab;
+mod memory_budget;
 mod ops;
 mod packet_root;
 mod packet_watermark_root;
