@@ -121,6 +121,8 @@ pub struct Metrics {
     pub splice_fallbacks: AtomicU64,
     /// Server legs that could not get a source port (`EADDRNOTAVAIL`).
     pub port_exhausted: AtomicU64,
+    /// `max_connections` in force (lowered to what the descriptors hold).
+    pub max_connections: AtomicU64,
     pub accept_errors: AtomicU64,
     pub reloads: AtomicU64,
     pub reload_errors: AtomicU64,
@@ -220,6 +222,7 @@ impl Default for Metrics {
             pauses: AtomicU64::new(0),
             splice_fallbacks: AtomicU64::new(0),
             port_exhausted: AtomicU64::new(0),
+            max_connections: AtomicU64::new(0),
             accept_errors: AtomicU64::new(0),
             reloads: AtomicU64::new(0),
             reload_errors: AtomicU64::new(0),
@@ -307,6 +310,12 @@ impl Metrics {
             "gauge",
             "Connections being relayed.",
             &[("", g(&self.active))],
+        );
+        gauge(
+            "pep_connections_max",
+            "gauge",
+            "max_connections in force (lowered at start to what the descriptor limit holds).",
+            &[("", l(&self.max_connections))],
         );
         let refused: Vec<(String, i128)> = REFUSALS
             .iter()

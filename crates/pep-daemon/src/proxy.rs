@@ -315,9 +315,7 @@ impl Daemon {
         // listeners and slack.
         let want = settings.max_connections as u64 * settings.fds_per_connection() + 64;
         let got = net::raise_nofile(want);
-        if got < want {
-            warn!(want, got, "descriptor limit below what max_connections needs; excess connections will be refused");
-        }
+        let settings = fit_descriptors(settings, got, net::open_fds())?;
         let mut listeners = Vec::new();
         let rcvbuf = settings.client_leg.rcvbuf;
         let client_mss = match settings.client_leg.mss {
@@ -513,6 +511,45 @@ struct Prepared {
     splice_ok: Arc<std::sync::atomic::AtomicBool>,
 }
 
+/// Descriptors kept beside the connections' at start: listeners, the
+/// runtime, the tunnel, log files.
+const FD_SLACK: u64 = 64;
+
+/// Lowers `max_connections` to what the descriptor limit `limit` holds
+/// beside the `open` descriptors and [`FD_SLACK`], at
+/// [`Settings::fds_per_connection`] each (six when splicing), and says so:
+/// a limit that fitted only a third of `max_connections` used to be a
+/// warning, and the connections beyond were refused one by one. A limit
+/// that fits no connection is an error.
+fn fit_descriptors(mut s: Settings, limit: u64, open: u64) -> Result<Settings, String> {
+    let per = s.fds_per_connection();
+    let fit = limit.saturating_sub(open + FD_SLACK) / per;
+    if fit == 0 {
+        return Err(format!(
+            "the descriptor limit ({limit}, {open} open) fits no connection at {per} descriptors \
+             each: raise LimitNOFILE (ulimit -n)"
+        ));
+    }
+    if (fit as usize) < s.max_connections {
+        warn!(
+            limit,
+            per,
+            "proxy.max_connections lowered from {} to {fit}: the descriptor limit holds no more \
+             at {per} descriptors a connection ({}); raise LimitNOFILE to {} for all",
+            s.max_connections,
+            if s.uses_splice() {
+                "two sockets, two pipes"
+            } else {
+                "two sockets"
+            },
+            s.max_connections as u64 * per + open + FD_SLACK
+        );
+        s.max_connections = fit as usize;
+        s.max_per_client = s.max_per_client.min(s.max_connections);
+    }
+    Ok(s)
+}
+
 /// Server legs all leave from this host's address, and a leg the proxy
 /// closes first (the client closed first) holds its port in TIME_WAIT for
 /// 60 s: without reuse, connections to one server address and port are
@@ -638,6 +675,9 @@ async fn main_task(
         base_fds: net::open_fds(),
         committed: Default::default(),
     });
+    metrics
+        .max_connections
+        .store(settings.max_connections as u64, Relaxed);
     let mut accepts = Vec::new();
     for l in listeners {
         let l = TcpListener::from_std(l).map_err(|e| format!("listener: {e}"))?;
@@ -736,11 +776,16 @@ fn apply_reload(
         out_mark: old.out_mark,
         ..new
     };
-    if let Err(e) = preflight(&new) {
-        adm.metrics.reload_errors.fetch_add(1, Relaxed);
-        error!("reload refused: {e}");
-        return;
-    }
+    let new = match preflight(&new)
+        .and_then(|()| fit_descriptors(new, net::nofile_limit(), adm.base_fds))
+    {
+        Ok(s) => s,
+        Err(e) => {
+            adm.metrics.reload_errors.fetch_add(1, Relaxed);
+            error!("reload refused: {e}");
+            return;
+        }
+    };
     if opts.install_rules
         && (rules::nft_script(&new) != rules::nft_script(&old)
             || rules::window_routes(&new) != rules::window_routes(&old))
@@ -753,6 +798,9 @@ fn apply_reload(
         }
     }
     splice_ok.store(splice_usable(&new), Relaxed);
+    adm.metrics
+        .max_connections
+        .store(new.max_connections as u64, Relaxed);
     *adm.settings.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
     adm.metrics.reloads.fetch_add(1, Relaxed);
     info!("configuration reloaded");
@@ -828,5 +876,28 @@ mod tests {
             e,
             "intercept.interfaces[1]: no interface named \"pepnosuch0\" on this host"
         );
+    }
+
+    #[test]
+    fn max_connections_is_lowered_to_what_the_descriptors_hold() {
+        let with = |relay: &str| {
+            config::parse(
+                &format!(
+                    "[proxy]\nrelay = \"{relay}\"\n[intercept]\ninterfaces = [\"lo\"]\nsubnets = [\"10.0.0.0/8\"]\n"
+                ),
+                "f",
+            )
+            .unwrap()
+        };
+        // The issue's case: a 20,000 limit and splice's six a connection
+        // fit 3,314 of the default 10,000 (with 100 open and the slack).
+        let s = fit_descriptors(with("splice"), 20_000, 100).unwrap();
+        assert_eq!(s.max_connections, (20_000 - 100 - FD_SLACK as usize) / 6);
+        assert!(s.max_per_client <= s.max_connections);
+        // Copying takes two: 10,000 fit, nothing lowered.
+        let s = fit_descriptors(with("copy"), 20_164, 100).unwrap();
+        assert_eq!(s.max_connections, 10_000);
+        let e = fit_descriptors(with("splice"), 160, 100).unwrap_err();
+        assert!(e.contains("fits no connection"), "{e}");
     }
 }
