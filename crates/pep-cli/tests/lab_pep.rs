@@ -1,0 +1,257 @@
+//! `pep lab` with a scenario's agents: the daemon runs the PEP. The
+//! simulator's and the lab's PEP gain on a GEO split scenario agree, the
+//! two-node PEP carries every byte through its tunnel, an agent setting
+//! the daemon lacks is refused before anything is built, and nothing is
+//! left when the command ends or is killed. The tests that build labs need
+//! root (`#[ignore = "needs root"]`; as root add `-- --include-ignored`).
+//!
+//! `cargo test -p pep-cli --test lab_pep -- --include-ignored --nocapture`
+//! prints the tables.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+fn pep() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pep"))
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn root_test(name: &str) -> MutexGuard<'static, ()> {
+    pep_lab::error::require_root_for_test(name);
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A lab id of this process, so no other session's lab is touched.
+fn id(what: &str) -> String {
+    format!("t{}-{what}", std::process::id())
+}
+
+fn validation(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../scenarios/validation/{name}.toml"))
+}
+
+/// Namespaces of lab `id` still on this machine.
+fn namespaces(id: &str) -> Vec<String> {
+    let prefix = [format!("pepl-{id}."), format!("pepl-{id}+")];
+    std::fs::read_dir("/run/netns")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| prefix.iter().any(|p| n.starts_with(p.as_str())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Processes whose command line mentions `needle` (a test's own temporary
+/// directory, which every daemon's `-c` path contains).
+fn processes_with(needle: &str) -> Vec<u32> {
+    let mut out = vec![];
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmd).contains(needle) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Nothing of lab `id` is left: no namespace (and so no rule: the daemons'
+/// rules live in the nodes' namespaces), no state file, no daemon.
+fn assert_nothing_left(id: &str, dir: &Path) {
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(10)
+        && !processes_with(&dir.display().to_string()).is_empty()
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        processes_with(&dir.display().to_string()),
+        Vec::<u32>::new(),
+        "daemons left"
+    );
+    assert_eq!(namespaces(id), Vec::<String>::new(), "namespaces left");
+    assert!(
+        !Path::new(&format!("/run/pepkit/labs/{id}.json")).exists(),
+        "state file left"
+    );
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The PEP's gain (goodput with over without) on the GEO split scenario:
+/// the lab's, through the real daemon, within 15 % of the simulator's; and
+/// the PEP must gain (the simulator's 1.70 is the window over two round
+/// trips: 300 ms end to end, 180 ms on the satellite leg), so a daemon
+/// that relays nothing, or a lab that runs without it, fails.
+#[test]
+#[ignore = "needs root"]
+fn geo_split_gain_in_the_lab_is_within_15_percent_of_the_simulator() {
+    let _g = root_test("geo_split_gain");
+    let dir = tempfile::tempdir().unwrap();
+    let lab = id("geo");
+    let o = pep()
+        .args(["lab", "compare"])
+        .arg(validation("geo-split"))
+        .args(["--id", &lab, "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let t = text(&o);
+    println!("{t}");
+    assert!(o.status.success(), "{t}");
+    let c = json(&dir.path().join("compare.json"));
+    let f = &c[0];
+    let sim = f["sim_gain"].as_f64().unwrap();
+    let labg = f["lab_gain"]["mean"].as_f64().unwrap();
+    println!("PEP gain: simulator {sim:.3}, lab {labg:.3}");
+    assert!((1.5..1.9).contains(&sim), "simulator's gain {sim}");
+    assert!(
+        (labg / sim - 1.0).abs() <= 0.15,
+        "lab gain {labg:.3} vs simulator {sim:.3}"
+    );
+    // Every byte through the relay: the lab's flows are checked byte for
+    // byte (the command fails otherwise), and the sender's RTT is the
+    // terrestrial leg's, not the whole path's.
+    let s = json(&dir.path().join("lab/summary.json"));
+    assert_eq!(s["flows"][0]["byte_exact"], true);
+    let min_rtt = s["flows"][0]["min_rtt_ms"].as_f64().unwrap();
+    assert!((119.0..140.0).contains(&min_rtt), "min RTT {min_rtt} ms");
+    assert_nothing_left(&lab, dir.path());
+}
+
+/// split-start and split-end joined by the tunnel over the emulated long
+/// link: four uploads arrive byte for byte, terminated at split-start
+/// (their senders see split-start's RTT, not the path's 284 ms).
+#[test]
+#[ignore = "needs root"]
+fn split_pair_uploads_are_byte_exact_through_the_tunnel() {
+    let _g = root_test("split_pair_byte_exact");
+    let dir = tempfile::tempdir().unwrap();
+    let lab = id("pair");
+    let o = pep()
+        .args(["lab", "run"])
+        .arg(validation("geo-split-pair"))
+        .args(["--id", &lab, "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let t = text(&o);
+    println!("{t}");
+    assert!(o.status.success(), "{t}");
+    let s = json(&dir.path().join("summary.json"));
+    let flows = s["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 4);
+    for f in flows {
+        assert_eq!(f["byte_exact"], true, "{f}");
+        assert_eq!(f["delivered_bytes"], 4_000_000, "{f}");
+        let rtt = f["min_rtt_ms"].as_f64().unwrap();
+        assert!(rtt < 50.0, "{}: min RTT {rtt} ms: not split", f["name"]);
+    }
+    let cfg = std::fs::read_to_string(dir.path().join("daemons/pair-start.toml")).unwrap();
+    assert!(cfg.contains("role = \"split-start\""), "{cfg}");
+    assert_nothing_left(&lab, dir.path());
+}
+
+/// A setting the daemon lacks is refused by its field before any
+/// namespace exists (no root needed: the check comes first).
+#[test]
+fn an_unmappable_agent_setting_fails_before_anything_is_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = std::fs::read_to_string(validation("geo-split"))
+        .unwrap()
+        .replace("name = \"pep\"", "name = \"pep\"\nmax_burst = 3");
+    let sc = dir.path().join("unmappable.toml");
+    std::fs::write(&sc, toml).unwrap();
+    let lab = id("unmap");
+    for cmd in ["run", "compare"] {
+        let o = pep()
+            .args(["lab", cmd])
+            .arg(&sc)
+            .args(["--id", &lab, "--out"])
+            .arg(dir.path().join(cmd))
+            .output()
+            .unwrap();
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{t}");
+        assert!(
+            t.contains("agent[0] (\"pep\", kind \"split\").max_burst") && t.contains("burst"),
+            "{t}"
+        );
+        assert!(!t.contains("running"), "{t}");
+        assert!(namespaces(&lab).is_empty());
+        assert!(
+            !dir.path().join(cmd).join("sim").exists(),
+            "{cmd} simulated first"
+        );
+    }
+}
+
+/// `pep lab run` stopped by SIGTERM while its daemon relays, and killed by
+/// SIGKILL: after SIGTERM nothing is left; after SIGKILL the daemon is
+/// gone at once (its death signal) and `pep lab down` removes the rest.
+#[test]
+#[ignore = "needs root"]
+fn a_killed_lab_leaves_no_namespace_rule_or_daemon() {
+    let _g = root_test("killed_lab");
+    for (sig, name) in [(libc::SIGTERM, "term"), (libc::SIGKILL, "kill")] {
+        let dir = tempfile::tempdir().unwrap();
+        let lab = id(name);
+        let mut child = pep()
+            .args(["lab", "run"])
+            .arg(validation("geo-split"))
+            .args(["--id", &lab, "--out"])
+            .arg(dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let needle = dir.path().display().to_string();
+        let t0 = Instant::now();
+        while processes_with(&needle).len() < 2 {
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "{name}: no daemon started"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // Traffic under way through the daemon.
+        std::thread::sleep(Duration::from_secs(3));
+        // SAFETY: kill(2) on our own child.
+        unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+        let st = child.wait().unwrap();
+        assert!(!st.success(), "{name}: {st}");
+        if sig == libc::SIGKILL {
+            // The daemon stops by its death signal, before anyone runs
+            // `pep lab down` (which would stop it too).
+            let t0 = Instant::now();
+            while !processes_with(&needle).is_empty() {
+                assert!(
+                    t0.elapsed() < Duration::from_secs(10),
+                    "daemon outlived its lab"
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let down = pep().args(["lab", "down", &lab]).output().unwrap();
+            assert!(down.status.success(), "{}", text(&down));
+        }
+        assert_nothing_left(&lab, dir.path());
+        println!("{name}: nothing left");
+    }
+}
