@@ -809,9 +809,23 @@ fn compare(
     let pep = !sc.agents.is_empty();
     let mut bare = sc.clone();
     bare.agents.clear();
-    let sim_s = simulate(&sc, &out.join("sim"))?;
+    // The simulator runs the TCP the lab's kernel runs.
+    let (sim_sc, notes) = crate::lab_like::as_linux_runs_it(&sc);
+    if !notes.is_empty() {
+        println!(
+            "like with like: the simulator runs Linux's TCP (the `linux` profile), where the \
+             scenario says otherwise:"
+        );
+        for n in &notes {
+            println!("  {n}");
+        }
+        println!();
+    }
+    let mut sim_bare_sc = sim_sc.clone();
+    sim_bare_sc.agents.clear();
+    let sim_s = simulate(&sim_sc, &out.join("sim"))?;
     let sim_bare = if pep {
-        Some(simulate(&bare, &out.join("sim-nopep"))?)
+        Some(simulate(&sim_bare_sc, &out.join("sim-nopep"))?)
     } else {
         None
     };

@@ -10,6 +10,7 @@ mod amp_cmd;
 mod exp_cmd;
 mod lab_cmd;
 mod lab_compare;
+mod lab_like;
 mod lab_pep;
 #[cfg(feature = "daemon")]
 mod proxy_cmd;
