@@ -489,8 +489,10 @@ fn packet(c: &Ctx) -> Result<DaemonPlan, String> {
             (c.at)("node")
         ));
     }
+    // SCHED_FIFO, as the lab's emulators: on a loaded machine a daemon at
+    // normal priority can hold frames for milliseconds.
     let mut body = format!(
-        "[packet]\na = {}\nb = {}\n",
+        "[packet]\na = {}\nb = {}\nrealtime = true\n",
         q(&node_ifname(a)),
         q(&node_ifname(b))
     );

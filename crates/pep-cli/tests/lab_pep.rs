@@ -286,3 +286,41 @@ fn the_asymmetric_example_agrees_within_5_percent_as_linux_runs_it() {
     assert!((ratio - 1.0).abs() <= 0.05, "sim/lab {ratio:.3}");
     assert_nothing_left(&lab, dir.path());
 }
+
+/// Packet mode from a scenario: ACK thinning (N = 2) in the daemon at the
+/// gateway in front of a 64 kbit/s uplink. The uplink's ACK rate caps the
+/// download, so passing half the ACKs nearly doubles it: the simulator
+/// (as Linux runs it: delayed ACKs, so every fourth segment is ACKed)
+/// gains 1.86, and the lab's gain through the real daemon must be within
+/// 15 % of that.
+#[test]
+#[ignore = "needs root"]
+fn ack_thinning_in_packet_mode_gains_as_the_simulator_predicts() {
+    let _g = root_test("ack_thinning_gain");
+    let dir = tempfile::tempdir().unwrap();
+    let lab = id("thin");
+    let o = pep()
+        .args(["lab", "compare"])
+        .arg(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../scenarios/examples/ack-thinning.toml"),
+        )
+        .args(["--duration", "12s", "--id", &lab, "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let t = text(&o);
+    println!("{t}");
+    assert!(o.status.success(), "{t}");
+    let c = json(&dir.path().join("compare.json"));
+    let sim = c[0]["sim_gain"].as_f64().unwrap();
+    let labg = c[0]["lab_gain"]["mean"].as_f64().unwrap();
+    assert!(sim > 1.5, "simulator's gain {sim}");
+    assert!(
+        (labg / sim - 1.0).abs() <= 0.15,
+        "lab gain {labg:.3} vs simulator {sim:.3}"
+    );
+    let cfg = std::fs::read_to_string(dir.path().join("lab/daemons/ack-thin_gw.toml")).unwrap();
+    assert!(cfg.contains("ack_thin = 2"), "{cfg}");
+    assert_nothing_left(&lab, dir.path());
+}
