@@ -456,8 +456,7 @@ fn up(path: Option<&Path>, args: &LabArgs) -> Result<(), String> {
     // Blocked before the emulator threads exist, so they inherit the mask.
     let signals = TerminationSignals::block().map_err(|e| e.to_string())?;
     let mut lab = Lab::up(&topo, &lab_options(args, &sc.name)).map_err(|e| e.to_string())?;
-    // The daemons' configurations and logs, beside the lab's state file.
-    let dir = PathBuf::from(state::STATE_DIR).join(format!("{}-daemons", lab.id()));
+    let dir = state::daemons_dir(lab.id());
     crate::lab_pep::start(&mut lab, &plans, &dir)?;
     print_lab(lab.state());
     if lab.idle_polling() {

@@ -324,3 +324,34 @@ fn ack_thinning_in_packet_mode_gains_as_the_simulator_predicts() {
     assert!(cfg.contains("ack_thin = 2"), "{cfg}");
     assert_nothing_left(&lab, dir.path());
 }
+
+/// The watermark PEP (Osada et al., fixed W) from a scenario, as packet
+/// mode in the daemon: acknowledging early at p, the window-limited sender
+/// more than doubles its goodput (simulator 2.3x); the lab's gain within
+/// 15 % of the simulator's.
+#[test]
+#[ignore = "needs root"]
+fn watermark_in_packet_mode_gains_as_the_simulator_predicts() {
+    let _g = root_test("watermark_gain");
+    let dir = tempfile::tempdir().unwrap();
+    let lab = id("wm");
+    let o = pep()
+        .args(["lab", "compare"])
+        .arg(validation("watermark"))
+        .args(["--duration", "12s", "--id", &lab, "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let t = text(&o);
+    println!("{t}");
+    assert!(o.status.success(), "{t}");
+    let c = json(&dir.path().join("compare.json"));
+    let sim = c[0]["sim_gain"].as_f64().unwrap();
+    let labg = c[0]["lab_gain"]["mean"].as_f64().unwrap();
+    assert!(sim > 1.8, "simulator's gain {sim}");
+    assert!(
+        (labg / sim - 1.0).abs() <= 0.15,
+        "lab gain {labg:.3} vs simulator {sim:.3}"
+    );
+    assert_nothing_left(&lab, dir.path());
+}

@@ -154,6 +154,12 @@ pub fn process_start(pid: u32) -> Option<u64> {
     fields.nth(18)?.parse().ok()
 }
 
+/// Where `pep lab up` keeps the configurations, keys and logs of lab
+/// `id`'s daemons; [`down`] removes it with the lab.
+pub fn daemons_dir(id: &str) -> PathBuf {
+    PathBuf::from(STATE_DIR).join(format!("{id}-daemons"))
+}
+
 /// What [`down`] removed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DownReport {
@@ -237,6 +243,12 @@ fn down_one(id: &str, report: &mut DownReport) -> Result<()> {
         netns::delete(&ns)?;
     }
     report.namespaces.extend(found);
+    let daemons = daemons_dir(id);
+    match fs::remove_dir_all(&daemons) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io_err(format!("remove {}", daemons.display()))(e)),
+    }
     let path = LabState::path(id);
     match fs::remove_file(&path) {
         Ok(()) => {}
