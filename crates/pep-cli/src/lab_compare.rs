@@ -142,49 +142,60 @@ impl FlowComparison {
     }
 }
 
+fn opt(e: Option<Estimate>, digits: usize) -> String {
+    e.map_or("-".to_string(), |e| e.text(digits))
+}
+
+fn ratio(v: Option<f64>) -> String {
+    v.map_or("-".to_string(), |v| format!("{v:.3}"))
+}
+
+impl FlowComparison {
+    /// The worlds that ran: name, goodput, retransmissions, RTT.
+    fn rows(&self) -> Vec<[String; 4]> {
+        [
+            ("sim, no PEP", self.sim_without),
+            ("sim, PEP", self.sim_with),
+            ("lab, no PEP", self.lab_without),
+            ("lab, PEP", self.lab_with),
+        ]
+        .into_iter()
+        .filter_map(|(name, w)| {
+            let w = w?;
+            Some([
+                name.to_string(),
+                w.goodput_mbps.text(3),
+                opt(w.retransmitted, 0),
+                opt(w.rtt_ms, 1),
+            ])
+        })
+        .collect()
+    }
+}
+
 /// The table, one block per flow.
 pub fn render(flows: &[FlowComparison]) -> String {
     let mut s = String::new();
-    let opt = |e: Option<Estimate>, d: usize| e.map_or("-".to_string(), |e| e.text(d));
     for f in flows {
         let _ = writeln!(s, "flow {}", f.flow);
-        let _ = writeln!(
-            s,
-            "  {:<16} {:>16} {:>12} {:>14}",
-            "", "goodput Mbit/s", "retx", "RTT ms"
-        );
-        for (name, w) in [
-            ("sim, no PEP", f.sim_without),
-            ("sim, PEP", f.sim_with),
-            ("lab, no PEP", f.lab_without),
-            ("lab, PEP", f.lab_with),
-        ] {
-            if let Some(w) = w {
-                let _ = writeln!(
-                    s,
-                    "  {:<16} {:>16} {:>12} {:>14}",
-                    name,
-                    w.goodput_mbps.text(3),
-                    opt(w.retransmitted, 0),
-                    opt(w.rtt_ms, 1)
-                );
-            }
+        let head = ["", "goodput Mbit/s", "retx", "RTT ms"].map(String::from);
+        for [a, b, c, d] in std::iter::once(head).chain(f.rows()) {
+            let _ = writeln!(s, "  {a:<16} {b:>16} {c:>12} {d:>14}");
         }
-        let r = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
         if f.sim_gain.is_some() || f.lab_gain.is_some() {
             let _ = writeln!(
                 s,
                 "  PEP gain (PEP / no PEP): sim {}, lab {}; sim/lab {}",
-                r(f.sim_gain),
+                ratio(f.sim_gain),
                 opt(f.lab_gain, 3),
-                r(f.gain_ratio)
+                ratio(f.gain_ratio)
             );
         }
         let _ = writeln!(
             s,
             "  goodput sim/lab: no PEP {}, PEP {}",
-            r(f.goodput_ratio_without),
-            r(f.goodput_ratio_with)
+            ratio(f.goodput_ratio_without),
+            ratio(f.goodput_ratio_with)
         );
     }
     s
@@ -197,38 +208,26 @@ pub fn render_html(title: &str, flows: &[FlowComparison]) -> String {
         "<!doctype html>\n<meta charset=\"utf-8\">\n<title>{0}</title>\n<h1>{0}</h1>\n",
         esc(title)
     );
-    let opt = |e: Option<Estimate>, d: usize| e.map_or("-".to_string(), |e| e.text(d));
-    let r = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
     for f in flows {
         let _ = writeln!(
             s,
             "<h2>flow {}</h2>\n<table border=1>\n<tr><th></th><th>goodput Mbit/s</th><th>retx</th><th>RTT ms</th></tr>",
             esc(&f.flow)
         );
-        for (name, w) in [
-            ("sim, no PEP", f.sim_without),
-            ("sim, PEP", f.sim_with),
-            ("lab, no PEP", f.lab_without),
-            ("lab, PEP", f.lab_with),
-        ] {
-            if let Some(w) = w {
-                let _ = writeln!(
-                    s,
-                    "<tr><td>{name}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    w.goodput_mbps.text(3),
-                    opt(w.retransmitted, 0),
-                    opt(w.rtt_ms, 1)
-                );
-            }
+        for [a, b, c, d] in f.rows() {
+            let _ = writeln!(
+                s,
+                "<tr><td>{a}</td><td>{b}</td><td>{c}</td><td>{d}</td></tr>"
+            );
         }
         let _ = writeln!(
             s,
             "</table>\n<p>PEP gain: sim {}, lab {}, sim/lab {}; goodput sim/lab: no PEP {}, PEP {}</p>",
-            r(f.sim_gain),
+            ratio(f.sim_gain),
             opt(f.lab_gain, 3),
-            r(f.gain_ratio),
-            r(f.goodput_ratio_without),
-            r(f.goodput_ratio_with)
+            ratio(f.gain_ratio),
+            ratio(f.goodput_ratio_without),
+            ratio(f.goodput_ratio_with)
         );
     }
     s

@@ -452,6 +452,9 @@ fn split_pair(c: &Ctx) -> Result<Vec<DaemonPlan>, String> {
     ])
 }
 
+/// (agent field, daemon key), or (field, why it is refused).
+type Pair = (&'static str, &'static str);
+
 /// `ack-thin`, `ack-regen`, `watermark`: packet mode at the node.
 fn packet(c: &Ctx) -> Result<DaemonPlan, String> {
     let node = c.a.nodes[0];
@@ -496,50 +499,47 @@ fn packet(c: &Ctx) -> Result<DaemonPlan, String> {
         q(&node_ifname(a)),
         q(&node_ifname(b))
     );
-    let mut copy = |daemon: &str, v: &Value| {
-        let _ = writeln!(body, "{daemon} = {v}");
-    };
-    let p = &c.a.params;
-    match c.a.kind.as_str() {
-        "ack-thin" => {
-            c.only(&["ack_thin", "max_hold", "max_flows"], &[])?;
-            for k in ["ack_thin", "max_hold", "max_flows"] {
-                if let Some(v) = p.get(k) {
-                    copy(k, v);
-                }
-            }
-        }
-        "ack-regen" => {
-            c.only(
-                &["factor", "spacing", "max_spacing", "mss", "max_flows"],
+    // The agent's fields under the daemon's names, per kind.
+    let (fields, refused, section): (&[Pair], &[Pair], &str) =
+        match c.a.kind.as_str() {
+            "ack-thin" => (
+                &[("ack_thin", "ack_thin"), ("max_hold", "max_hold"), ("max_flows", "max_flows")],
                 &[],
-            )?;
-            copy("ack_regen", p.get("factor").unwrap_or(&Value::Integer(1)));
-            for (k, d) in [
-                ("spacing", "regen_spacing"),
-                ("max_spacing", "max_spacing"),
-                ("mss", "mss"),
-                ("max_flows", "max_flows"),
-            ] {
-                if let Some(v) = p.get(k) {
-                    copy(d, v);
-                }
-            }
-        }
-        _ => {
-            c.only(
-                &["buffer", "watermark", "min_rto", "dupthresh", "adaptive"],
+                "",
+            ),
+            "ack-regen" => (
+                &[
+                    ("factor", "ack_regen"),
+                    ("spacing", "regen_spacing"),
+                    ("max_spacing", "max_spacing"),
+                    ("mss", "mss"),
+                    ("max_flows", "max_flows"),
+                ],
+                &[],
+                "",
+            ),
+            _ => (
+                &[
+                    ("buffer", "buffer"),
+                    ("watermark", "watermark"),
+                    ("min_rto", "min_rto"),
+                    ("dupthresh", "dupthresh"),
+                    ("adaptive", "adaptive"),
+                ],
                 &[("window", "the daemon's premature ACKs carry the receiver's own window; set the flows' sink.rwnd instead")],
-            )?;
-            body += "[packet.watermark]\n";
-            let mut copy = |k: &str, v: &Value| {
-                let _ = writeln!(body, "{k} = {v}");
-            };
-            for k in ["buffer", "watermark", "min_rto", "dupthresh", "adaptive"] {
-                if let Some(v) = p.get(k) {
-                    copy(k, v);
-                }
-            }
+                "[packet.watermark]\n",
+            ),
+        };
+    let known: Vec<&str> = fields.iter().map(|(f, _)| *f).collect();
+    c.only(&known, refused)?;
+    body += section;
+    let p = &c.a.params;
+    if c.a.kind == "ack-regen" && !p.contains_key("factor") {
+        body += "ack_regen = 1\n"; // the agent's default R
+    }
+    for (field, key) in fields {
+        if let Some(v) = p.get(*field) {
+            let _ = writeln!(body, "{key} = {v}");
         }
     }
     let config = format!("{body}{}", proxy_section(""));

@@ -95,6 +95,38 @@ fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&text).unwrap()
 }
 
+/// `pep lab compare <scenario> [extra] --id <id> --out <dir>`, which must
+/// succeed (every lab flow byte-exact); prints its output and returns
+/// compare.json and the output.
+fn compare(scenario: &Path, extra: &[&str], lab: &str, dir: &Path) -> (serde_json::Value, String) {
+    let o = pep()
+        .args(["lab", "compare"])
+        .arg(scenario)
+        .args(extra)
+        .args(["--id", lab, "--out"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    let t = text(&o);
+    println!("{t}");
+    assert!(o.status.success(), "{t}");
+    (json(&dir.join("compare.json")), t)
+}
+
+/// The first flow's PEP gain in the simulator, above `at_least`, and the
+/// lab's within 15 % of it; returns both.
+fn assert_gain_within_15_percent(c: &serde_json::Value, at_least: f64) -> (f64, f64) {
+    let sim = c[0]["sim_gain"].as_f64().unwrap();
+    let labg = c[0]["lab_gain"]["mean"].as_f64().unwrap();
+    println!("PEP gain: simulator {sim:.3}, lab {labg:.3}");
+    assert!(sim > at_least, "simulator's gain {sim}");
+    assert!(
+        (labg / sim - 1.0).abs() <= 0.15,
+        "lab gain {labg:.3} vs simulator {sim:.3}"
+    );
+    (sim, labg)
+}
+
 /// The PEP's gain (goodput with over without) on the GEO split scenario:
 /// the lab's, through the real daemon, within 15 % of the simulator's; and
 /// the PEP must gain (the simulator's 1.70 is the window over two round
@@ -106,26 +138,9 @@ fn geo_split_gain_in_the_lab_is_within_15_percent_of_the_simulator() {
     let _g = root_test("geo_split_gain");
     let dir = tempfile::tempdir().unwrap();
     let lab = id("geo");
-    let o = pep()
-        .args(["lab", "compare"])
-        .arg(validation("geo-split"))
-        .args(["--id", &lab, "--out"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    let t = text(&o);
-    println!("{t}");
-    assert!(o.status.success(), "{t}");
-    let c = json(&dir.path().join("compare.json"));
-    let f = &c[0];
-    let sim = f["sim_gain"].as_f64().unwrap();
-    let labg = f["lab_gain"]["mean"].as_f64().unwrap();
-    println!("PEP gain: simulator {sim:.3}, lab {labg:.3}");
-    assert!((1.5..1.9).contains(&sim), "simulator's gain {sim}");
-    assert!(
-        (labg / sim - 1.0).abs() <= 0.15,
-        "lab gain {labg:.3} vs simulator {sim:.3}"
-    );
+    let (c, _) = compare(&validation("geo-split"), &[], &lab, dir.path());
+    let (sim, _) = assert_gain_within_15_percent(&c, 1.5);
+    assert!(sim < 1.9, "simulator's gain {sim}");
     // Every byte through the relay: the lab's flows are checked byte for
     // byte (the command fails otherwise), and the sender's RTT is the
     // terrestrial leg's, not the whole path's.
@@ -267,21 +282,12 @@ fn the_asymmetric_example_agrees_within_5_percent_as_linux_runs_it() {
     let _g = root_test("asymmetric_like_with_like");
     let dir = tempfile::tempdir().unwrap();
     let lab = id("asym");
-    let o = pep()
-        .args(["lab", "compare"])
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/examples/asymmetric.toml"))
-        .args(["--duration", "15s", "--id", &lab, "--out"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    let t = text(&o);
-    println!("{t}");
-    assert!(o.status.success(), "{t}");
+    let sc = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/examples/asymmetric.toml");
+    let (c, t) = compare(&sc, &["--duration", "15s"], &lab, dir.path());
     assert!(
         t.contains("sink.ack every segment -> Linux's delayed"),
         "{t}"
     );
-    let c = json(&dir.path().join("compare.json"));
     let ratio = c[0]["goodput_ratio_without"].as_f64().unwrap();
     assert!((ratio - 1.0).abs() <= 0.05, "sim/lab {ratio:.3}");
     assert_nothing_left(&lab, dir.path());
@@ -299,27 +305,10 @@ fn ack_thinning_in_packet_mode_gains_as_the_simulator_predicts() {
     let _g = root_test("ack_thinning_gain");
     let dir = tempfile::tempdir().unwrap();
     let lab = id("thin");
-    let o = pep()
-        .args(["lab", "compare"])
-        .arg(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../scenarios/examples/ack-thinning.toml"),
-        )
-        .args(["--duration", "12s", "--id", &lab, "--out"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    let t = text(&o);
-    println!("{t}");
-    assert!(o.status.success(), "{t}");
-    let c = json(&dir.path().join("compare.json"));
-    let sim = c[0]["sim_gain"].as_f64().unwrap();
-    let labg = c[0]["lab_gain"]["mean"].as_f64().unwrap();
-    assert!(sim > 1.5, "simulator's gain {sim}");
-    assert!(
-        (labg / sim - 1.0).abs() <= 0.15,
-        "lab gain {labg:.3} vs simulator {sim:.3}"
-    );
+    let sc =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/examples/ack-thinning.toml");
+    let (c, _) = compare(&sc, &["--duration", "12s"], &lab, dir.path());
+    assert_gain_within_15_percent(&c, 1.5);
     let cfg = std::fs::read_to_string(dir.path().join("lab/daemons/ack-thin_gw.toml")).unwrap();
     assert!(cfg.contains("ack_thin = 2"), "{cfg}");
     assert_nothing_left(&lab, dir.path());
@@ -335,23 +324,12 @@ fn watermark_in_packet_mode_gains_as_the_simulator_predicts() {
     let _g = root_test("watermark_gain");
     let dir = tempfile::tempdir().unwrap();
     let lab = id("wm");
-    let o = pep()
-        .args(["lab", "compare"])
-        .arg(validation("watermark"))
-        .args(["--duration", "12s", "--id", &lab, "--out"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    let t = text(&o);
-    println!("{t}");
-    assert!(o.status.success(), "{t}");
-    let c = json(&dir.path().join("compare.json"));
-    let sim = c[0]["sim_gain"].as_f64().unwrap();
-    let labg = c[0]["lab_gain"]["mean"].as_f64().unwrap();
-    assert!(sim > 1.8, "simulator's gain {sim}");
-    assert!(
-        (labg / sim - 1.0).abs() <= 0.15,
-        "lab gain {labg:.3} vs simulator {sim:.3}"
+    let (c, _) = compare(
+        &validation("watermark"),
+        &["--duration", "12s"],
+        &lab,
+        dir.path(),
     );
+    assert_gain_within_15_percent(&c, 1.8);
     assert_nothing_left(&lab, dir.path());
 }
