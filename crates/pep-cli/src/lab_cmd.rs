@@ -108,6 +108,27 @@ pub enum LabCommand {
         #[command(flatten)]
         lab: LabArgs,
     },
+    /// Run `compare` on every scenario of a directory (default
+    /// scenarios/validation) and report, per flow, simulator and lab side by
+    /// side with the tolerance and the verdict: the PEP's gain in the lab
+    /// within 15 % of the simulator's, goodput with the PEP within 10 % (15 %
+    /// on a lossy path). Writes <out>/validation.md; exits 1 on a miss.
+    Validate {
+        /// Directory of scenarios.
+        #[arg(default_value = "scenarios/validation")]
+        dir: PathBuf,
+        /// Directory for the results (one per scenario).
+        #[arg(long, short, default_value = "out/validation")]
+        out: PathBuf,
+        /// Lab runs per world (1 to 50).
+        #[arg(long, default_value_t = 1,
+              value_parser = clap::value_parser!(u32).range(1..=50))]
+        runs: u32,
+        #[command(flatten)]
+        run: RunArgs,
+        #[command(flatten)]
+        lab: LabArgs,
+    },
 }
 
 /// How to build the lab.
@@ -219,7 +240,7 @@ pub fn run(cmd: LabCommand) -> Result<(), String> {
             let sc = load(scenario.as_deref(), &run)?;
             let out = out.unwrap_or_else(|| PathBuf::from("out").join(format!("{}-lab", sc.name)));
             let plans = check_lab(&sc, &run)?;
-            guard_signals(&lab_options(&lab, &sc.name))?;
+            guard_signals()?;
             let s = run_in_lab(&sc, &run, &lab, &out, &plans)?;
             print_lab_summary(&s);
             println!("\nresults in {}", out.display());
@@ -231,7 +252,19 @@ pub fn run(cmd: LabCommand) -> Result<(), String> {
             runs,
             run,
             lab,
-        } => compare(scenario.as_deref(), out, &run, &lab, runs as usize),
+        } => {
+            let sc = load(scenario.as_deref(), &run)?;
+            let out =
+                out.unwrap_or_else(|| PathBuf::from("out").join(format!("{}-compare", sc.name)));
+            compare(sc, &out, &run, &lab, runs as usize)?.1
+        }
+        LabCommand::Validate {
+            dir,
+            out,
+            runs,
+            run,
+            lab,
+        } => validate(&dir, &out, &run, &lab, runs as usize),
     }
 }
 
@@ -701,22 +734,34 @@ fn check_lab(sc: &Scenario, run: &RunArgs) -> Result<Vec<crate::lab_pep::DaemonP
     Ok(plans)
 }
 
-/// SIGINT, SIGTERM or SIGHUP takes the lab down (its daemons, rules and
-/// namespaces) and ends the process: a killed `pep lab run` leaves
-/// nothing. (SIGKILL cannot be caught: the daemons then stop by their
-/// death signal, and the next lab reaps the namespaces.)
-fn guard_signals(opts: &LabOptions) -> Result<(), String> {
-    let signals = TerminationSignals::block().map_err(|e| e.to_string())?;
-    let id = opts.id.clone().unwrap_or_default();
-    std::thread::spawn(move || {
-        let sig = signals.wait();
-        eprintln!("signal {sig}: taking lab {id} down");
-        if let Err(e) = state::down(Some(&id)) {
-            eprintln!("taking lab {id} down: {e}");
+/// The lab this process is running now, for [`guard_signals`].
+static CURRENT_LAB: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// SIGINT, SIGTERM or SIGHUP takes the running lab down (its daemons,
+/// rules and namespaces) and ends the process: a killed `pep lab run`
+/// leaves nothing. (SIGKILL cannot be caught: the daemons then stop by
+/// their death signal, and the next lab reaps the namespaces.) Once per
+/// process, before any thread starts.
+fn guard_signals() -> Result<(), String> {
+    static GUARD: std::sync::Once = std::sync::Once::new();
+    let mut result = Ok(());
+    GUARD.call_once(|| match TerminationSignals::block() {
+        Ok(signals) => {
+            std::thread::spawn(move || {
+                let sig = signals.wait();
+                let id = CURRENT_LAB.lock().ok().and_then(|l| l.clone());
+                if let Some(id) = id {
+                    eprintln!("signal {sig}: taking lab {id} down");
+                    if let Err(e) = state::down(Some(&id)) {
+                        eprintln!("taking lab {id} down: {e}");
+                    }
+                }
+                std::process::exit(128 + sig);
+            });
         }
-        std::process::exit(128 + sig);
+        Err(e) => result = Err(e.to_string()),
     });
-    Ok(())
+    result
 }
 
 /// Builds the lab, starts the daemons of `plans` (none: the run without
@@ -729,7 +774,11 @@ fn run_in_lab(
     plans: &[crate::lab_pep::DaemonPlan],
 ) -> Result<report::Summary, String> {
     let topo = topology_from_scenario(sc)?;
-    let mut lab = Lab::up(&topo, &lab_options(args, &sc.name)).map_err(|e| e.to_string())?;
+    let opts = lab_options(args, &sc.name);
+    if let Ok(mut l) = CURRENT_LAB.lock() {
+        l.clone_from(&opts.id);
+    }
+    let mut lab = Lab::up(&topo, &opts).map_err(|e| e.to_string())?;
     crate::lab_pep::start(&mut lab, plans, &out.join("daemons"))?;
     let flows = flows_from_scenario(sc, &lab, run)?;
     let opts = TrafficOptions {
@@ -788,23 +837,24 @@ fn simulate(sc: &Scenario, dir: &Path) -> Result<pep_sim::output::Summary, Strin
     Ok(sim.summary())
 }
 
+/// Runs `sc` in the simulator and the lab (each without and with its
+/// PEP), prints and writes the table into `out`; returns the table and
+/// whether every lab flow was byte-exact.
 fn compare(
-    path: Option<&Path>,
-    out: Option<PathBuf>,
+    mut sc: Scenario,
+    out: &Path,
     run: &RunArgs,
     args: &LabArgs,
     runs: usize,
-) -> Result<(), String> {
-    let mut sc = load(path, run)?;
+) -> Result<(Vec<FlowComparison>, Result<(), String>), String> {
     // The chart sets the two sides' goodput side by side: the simulator
     // writes it even when the scenario's `series` leaves it out.
     if !sc.output.series.contains(&Series::Goodput) {
         sc.output.series.push(Series::Goodput);
     }
-    let out = out.unwrap_or_else(|| PathBuf::from("out").join(format!("{}-compare", sc.name)));
     // Before the simulation, which may take a while, not after it.
     let plans = check_lab(&sc, run)?;
-    guard_signals(&lab_options(args, &sc.name))?;
+    guard_signals()?;
     let pep = !sc.agents.is_empty();
     let mut bare = sc.clone();
     bare.agents.clear();
@@ -882,7 +932,7 @@ fn compare(
         }
         flows = flows.and(check_flows(s));
     }
-    match compare_plot(&out) {
+    match compare_plot(out) {
         Ok(plots) => println!(
             "\nresults in {} (sim/, lab/, compare.json, compare.html, {})",
             out.display(),
@@ -895,7 +945,63 @@ fn compare(
         }
         Err(e) => return Err(e),
     }
-    flows
+    Ok((table, flows))
+}
+
+/// `pep lab validate`: every scenario of `dir` through [`compare`], and a
+/// verdict per flow against the tolerances.
+fn validate(
+    dir: &Path,
+    out: &Path,
+    run: &RunArgs,
+    args: &LabArgs,
+    runs: usize,
+) -> Result<(), String> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| Some(e.ok()?.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(format!("{}: no scenario (*.toml)", dir.display()));
+    }
+    // Every file is read (and refused, naming what) before any lab runs.
+    let mut scenarios = vec![];
+    for f in &files {
+        let sc = load(Some(f), run)?;
+        check_lab(&sc, run).map_err(|e| format!("{}: {e}", f.display()))?;
+        scenarios.push(sc);
+    }
+    let t0 = std::time::Instant::now();
+    let mut rows = vec![];
+    let mut failed = vec![];
+    for sc in scenarios {
+        let name = sc.name.clone();
+        let lossy = sc.links.iter().any(|l| {
+            [&l.forward, &l.reverse]
+                .iter()
+                .any(|d| !matches!(d.loss, LossSpec::None))
+        });
+        let (table, flows) = compare(sc, &out.join(&name), run, args, runs)?;
+        if let Err(e) = flows {
+            failed.push(format!("{name}: {e}"));
+        }
+        rows.extend(crate::lab_compare::verdicts(&name, &table, lossy));
+    }
+    let report = crate::lab_compare::validation_report(&rows, runs, t0.elapsed().as_secs_f64());
+    println!("\n{report}");
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let path = out.join("validation.md");
+    std::fs::write(&path, &report).map_err(|e| format!("{}: {e}", path.display()))?;
+    println!("report in {}", path.display());
+    let misses = rows.iter().filter(|r| !r.pass).count();
+    failed.extend((misses > 0).then(|| format!("{misses} claim(s) missed their tolerance")));
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(failed.join("; "))
+    }
 }
 
 /// Goodput over time of every flow, simulator and lab on one chart.

@@ -233,6 +233,82 @@ pub fn render_html(title: &str, flows: &[FlowComparison]) -> String {
     s
 }
 
+/// One claim of `pep lab validate`: a quantity of one flow, simulator
+/// against lab, with its tolerance.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdict {
+    pub scenario: String,
+    pub flow: String,
+    pub what: &'static str,
+    pub sim: f64,
+    pub lab: f64,
+    /// Largest allowed |lab / sim - 1|.
+    pub tolerance: f64,
+    pub pass: bool,
+}
+
+/// The claims of one scenario's table: with a PEP, its gain (15 %) and the
+/// goodput with it; without, the goodput; goodput within 10 % on a clean
+/// path, 15 % on a `lossy` one.
+pub fn verdicts(scenario: &str, flows: &[FlowComparison], lossy: bool) -> Vec<Verdict> {
+    let goodput_tol = if lossy { 0.15 } else { 0.10 };
+    let mut out = vec![];
+    let g = |w: &Option<World>| w.map(|w| w.goodput_mbps.mean);
+    for f in flows {
+        let mut claim = |what, sim: Option<f64>, lab: Option<f64>, tolerance: f64| {
+            if let (Some(sim), Some(lab)) = (sim, lab) {
+                out.push(Verdict {
+                    scenario: scenario.to_string(),
+                    flow: f.flow.clone(),
+                    what,
+                    sim,
+                    lab,
+                    tolerance,
+                    pass: sim > 0.0 && (lab / sim - 1.0).abs() <= tolerance,
+                });
+            }
+        };
+        if f.sim_with.is_some() {
+            claim("PEP gain", f.sim_gain, f.lab_gain.map(|e| e.mean), 0.15);
+            claim(
+                "goodput with PEP",
+                g(&f.sim_with),
+                g(&f.lab_with),
+                goodput_tol,
+            );
+        } else {
+            claim("goodput", g(&f.sim_without), g(&f.lab_without), goodput_tol);
+        }
+    }
+    out
+}
+
+/// `validation.md`: every claim, simulator and lab side by side.
+pub fn validation_report(rows: &[Verdict], runs: usize, wall_s: f64) -> String {
+    let mut s = format!(
+        "# Simulator against the lab\n\n{} claims, {} missed; lab runs per world: {runs}; \
+         wall time {wall_s:.0} s.\n\n| scenario | flow | claim | simulator | lab | lab/sim | tolerance | verdict |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+        rows.len(),
+        rows.iter().filter(|r| !r.pass).count()
+    );
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {:.3} | {:.3} | {:.3} | ±{:.0} % | {} |",
+            r.scenario,
+            r.flow,
+            r.what,
+            r.sim,
+            r.lab,
+            r.lab / r.sim,
+            r.tolerance * 100.0,
+            if r.pass { "pass" } else { "MISS" }
+        );
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
