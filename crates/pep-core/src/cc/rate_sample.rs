@@ -51,6 +51,9 @@ pub struct RateSample {
     /// packet this ACK delivered was sent; `None` when no packet with a
     /// snapshot was delivered (the sample is invalid).
     pub prior_delivered: Option<u64>,
+    /// `prior_mstamp`: when the delivered count was `prior_delivered`
+    /// (the ACK phase starts there).
+    pub prior_time: Option<Instant>,
     /// `delivered`: bytes delivered over the interval.
     pub delivered: u64,
     /// `interval_us`: the longer of the send and ACK phases; `None`: not a
@@ -263,8 +266,7 @@ impl RateSampler {
             // The send phase: from the first send of its window to this one.
             self.first_sent_time = r.sent;
             rs.interval = Some(r.sent.saturating_since(r.first_sent_time));
-            // Kept in `delivered` for `generate` (the ACK phase's start).
-            rs.delivered = r.delivered_time.as_nanos();
+            rs.prior_time = Some(r.delivered_time);
         }
     }
 
@@ -279,12 +281,10 @@ impl RateSampler {
         }
         rs.acked_sacked = newly;
         rs.losses = core::mem::take(&mut self.new_losses);
-        let Some(prior) = rs.prior_delivered else {
-            rs.delivered = 0;
+        let (Some(prior), Some(prior_time)) = (rs.prior_delivered, rs.prior_time) else {
             rs.interval = None;
             return;
         };
-        let prior_time = Instant::from_nanos(rs.delivered);
         rs.delivered = self.delivered - prior;
         // "Usually the ACK phase is longer, but with ACK compression the
         // send phase can be longer. To be safe we use the longer phase."
