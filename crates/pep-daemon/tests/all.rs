@@ -14,6 +14,7 @@ mod ops;
 mod packet_root;
 mod packet_watermark_root;
 mod paths;
+mod systemd_notify;
 mod tunnel;
 mod tunnel_localq;
 mod tunnel_open;
