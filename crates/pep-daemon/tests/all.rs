@@ -11,6 +11,7 @@ mod intercept;
 mod lab;
 mod memory_budget;
 mod ops;
+mod package;
 mod packet_root;
 mod packet_watermark_root;
 mod paths;
