@@ -412,6 +412,7 @@ impl Daemon {
             None
         };
         let tw_restore = time_wait_reuse(&settings);
+        let notifier = crate::notify::Notifier::from_env();
         let (ctl, ctl_rx) = mpsc::unbounded_channel();
         let m = metrics.clone();
         let thread = std::thread::Builder::new()
@@ -423,6 +424,7 @@ impl Daemon {
                     sig,
                     tunnel,
                     splice_ok,
+                    notifier,
                 };
                 let r = rt.block_on(main_task(
                     settings.clone(),
@@ -509,6 +511,8 @@ struct Prepared {
     sig: Option<Signals>,
     tunnel: Option<TunnelSetup>,
     splice_ok: Arc<std::sync::atomic::AtomicBool>,
+    /// systemd's `NOTIFY_SOCKET` and watchdog, read at start.
+    notifier: crate::notify::Notifier,
 }
 
 /// Descriptors kept beside the connections' at start: listeners, the
@@ -611,6 +615,7 @@ async fn main_task(
         mut sig,
         tunnel,
         splice_ok,
+        notifier,
     } = prepared;
     let (abort_tx, abort_rx) = watch::channel(false);
     let mut tunnel_client = None;
@@ -705,6 +710,18 @@ async fn main_task(
             "proxy running"
         ),
     }
+    // Listeners accept and the metrics serve: ready. The watchdog is fed
+    // from the runtime itself, so a runtime that stops turning stops it.
+    notifier.notify("READY=1");
+    let watchdog = notifier.watchdog_every.map(|every| {
+        let n = notifier.clone();
+        tokio::spawn(async move {
+            loop {
+                n.notify("WATCHDOG=1");
+                tokio::time::sleep(every).await;
+            }
+        })
+    });
     loop {
         let ev = tokio::select! {
             c = ctl.recv() => c.unwrap_or(Control::Stop),
@@ -723,6 +740,7 @@ async fn main_task(
     let drain = adm.settings().drain_timeout;
     let active = metrics.active.load(Relaxed);
     info!(active, ?drain, "draining");
+    notifier.notify("STOPPING=1");
     let t0 = tokio::time::Instant::now();
     while metrics.active.load(Relaxed) > 0 && t0.elapsed() < drain {
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -737,6 +755,9 @@ async fn main_task(
         }
     }
     if let Some(t) = metrics_task {
+        t.abort();
+    }
+    if let Some(t) = watchdog {
         t.abort();
     }
     if let Some(t) = tunnel_task {
