@@ -9,11 +9,14 @@
 # short `pep reproduce` runs of baseline, shekhar, osada2005, johnson,
 # shikama and gschwandtner (one worker each). Then compares every file;
 # run.json and sweep.json with their wall-clock fields masked, logs with
-# the output directory masked. Exits non-zero on any difference. About two
+# the output directory masked; in every JSON file the build's identity
+# (`pep_build`) and the run keys derived from it (`key`: a hash of the
+# executable, so two binaries always differ there) are masked too. Exits
+# non-zero on any difference. About two
 # minutes per binary on a quiet 2-core machine. With COMPARE_ONLY=1, only
 # compares what an earlier call left in WORKDIR.
 set -u
-[ $# -ge 2 ] || { sed -n 2,14p "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n 2,17p "$0"; exit 2; }
 OLD=$(realpath "$1") NEW=$(realpath "$2")
 WORK=${3:-$(mktemp -d /tmp/same-outputs.XXXXXX)}
 SC=$(cd "$(dirname "$0")/../scenarios" && pwd)
@@ -33,8 +36,9 @@ run_all() { # BIN OUT
     done
 }
 
-mask() { # FILE: wall-clock fields of run.json / sweep.json
-    sed -E 's/"(wall_seconds|events_per_second|packets_forwarded_per_second|simulated_seconds_per_wall_second|wall[a-z_]*|elapsed[a-z_]*)": *[0-9.e+-]+/"\1": X/g' "$1"
+mask() { # FILE: wall-clock fields of run.json / sweep.json; the build's identity
+    sed -E -e 's/"(wall_seconds|events_per_second|packets_forwarded_per_second|simulated_seconds_per_wall_second|wall[a-z_]*|elapsed[a-z_]*)": *[0-9.e+-]+/"\1": X/g' \
+        -e 's/"(key|pep_build)": *"[^"]*"/"\1": X/g' "$1"
 }
 
 # COMPARE_ONLY=1: compare what an earlier call left in WORKDIR.
@@ -50,7 +54,7 @@ fi
 while read -r f; do
     n=$((n + 1))
     case "$f" in
-    *run.json | *sweep.json | *.md | *.html) cmp -s <(mask "$A/$f") <(mask "$B/$f") ;;
+    *.json | *.md | *.html) cmp -s <(mask "$A/$f") <(mask "$B/$f") ;;
     *.log) cmp -s <(sed "s#$A##g" "$A/$f") <(sed "s#$B##g" "$B/$f") ;;
     *) cmp -s "$A/$f" "$B/$f" ;;
     esac || { echo "differs: $f"; bad=1; }

@@ -441,6 +441,9 @@ pub fn topology_from_scenario(sc: &Scenario) -> Result<LabTopology, String> {
         }
         lab.forward = dir(&l.name, &l.forward)?;
         lab.reverse = dir(&l.name, &l.reverse)?;
+        // Schedules, traces and the LEO preset run in the emulator as in
+        // the simulator: the same core pieces.
+        lab.service = [l.forward.service.clone(), l.reverse.service.clone()];
     }
     t.validate().map_err(|e| e.to_string())?;
     Ok(t)

@@ -27,15 +27,18 @@ pub enum Refusal {
     Descriptors,
     /// Shutting down.
     Draining,
+    /// `memory_budget` reached.
+    Memory,
 }
 
-const REFUSALS: [(Refusal, &str); 6] = [
+const REFUSALS: [(Refusal, &str); 7] = [
     (Refusal::Limit, "limit"),
     (Refusal::ClientLimit, "client_limit"),
     (Refusal::NotServed, "not_served"),
     (Refusal::Loop, "loop"),
     (Refusal::Descriptors, "descriptors"),
     (Refusal::Draining, "draining"),
+    (Refusal::Memory, "memory"),
 ];
 
 const ENDS: [&str; 7] = [
@@ -102,7 +105,7 @@ pub struct Metrics {
     /// Connections to the metrics endpoint now open: descriptors the
     /// pre-admission check counts (at most [`METRICS_MAX_CONNECTIONS`]).
     pub metrics_open: AtomicI64,
-    refused: [AtomicU64; 6],
+    refused: [AtomicU64; 7],
     ended: [AtomicU64; 7],
     /// Bytes read from the client leg (and written to the server leg).
     pub bytes_up: AtomicU64,
@@ -116,6 +119,10 @@ pub struct Metrics {
     pub pauses: AtomicU64,
     /// Connections configured to splice that copied instead (no pipe).
     pub splice_fallbacks: AtomicU64,
+    /// Server legs that could not get a source port (`EADDRNOTAVAIL`).
+    pub port_exhausted: AtomicU64,
+    /// `max_connections` in force (lowered to what the descriptors hold).
+    pub max_connections: AtomicU64,
     pub accept_errors: AtomicU64,
     pub reloads: AtomicU64,
     pub reload_errors: AtomicU64,
@@ -214,6 +221,8 @@ impl Default for Metrics {
             allocated: AtomicI64::new(0),
             pauses: AtomicU64::new(0),
             splice_fallbacks: AtomicU64::new(0),
+            port_exhausted: AtomicU64::new(0),
+            max_connections: AtomicU64::new(0),
             accept_errors: AtomicU64::new(0),
             reloads: AtomicU64::new(0),
             reload_errors: AtomicU64::new(0),
@@ -302,6 +311,12 @@ impl Metrics {
             "Connections being relayed.",
             &[("", g(&self.active))],
         );
+        gauge(
+            "pep_connections_max",
+            "gauge",
+            "max_connections in force (lowered at start to what the descriptor limit holds).",
+            &[("", l(&self.max_connections))],
+        );
         let refused: Vec<(String, i128)> = REFUSALS
             .iter()
             .zip(&self.refused)
@@ -358,6 +373,12 @@ impl Metrics {
             "counter",
             "Connections set to splice that copied (no pipe could be made).",
             &[("", l(&self.splice_fallbacks))],
+        );
+        gauge(
+            "pep_server_leg_port_exhausted_total",
+            "counter",
+            "Server legs that found no free source port (the client was reset).",
+            &[("", l(&self.port_exhausted))],
         );
         gauge(
             "pep_accept_errors_total",

@@ -207,10 +207,11 @@ impl Lab {
             if l.bridged {
                 continue;
             }
-            let e = LinkEmulator::start(
+            let e = LinkEmulator::start_served(
                 &l.name,
                 &link_netns(&id, i),
                 [l.forward, l.reverse],
+                l.service.clone(),
                 topo.seed,
                 self.clock,
                 *emu,

@@ -11,11 +11,12 @@ use pep_core::{Duration, FlowId, Instant, KindFilter, Rate, Seq};
 
 use crate::agent::{self, AgentSite, NodeAgent, Outbox};
 use crate::events::{Armed, Event, EventQueue};
+use crate::hops::Hops;
 use crate::metrics::{Metrics, SeriesSet};
 use crate::packet::Packet;
 use crate::scenario::{
     AckSpec, AgentSpec, AppReadSpec, CcKind, ClassifySpec, Dir, LinkDirSpec, LossSpec, MediumSpec,
-    Profile, QueueSpec, ReadWhen, RecoveryKind, RedSpec, Scenario, Series, SourceSpec,
+    NodeKind, Profile, QueueSpec, ReadWhen, RecoveryKind, RedSpec, Scenario, Series, SourceSpec,
 };
 use crate::sim::{AgentSlot, Cpu, Flow, Port, Reader, RunInfo, Simulation, NONE, OFFER};
 use crate::tcp::{
@@ -63,6 +64,7 @@ fn base_tcp_config(t: &crate::scenario::TcpSpec, sink: &crate::scenario::SinkSpe
             CcKind::Cubic => Growth::Cubic(Default::default()),
             CcKind::CubicNs2 => Growth::CubicNs2,
             CcKind::Westwood => Growth::Westwood,
+            CcKind::Bbr => Growth::Bbr,
         },
         recovery: match t.recovery(sink.sack) {
             RecoveryKind::Tahoe => Recovery::Tahoe,
@@ -303,7 +305,8 @@ impl Simulation {
         if series.queues || series.cwnd {
             queue.schedule(Instant::ZERO, Event::Sample);
         }
-        let metrics = Metrics::new(out.interval, out.sample, series, flows.len(), ports.len());
+        let mut metrics = Metrics::new(out.interval, out.sample, series, flows.len(), ports.len());
+        metrics.per_flow |= out.per_flow;
 
         let mut node_agent = vec![NONE; n_nodes];
         let agents = sc
@@ -339,7 +342,15 @@ impl Simulation {
             ports,
             media,
             cpus,
-            routes: sc.routes.clone(),
+            hops: Hops::new(
+                &sc.routes,
+                &sc.nodes
+                    .iter()
+                    .map(|n| n.kind == NodeKind::Router)
+                    .collect::<Vec<_>>(),
+                &sc.links.iter().map(|l| (l.a, l.b)).collect::<Vec<_>>(),
+                crate::hops::MAX_ENTRIES,
+            ),
             offered: OFFER,
             flows,
             metrics,
@@ -440,7 +451,16 @@ fn link_dir(spec: &LinkDirSpec, seed: u64, label: &str, flows: &[TcpConfig]) -> 
             }
         }
     };
-    LinkDir::new(spec.rate, spec.delay, queue, loss)
+    let link = LinkDir::new(spec.rate, spec.delay, queue, loss);
+    match &spec.service {
+        None => link,
+        // Time zero of a schedule, a trace or the LEO minute is the run's.
+        Some(s) => link.with_service(
+            s,
+            Instant::ZERO,
+            Stream::derive(seed, &format!("{label}/service")),
+        ),
+    }
 }
 
 fn queue(

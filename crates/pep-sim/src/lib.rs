@@ -12,8 +12,9 @@
 //! * [`tcp`]: sans-IO TCP sender and receiver.
 //! * [`agent`]: PEP agents on nodes, the seam every mechanism plugs into.
 //! * [`events`]: the event queue.
-//! * [`metrics`], [`output`]: what a run records and writes; [`trace`]:
-//!   pcap captures of links.
+//! * [`metrics`], [`output`]: what a run records and writes ([`spread`]:
+//!   per-flow series of many flows as distributions); [`trace`]: pcap
+//!   captures of links.
 //!
 //! Links, queues and loss models are `pep-core`'s time-driven models; this
 //! crate only moves packets between them.
@@ -23,12 +24,14 @@ pub mod bench;
 pub mod build;
 mod cut;
 pub mod events;
+mod hops;
 pub mod metrics;
 pub mod ns2;
 pub mod output;
 pub mod packet;
 pub mod scenario;
 pub mod sim;
+pub mod spread;
 pub mod tcp;
 pub mod trace;
 pub mod traffic;

@@ -80,6 +80,9 @@ pub struct Metrics {
     pub bin_every: Duration,
     pub sample_every: Duration,
     pub series: SeriesSet,
+    /// Per-flow series are written flow by flow; otherwise as
+    /// distributions across the flows ([`crate::spread`]).
+    pub per_flow: bool,
     pub goodput: Vec<GoodputRow>,
     pub links: Vec<LinkRow>,
     pub queues: Vec<QueueRow>,
@@ -103,6 +106,7 @@ impl Metrics {
             bin_every,
             sample_every,
             series,
+            per_flow: flows <= crate::spread::PER_FLOW_LIMIT,
             goodput: Vec::new(),
             links: Vec::new(),
             queues: Vec::new(),

@@ -326,7 +326,12 @@ impl Simulation {
             io::Result::Ok(())
         };
         let m = &self.metrics;
-        if m.series.goodput {
+        if m.series.goodput && !m.per_flow {
+            put("goodput.csv", &|w| crate::spread::goodput(w, &m.goodput))?;
+            put("goodput_total.csv", &|w| {
+                crate::spread::goodput_total(w, &m.goodput)
+            })?;
+        } else if m.series.goodput {
             put("goodput.csv", &|w| {
                 rows(w, "time_s,flow,bytes,goodput_mbps", &m.goodput, |w, r| {
                     writeln!(
@@ -374,7 +379,9 @@ impl Simulation {
                 })
             })?;
         }
-        if m.series.cwnd {
+        if m.series.cwnd && !m.per_flow {
+            put("cwnd.csv", &|w| crate::spread::cwnd(w, &m.cwnd))?;
+        } else if m.series.cwnd {
             put("cwnd.csv", &|w| {
                 rows(
                     w,

@@ -13,9 +13,9 @@ use pep_core::{Duration, Instant, Seq};
 
 use crate::agent::{NodeAgent, Outbox};
 use crate::events::{Armed, Event, EventQueue};
+use crate::hops::Hops;
 use crate::metrics::Metrics;
 use crate::packet::{HostJob, NodeIndex, Packet};
-use crate::scenario::Routes;
 use crate::tcp::{AppSource, TcpConfig, TcpSender, TcpSink, TxKind};
 use crate::traffic::OnOff;
 use crate::tseq::{TseqEvent, TseqRow};
@@ -148,9 +148,9 @@ pub struct Simulation {
     /// Host processors.
     pub(crate) cpus: Vec<Cpu>,
     /// The port a node sends on to a destination (`Routes::hop`: its
-    /// packed link and direction is the port index). Sized by links and
-    /// routers, not nodes squared, so node counts are bounded by memory.
-    pub(crate) routes: Routes,
+    /// packed link and direction is the port index), spread out at load
+    /// into rows for routers only, so node counts are bounded by memory.
+    pub(crate) hops: Hops,
     /// The port whose packets are offered to the other side of a cut run
     /// (`cut.rs`), or [`OFFER`] (no port has that index) when none is.
     pub(crate) offered: u32,
@@ -460,7 +460,7 @@ impl Simulation {
 
     /// Puts a packet on the port `node` routes its destination through.
     fn send(&mut self, node: NodeIndex, p: Packet) {
-        let port = self.routes.hop(node as usize, p.dst as usize);
+        let port = self.hops.hop(node as usize, p.dst as usize);
         let port = if port == self.offered { OFFER } else { port };
         // One compare for both: routes are validated at load.
         if port >= OFFER {
@@ -957,12 +957,16 @@ pub struct MemoryFootprint {
     pub per_packet: usize,
     /// A flow: endpoints, configuration and engine bookkeeping.
     pub per_flow: usize,
+    /// A link direction: its queue, delay line and transmitter, before
+    /// the packets in them.
+    pub per_port: usize,
 }
 
 pub fn memory_footprint() -> MemoryFootprint {
     MemoryFootprint {
         per_packet: std::mem::size_of::<(Instant, Packet)>(),
         per_flow: std::mem::size_of::<Flow>() + std::mem::size_of::<TcpSender>(),
+        per_port: std::mem::size_of::<Port>(),
     }
 }
 

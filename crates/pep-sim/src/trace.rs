@@ -29,7 +29,7 @@ use pep_wire::{
 };
 
 use crate::scenario::{Dir, Scenario};
-use crate::sim::{Simulation, NO_ROUTE};
+use crate::sim::Simulation;
 
 /// Receiver port of every flow (iperf's).
 pub const SINK_PORT: u16 = 5001;
@@ -195,8 +195,8 @@ impl Simulation {
                     continue;
                 };
                 let dst = f.dst;
-                let hop = self.routes.hop(t.from[k], dst);
-                let is_data = hop != NO_ROUTE && hop == t.ports[k] as u32;
+                let from = t.from[k];
+                let is_data = from != dst && self.hops.hop(from, dst) == t.ports[k] as u32;
                 t.write(k, rec, is_data);
             }
             for s in &mut scratch {

@@ -73,3 +73,91 @@ fn one_node_past_the_old_limit() {
 fn ten_thousand_nodes_load_and_run() {
     every_flow_completes(9998);
 }
+
+/// The shipped 10,000-user gateway (scenarios/examples/gateway-10k.toml),
+/// cut to its first `seconds`.
+fn gateway(seconds: u64) -> Scenario {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/examples/gateway-10k.toml"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let cut = text.replace("duration = \"100s\"", &format!("duration = \"{seconds}s\""));
+    assert_ne!(cut, text, "the scenario's duration line moved");
+    Scenario::from_toml_str(&cut, path).unwrap()
+}
+
+/// Bytes the server has sent on each flow, retransmissions not counted.
+fn sent(sim: &Simulation) -> Vec<u64> {
+    (0..sim.flow_count())
+        .map(|i| {
+            sim.sender(i)
+                .map_or(0, |s| s.stats().bytes_sent - s.stats().retransmitted_bytes)
+        })
+        .collect()
+}
+
+#[test]
+fn gateway_serves_every_user_fairly() {
+    let sc = gateway(30);
+    assert_eq!(sc.flows.len(), 10_000);
+    assert_eq!(sc.nodes.len(), 10_003);
+    let mut sim = Simulation::new(&sc);
+    // The last users start at 9.99 s and the tunnel's slow start over the
+    // GEO link takes about 12 s: look at 24 s and 30 s.
+    sim.run_until(pep_core::Instant::ZERO + pep_core::Duration::from_secs(24));
+    let early = sent(&sim);
+    sim.run();
+    let late = sent(&sim);
+    let s = sim.summary();
+    // Every user got service: its first burst's first message at least.
+    for f in &s.flows {
+        assert!(
+            f.delivered_bytes >= 1000,
+            "{}: {} B",
+            f.name,
+            f.delivered_bytes
+        );
+    }
+    // Per-flow credit: a user's bytes past split start and not yet at the
+    // user are at most end_buffer (64 packets), plus at most as much in
+    // split start's terminating receiver, whose window is at most that.
+    let bound = 2 * 64 * 1000;
+    for (f, &sent) in s.flows.iter().zip(&late) {
+        let held = sent - f.delivered_bytes;
+        assert!(held <= bound, "{}: {held} B sent and not delivered", f.name);
+    }
+    // Fair service: what the server had sent by 24 s reached each user by
+    // 30 s (ten GEO round trips later), or nearly; per user the share of
+    // it delivered, capped at 1 (later bytes count too), has a Jain index
+    // near 1 (a user starved behind the others' bursts would pull it down).
+    let ratio: Vec<f64> = s
+        .flows
+        .iter()
+        .zip(&early)
+        .map(|(f, &sent)| (f.delivered_bytes as f64 / sent as f64).min(1.0))
+        .collect();
+    let (sum, sq) = ratio
+        .iter()
+        .fold((0.0, 0.0), |(s, q), r| (s + r, q + r * r));
+    let jain = sum * sum / (ratio.len() as f64 * sq);
+    assert!(
+        jain > 0.99,
+        "Jain index of the users' service ratios: {jain}"
+    );
+    // The users' goodput over the last 5 s: most of what they offer (145
+    // Mbit/s on average, more while the backlog of the start drains), at
+    // most the GEO link's 200 Mbit/s less the 40 B headers per 1000 B.
+    let late_bytes: u64 = sim
+        .metrics()
+        .goodput
+        .iter()
+        .filter(|r| r.t > pep_core::Instant::ZERO + pep_core::Duration::from_secs(25))
+        .map(|r| r.bytes)
+        .sum();
+    let mbps = late_bytes as f64 * 8.0 / 5.0 / 1e6;
+    assert!(
+        mbps > 100.0 && mbps < 200.0 * 1000.0 / 1040.0,
+        "{mbps} Mbit/s"
+    );
+}

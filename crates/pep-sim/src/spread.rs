@@ -1,0 +1,165 @@
+//! Per-flow series of many flows, written as distributions across the
+//! flows: above [`PER_FLOW_LIMIT`] flows, `goodput.csv` and `cwnd.csv`
+//! have one row per statistic and period instead of one per flow and
+//! period (100,000 flows of 100 bins would be ten million rows, and a plot
+//! with a line per flow says nothing), and `goodput_total.csv` the
+//! flows' total per bin. The columns stay those of the per-flow files, the
+//! statistic's name in the `flow` column, so every reader and plot of
+//! those files works unchanged. `[output] per_flow = true` (or `--set
+//! output.per_flow=true`) keeps every flow's rows.
+
+use std::io::{self, Write};
+
+use pep_core::{Duration, Instant};
+
+use crate::metrics::{CwndRow, GoodputRow};
+use crate::output::{round6, secs};
+
+/// Most flows whose per-flow rows are written by default.
+pub const PER_FLOW_LIMIT: usize = 1000;
+
+/// The statistics across flows, in the order they are written.
+pub const STATS: [&str; 7] = ["mean", "min", "p10", "p50", "p90", "p99", "max"];
+
+/// `STATS` of `values` (sorted in place): the mean, then nearest-rank
+/// percentiles (min and max are the 0th and 100th).
+pub fn stats(values: &mut [u64]) -> [f64; 7] {
+    if values.is_empty() {
+        return [0.0; 7];
+    }
+    values.sort_unstable();
+    let n = values.len();
+    let rank = |p: f64| values[((p * n as f64).ceil() as usize).clamp(1, n) - 1] as f64;
+    let mean = values.iter().map(|&v| v as f64).sum::<f64>() / n as f64;
+    [
+        mean,
+        values[0] as f64,
+        rank(0.10),
+        rank(0.50),
+        rank(0.90),
+        rank(0.99),
+        values[n - 1] as f64,
+    ]
+}
+
+/// Jain's fairness index of `values`: (sum x)^2 / (n sum x^2), 1 when all
+/// are equal; 1 for none or all zero.
+pub fn jain(values: &[u64]) -> f64 {
+    let (s, s2) = values.iter().fold((0.0, 0.0), |(s, s2), &v| {
+        let v = v as f64;
+        (s + v, s2 + v * v)
+    });
+    if s2 == 0.0 {
+        1.0
+    } else {
+        s * s / (values.len() as f64 * s2)
+    }
+}
+
+/// Rows grouped by time, in time order (rows of one time are written
+/// together; a cut run's merged rows too, but sorting costs little).
+fn by_time<T: Copy>(rows: &[T], t: impl Fn(&T) -> Instant) -> Vec<Vec<T>> {
+    let mut sorted = rows.to_vec();
+    sorted.sort_by_key(&t);
+    let mut groups: Vec<Vec<T>> = Vec::new();
+    for r in sorted {
+        match groups.last_mut() {
+            Some(g) if t(&g[0]) == t(&r) => g.push(r),
+            _ => groups.push(vec![r]),
+        }
+    }
+    groups
+}
+
+fn mbps_f(bytes: f64, bin: Duration) -> f64 {
+    round6(bytes * 8.0 / bin.as_secs_f64() / 1e6)
+}
+
+/// `goodput.csv` as distributions: per bin, each statistic of the bytes
+/// the flows delivered.
+pub fn goodput(w: &mut dyn Write, rows: &[GoodputRow]) -> io::Result<()> {
+    writeln!(w, "time_s,flow,bytes,goodput_mbps")?;
+    for g in by_time(rows, |r| r.t) {
+        let bin = g[0].bin;
+        let mut bytes: Vec<u64> = g.iter().map(|r| r.bytes).collect();
+        for (name, v) in STATS.iter().zip(stats(&mut bytes)) {
+            let t = secs(g[0].t);
+            writeln!(w, "{t},{name},{},{}", round6(v), mbps_f(v, bin))?;
+        }
+    }
+    Ok(())
+}
+
+/// `goodput_total.csv`: per bin, the bytes all flows delivered (flow
+/// `all`).
+pub fn goodput_total(w: &mut dyn Write, rows: &[GoodputRow]) -> io::Result<()> {
+    writeln!(w, "time_s,flow,bytes,goodput_mbps")?;
+    for g in by_time(rows, |r| r.t) {
+        let total: u64 = g.iter().map(|r| r.bytes).sum();
+        let t = secs(g[0].t);
+        writeln!(w, "{t},all,{total},{}", mbps_f(total as f64, g[0].bin))?;
+    }
+    Ok(())
+}
+
+/// `cwnd.csv` as distributions: per sample, each statistic of the
+/// congestion windows of the flows that have started (no ssthresh).
+pub fn cwnd(w: &mut dyn Write, rows: &[CwndRow]) -> io::Result<()> {
+    writeln!(w, "time_s,flow,cwnd_bytes,ssthresh_bytes")?;
+    for g in by_time(rows, |r| r.t) {
+        let mut cwnd: Vec<u64> = g.iter().map(|r| r.cwnd).collect();
+        for (name, v) in STATS.iter().zip(stats(&mut cwnd)) {
+            writeln!(w, "{},{name},{},", secs(g[0].t), round6(v))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statistics_of_one_to_a_hundred() {
+        let mut v: Vec<u64> = (1..=100).rev().collect();
+        let s = stats(&mut v);
+        assert_eq!(s, [50.5, 1.0, 10.0, 50.0, 90.0, 99.0, 100.0]);
+        assert_eq!(stats(&mut []), [0.0; 7]);
+    }
+
+    #[test]
+    fn jain_is_one_when_equal_and_one_over_n_for_one_taker() {
+        assert_eq!(jain(&[5, 5, 5, 5]), 1.0);
+        assert!((jain(&[8, 0, 0, 0]) - 0.25).abs() < 1e-12);
+        assert_eq!(jain(&[]), 1.0);
+    }
+
+    #[test]
+    fn goodput_rows_become_one_row_per_statistic_per_bin() {
+        let bin = Duration::from_secs(1);
+        let rows: Vec<GoodputRow> = (1..=2u64)
+            .flat_map(|k| {
+                (0..2000u32).map(move |f| GoodputRow {
+                    t: Instant::ZERO + Duration::from_secs(k),
+                    bin,
+                    flow: f,
+                    bytes: u64::from(f) * k,
+                })
+            })
+            .collect();
+        let mut out = Vec::new();
+        goodput(&mut out, &rows).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1 + 2 * STATS.len());
+        // Bin 2: flow f delivered 2f bytes; the median of 0, 2, .., 3998 by
+        // nearest rank is the 1000th, 1998 B, 15984 bit/s.
+        assert!(lines.contains(&"2,p50,1998,0.015984"), "{text}");
+        assert!(lines.contains(&"1,max,1999,0.015992"), "{text}");
+        let mut out = Vec::new();
+        goodput_total(&mut out, &rows).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        // Sum of 0..2000 is 1,999,000 B in bin 1.
+        assert!(text.contains("\n1,all,1999000,15.992\n"), "{text}");
+    }
+}
