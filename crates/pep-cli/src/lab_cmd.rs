@@ -850,10 +850,13 @@ fn compare(
     args: &LabArgs,
     runs: usize,
 ) -> Result<(Vec<FlowComparison>, Result<(), String>), String> {
-    // The chart sets the two sides' goodput side by side: the simulator
-    // writes it even when the scenario's `series` leaves it out.
-    if !sc.output.series.contains(&Series::Goodput) {
-        sc.output.series.push(Series::Goodput);
+    // The charts set the two sides' goodput and cwnd side by side: the
+    // simulator writes them even when the scenario's `series` leaves them
+    // out.
+    for s in [Series::Goodput, Series::Cwnd] {
+        if !sc.output.series.contains(&s) {
+            sc.output.series.push(s);
+        }
     }
     // Before the simulation, which may take a while, not after it.
     let plans = check_lab(&sc, run)?;
@@ -1007,29 +1010,35 @@ fn validate(
     }
 }
 
-/// Goodput over time of every flow, simulator and lab on one chart.
+/// Goodput and cwnd over time of every flow, simulator and lab on one
+/// chart each (`compare-goodput.*`, `compare-cwnd.*`).
 fn compare_plot(out: &Path) -> Result<Vec<String>, String> {
-    let mut series = Vec::new();
-    for side in ["sim", "lab"] {
-        let table =
-            pep_plot::tidy::load(out.join(side).join("goodput.csv")).map_err(|e| e.to_string())?;
-        for mut s in table
-            .series_by("flow", "time_s", "goodput_mbps")
-            .map_err(|e| e.to_string())?
-        {
-            s.name = format!("{side} {}", s.name);
-            series.push(s);
-        }
-    }
-    let chart = pep_plot::Chart::lines(series)
-        .title("goodput: simulator vs lab")
-        .x_label("time (s)")
-        .y_label("goodput (Mbit/s)");
     let mut files = Vec::new();
-    for ext in ["svg", "png"] {
-        let name = format!("compare-goodput.{ext}");
-        pep_plot::render(&chart, out.join(&name)).map_err(|e| e.to_string())?;
-        files.push(name);
+    for (what, file, column, y) in [
+        ("goodput", "goodput.csv", "goodput_mbps", "goodput (Mbit/s)"),
+        ("cwnd", "cwnd.csv", "cwnd_bytes", "cwnd (bytes)"),
+    ] {
+        let mut series = Vec::new();
+        for side in ["sim", "lab"] {
+            let table =
+                pep_plot::tidy::load(out.join(side).join(file)).map_err(|e| e.to_string())?;
+            for mut s in table
+                .series_by("flow", "time_s", column)
+                .map_err(|e| e.to_string())?
+            {
+                s.name = format!("{side} {}", s.name);
+                series.push(s);
+            }
+        }
+        let chart = pep_plot::Chart::lines(series)
+            .title(format!("{what}: simulator vs lab"))
+            .x_label("time (s)")
+            .y_label(y);
+        for ext in ["svg", "png"] {
+            let name = format!("compare-{what}.{ext}");
+            pep_plot::render(&chart, out.join(&name)).map_err(|e| e.to_string())?;
+            files.push(name);
+        }
     }
     Ok(files)
 }

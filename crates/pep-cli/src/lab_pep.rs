@@ -566,7 +566,9 @@ pub fn start(lab: &mut Lab, plans: &[DaemonPlan], dir: &Path) -> Result<(), Stri
     if plans.iter().any(|p| p.role == Role::SplitStart) {
         keygen(&keys)?;
     }
-    let exe = std::env::current_exe().map_err(|e| format!("the pep binary's path: {e}"))?;
+    // This very binary, also when a rebuild has replaced its file since it
+    // started (`current_exe` would then name a deleted path).
+    let exe = Path::new("/proc/self/exe");
     for p in plans {
         if let Role::Packet { a, b } = p.role {
             bump_in_the_wire(lab, &p.node, a, b)?;
@@ -588,7 +590,7 @@ pub fn start(lab: &mut Lab, plans: &[DaemonPlan], dir: &Path) -> Result<(), Stri
         .collect();
         let log = dir.join(format!("{}.log", p.file));
         let i = lab
-            .spawn(&p.what, &p.node, &exe, &args, &log)
+            .spawn(&p.what, &p.node, exe, &args, &log)
             .map_err(|e| format!("{}: {e}", p.what))?;
         wait_ready(lab, i, p)?;
         eprintln!("{} is up (config {})", p.what, cfg.display());
