@@ -98,6 +98,27 @@ impl<const N: usize> Histogram<N> {
     }
 }
 
+/// The one writer of Prometheus text (every family the daemon exposes,
+/// the packet path's included): a family's HELP and TYPE lines.
+pub(crate) fn write_header(o: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}");
+}
+
+/// A counter or gauge family: its header, then one sample per (labels,
+/// value) row; `labels` is empty or `{k="v",..}`.
+pub(crate) fn write_family<V: std::fmt::Display>(
+    o: &mut String,
+    name: &str,
+    kind: &str,
+    help: &str,
+    rows: &[(&str, V)],
+) {
+    write_header(o, name, kind, help);
+    for (labels, v) in rows {
+        let _ = writeln!(o, "{name}{labels} {v}");
+    }
+}
+
 /// Everything the daemon counts. Shared by all tasks; relaxed atomics.
 pub struct Metrics {
     pub accepted: AtomicU64,
@@ -292,10 +313,7 @@ impl Metrics {
     pub fn render(&self) -> String {
         let mut o = String::with_capacity(4096);
         let mut gauge = |name: &str, kind: &str, help: &str, rows: &[(&str, i128)]| {
-            let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}");
-            for (labels, v) in rows {
-                let _ = writeln!(o, "{name}{labels} {v}");
-            }
+            write_family(&mut o, name, kind, help, rows)
         };
         let l = |v: &AtomicU64| v.load(Relaxed) as i128;
         let g = |v: &AtomicI64| v.load(Relaxed) as i128;
@@ -507,7 +525,7 @@ impl Metrics {
             ),
             ("pep_connect_seconds", "Time to open the server leg."),
         ] {
-            let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} histogram");
+            write_header(&mut o, name, "histogram", help);
             match name {
                 "pep_leg_rtt_seconds" => {
                     self.rtt[0].render(&mut o, name, "leg=\"client\"");

@@ -358,6 +358,16 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
     Ok(Box::new(agent))
 }
 
+/// One step of the gate's driver, as traced: bytes of a flow reported
+/// written (the stall-proof credit's input), a packet let into split
+/// start's receiver, a packet dropped by the local queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GateEvent {
+    Written(Instant, FlowId, u64),
+    Admitted(Instant, FlowId, pep_core::Seq),
+    Dropped(Instant, FlowId, pep_core::Seq),
+}
+
 /// What the agent needs to know about one covered flow.
 pub struct FlowEnds {
     pub id: FlowId,
@@ -415,6 +425,9 @@ pub struct SplitPair {
     /// whose bytes went (the daemon reads a flow only as its tunnel takes
     /// it, and "written" means the same there).
     unsent: Option<VecDeque<(u32, u64)>>,
+    /// What the gate was told and what was done with its actions, when
+    /// traced ([`Self::trace_gate`]).
+    trace: Option<Vec<GateEvent>>,
     framing: Framing,
     tunnel_flow: FlowId,
     tunnel_tx: TcpSender,
@@ -504,6 +517,7 @@ impl SplitPair {
             unsent: matches!(gate.config().credit, CreditPolicy::StallProof { .. })
                 .then(VecDeque::new),
             gate,
+            trace: None,
             framing: Framing::new(),
             tunnel_flow,
             tunnel_tx: TcpSender::new(tunnel_flow, &tunnel, AppSource::Open(0), now),
@@ -639,6 +653,9 @@ impl SplitPair {
                         u.pop_front();
                     }
                     self.gate.handle_written(now, id, n);
+                    if let Some(t) = &mut self.trace {
+                        t.push(GateEvent::Written(now, id, n));
+                    }
                 }
             }
             out.send(
@@ -803,11 +820,19 @@ impl SplitPair {
                 Action::Admit(p) => {
                     let i = self.index[p.seg.flow.0 as usize];
                     self.flows[i as usize].sink.handle_segment(now, &p.seg);
+                    if let Some(t) = &mut self.trace {
+                        t.push(GateEvent::Admitted(now, p.seg.flow, p.seg.seq));
+                    }
                     self.count_open(i);
                     self.drain_flow_sink(i, now, out);
                     self.drain_tunnel_tx(now, out);
                 }
-                Action::Drop(..) => self.local_drops += 1,
+                Action::Drop(p, _) => {
+                    self.local_drops += 1;
+                    if let Some(t) = &mut self.trace {
+                        t.push(GateEvent::Dropped(now, p.seg.flow, p.seg.seq));
+                    }
+                }
             }
         }
     }
@@ -878,6 +903,14 @@ impl SplitPair {
     /// Split start's local queue and credit.
     pub fn gate(&self) -> &SplitStartQueue<Packet> {
         &self.gate
+    }
+    /// Records from now on what the gate's driver does (a sameness test
+    /// compares it with the daemon's).
+    pub fn trace_gate(&mut self) {
+        self.trace = Some(Vec::new());
+    }
+    pub fn gate_trace(&self) -> &[GateEvent] {
+        self.trace.as_deref().unwrap_or(&[])
     }
     /// Tunnel bytes written and not yet delivered at split end.
     pub fn in_tunnel(&self) -> u64 {
