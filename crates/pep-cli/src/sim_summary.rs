@@ -95,7 +95,18 @@ fn flow_path(sc: &Scenario, i: usize) -> FlowPath<'_> {
     let on_path = |a: &AgentSpec| a.flows.contains(&i) && a.nodes.iter().any(|n| inner.contains(n));
     let split_by = sc.agents.iter().find(|a| on_path(a) && splits(a));
     let has_agent = sc.agents.iter().any(on_path);
-    let bottleneck = hops.iter().map(|&(l, d)| sc.links[l].dir(d).rate).min();
+    // A rate that changes over time (a schedule, a trace) bounds nothing.
+    let varies = |l: usize, d| {
+        use pep_core::link::service::ServiceSpec;
+        matches!(
+            sc.links[l].dir(d).service,
+            Some(ServiceSpec::Schedule(_) | ServiceSpec::Trace(_))
+        )
+    };
+    let bottleneck = match hops.iter().any(|&(l, d)| varies(l, d)) {
+        true => None,
+        false => hops.iter().map(|&(l, d)| sc.links[l].dir(d).rate).min(),
+    };
     let end = split_by.map_or(f.dst, |a| a.nodes[0]);
     let data = u64::from(f.tcp.mss + f.tcp.header);
     let ack = u64::from(f.tcp.header);

@@ -263,3 +263,50 @@ fn bad_trace_files_are_refused_naming_the_file_and_line() {
     assert!(err.contains("the trace sets the rate"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Schedules and the preset are checked on load, each error placed.
+#[test]
+fn bad_schedules_and_presets_are_refused_where_written() {
+    let base = "[scenario]\nname = \"t\"\nduration = \"1s\"\n[[node]]\nname = \"a\"\n\
+                [[node]]\nname = \"b\"\n[[link]]\nbetween = [\"a\", \"b\"]\n";
+    let cases = [
+        (
+            "rate = \"1Mbps\"\ndelay = \"1ms\"\n\
+             schedule = [{ at = \"2s\", rate = \"2Mbps\" }, { at = \"1s\", rate = \"3Mbps\" }]\n",
+            "link[0].schedule[1].at: steps must be in time order",
+        ),
+        (
+            "rate = \"1Mbps\"\ndelay = \"1ms\"\nschedule = [{ at = \"1s\", loss = 1.5 }]\n",
+            "link[0].schedule[0].loss: a probability in [0, 1]",
+        ),
+        (
+            "preset = \"geo\"\n",
+            "link[0].preset: unknown preset \"geo\"",
+        ),
+        (
+            "preset = \"leo\"\ndelay = \"5ms\"\n",
+            "the LEO preset sets the delay",
+        ),
+        (
+            "preset = \"leo\"\n[link.leo]\nmin_delay = \"30ms\"\nmax_delay = \"20ms\"\n",
+            "link[0].leo.min_delay: min_delay 30ms is above max_delay 20ms",
+        ),
+        (
+            "preset = \"leo\"\n[link.forward]\nschedule = [{ at = \"1s\", rate = \"1Mbps\" }]\n",
+            "give one of `schedule`, `trace` and `preset`",
+        ),
+    ];
+    for (link, says) in cases {
+        let text = format!("{base}{link}{FLOW}");
+        let err = Scenario::from_toml_str(&text, "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(says), "{link}\n=> {err}");
+        assert!(err.starts_with("t.toml:"), "placed: {err}");
+    }
+    // And a valid preset with its defaults: 100 Mbit/s down, 10 up.
+    let text = format!("{base}preset = \"leo\"\n{FLOW}");
+    let sc = Scenario::from_toml_str(&text, "t.toml").unwrap();
+    assert_eq!(sc.links[0].forward.rate, pep_core::Rate::mbps(100));
+    assert_eq!(sc.links[0].reverse.rate, pep_core::Rate::mbps(10));
+}
