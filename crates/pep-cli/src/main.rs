@@ -9,6 +9,9 @@ use clap::{Parser, Subcommand};
 mod amp_cmd;
 mod exp_cmd;
 mod lab_cmd;
+mod lab_compare;
+mod lab_like;
+mod lab_pep;
 #[cfg(feature = "daemon")]
 mod proxy_cmd;
 // Built without the daemon: `pep proxy` says so.

@@ -78,6 +78,10 @@ pub enum SimCommand {
         /// Simulated seconds per run.
         #[arg(long, default_value_t = 200)]
         seconds: u64,
+        /// Congestion controls the flows run (scenario `tcp.cc` names),
+        /// comma-separated; each flow count runs with each.
+        #[arg(long, value_delimiter = ',', default_value = "newreno")]
+        cc: Vec<String>,
     },
     /// Print the built-in default scenario, annotated: a GEO path end to end
     /// and through a split PEP (a starting point for your own).
@@ -122,7 +126,7 @@ pub fn run(cmd: SimCommand) -> Result<(), String> {
         SimCommand::Sweep(a) => crate::exp_cmd::sweep(a),
         SimCommand::Plot(a) => crate::exp_cmd::plot(a),
         SimCommand::Check { scenarios } => check(&scenarios),
-        SimCommand::Bench { flows, seconds } => bench(&flows, seconds),
+        SimCommand::Bench { flows, seconds, cc } => bench(&flows, seconds, &cc),
         SimCommand::Default => {
             print!("{}", pep_sim::scenario::DEFAULT_SCENARIO_TOML);
             Ok(())
@@ -456,41 +460,71 @@ fn check_bench_flags(flows: &[usize], seconds: u64) -> Result<(), String> {
     Ok(())
 }
 
-fn bench(flows: &[usize], seconds: u64) -> Result<(), String> {
+fn bench(flows: &[usize], seconds: u64, ccs: &[String]) -> Result<(), String> {
     check_bench_flags(flows, seconds)?;
+    // Each name is checked before anything runs, by the scenario's own
+    // validation (its message names the accepted values).
+    for cc in ccs {
+        pep_sim::bench::dumbbell_cc(1, 1, cc).map_err(|e| format!("--cc {cc}: {e}"))?;
+    }
+    // The default keeps the table it always printed; other controls add a
+    // column naming each row's.
+    let default = ccs.len() == 1 && ccs[0] == "newreno";
+    let label = if default {
+        "NewReno".to_string()
+    } else {
+        ccs.join("/")
+    };
+    let col = |cc: &str| {
+        if default {
+            String::new()
+        } else {
+            format!(" {cc:>8}")
+        }
+    };
     println!(
-        "engine benchmark: dumbbell, N NewReno bulk flows, 100 Mbit/s 250 ms shared link, \
+        "engine benchmark: dumbbell, N {label} bulk flows, 100 Mbit/s 250 ms shared link, \
          {seconds} s simulated, single thread"
     );
     println!(
-        "{:>6} {:>10} {:>12} {:>12} {:>14} {:>14} {:>10}",
-        "flows", "wall s", "events", "Mevents/s", "Mpkts fwd/s", "goodput", "kB/flow"
+        "{:>6}{} {:>10} {:>12} {:>12} {:>14} {:>14} {:>10}",
+        "flows",
+        col("cc"),
+        "wall s",
+        "events",
+        "Mevents/s",
+        "Mpkts fwd/s",
+        "goodput",
+        "kB/flow"
     );
     for &n in flows {
-        let before = resident_kb();
-        let sc = pep_sim::bench::dumbbell(n, seconds).map_err(|e| e.to_string())?;
-        let mut sim = Simulation::new(&sc);
-        let started = WallInstant::now();
-        sim.run();
-        let wall = started.elapsed().as_secs_f64();
-        let s = sim.summary();
-        // Resident memory the run added (the scenario, the engine, what
-        // the run allocated), per flow: the per-flow footprint as it is
-        // used, queues and out-of-order state included.
-        let per_flow = match (before, resident_kb()) {
-            (Some(b), Some(a)) => format!("{:.1}", a.saturating_sub(b) as f64 / n as f64),
-            _ => "-".to_string(),
-        };
-        println!(
-            "{:>6} {:>10.3} {:>12} {:>12.2} {:>14.2} {:>7.2} Mbit/s {:>10}",
-            n,
-            wall,
-            s.events,
-            s.events as f64 / wall / 1e6,
-            s.packets_forwarded as f64 / wall / 1e6,
-            s.total_goodput_mbps,
-            per_flow
-        );
+        for cc in ccs {
+            let before = resident_kb();
+            let sc = pep_sim::bench::dumbbell_cc(n, seconds, cc).map_err(|e| e.to_string())?;
+            let mut sim = Simulation::new(&sc);
+            let started = WallInstant::now();
+            sim.run();
+            let wall = started.elapsed().as_secs_f64();
+            let s = sim.summary();
+            // Resident memory the run added (the scenario, the engine, what
+            // the run allocated), per flow: the per-flow footprint as it is
+            // used, queues and out-of-order state included.
+            let per_flow = match (before, resident_kb()) {
+                (Some(b), Some(a)) => format!("{:.1}", a.saturating_sub(b) as f64 / n as f64),
+                _ => "-".to_string(),
+            };
+            println!(
+                "{:>6}{} {:>10.3} {:>12} {:>12.2} {:>14.2} {:>7.2} Mbit/s {:>10}",
+                n,
+                col(cc),
+                wall,
+                s.events,
+                s.events as f64 / wall / 1e6,
+                s.packets_forwarded as f64 / wall / 1e6,
+                s.total_goodput_mbps,
+                per_flow
+            );
+        }
     }
     let m = pep_sim::sim::memory_footprint();
     println!(

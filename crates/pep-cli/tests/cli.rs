@@ -476,6 +476,7 @@ fn bench_flags_are_checked_before_anything_is_built() {
             &["--seconds", "18446744073709551615"][..],
             "error: --seconds 18446744073709551615: at most 1000000000 simulated seconds",
         ),
+        (&["--cc", "newreno,bbr3"][..], "error: --cc bbr3: "),
     ] {
         let mut a = vec!["sim", "bench"];
         a.extend_from_slice(args);

@@ -221,6 +221,17 @@ impl<T: LinkItem> AckThin<T> {
         }
     }
 
+    /// `flow` will not be seen again (its driver gave its connection a new
+    /// id): its held item is released now, ahead of anything that arrives
+    /// under the new id, and its state goes.
+    pub fn handle_flow_gone(&mut self, flow: FlowId) {
+        if self.flows.contains_key(&flow) {
+            self.release(flow);
+            self.flows.remove(&flow);
+            self.stats.evicted += 1;
+        }
+    }
+
     fn evict_one(&mut self) {
         while let Some((flow, touch)) = self.order.pop_front() {
             if self.flows.get(&flow).is_some_and(|f| f.touch == touch) {

@@ -23,34 +23,33 @@
 //! The stateful components take one of three shapes.
 //!
 //! * **Event machines** (a link direction [`link`], [`medium`], [`host`],
-//!   [`watermark`], [`ack_thin`], [`ack_regen`], [`relay`], the
-//!   byte-count relay [`split`], the credit's poll schedule in
-//!   [`splitpair`]). Inputs: `handle_*(now, ..)` feeds an event, and
-//!   `handle_timeout(now)` when the deadline it asked for has come.
-//!   Outputs: `poll_*` drains what the component wants done (segments to
-//!   transmit, packets delivered, actions, closed enums or plain values);
-//!   `poll_timeout()` says when it next needs `handle_timeout`. After any
-//!   input the driver drains the outputs until they return `None`, then
-//!   re-reads `poll_timeout()`. A driver may call `handle_timeout` early or
-//!   late; components check their own deadlines.
+//!   [`watermark`], [`ack_thin`], [`ack_regen`], [`relay`], split start's
+//!   local queue and credit [`localq`]). Inputs: `handle_*(now, ..)` feeds
+//!   an event, and `handle_timeout(now)` when the deadline it asked for has
+//!   come. Outputs: `poll_*` drains what the component wants done
+//!   (segments to transmit, packets delivered, actions, closed enums or
+//!   plain values); `poll_timeout()` says when it next needs
+//!   `handle_timeout`. After any input the driver drains the outputs until
+//!   they return `None`, then re-reads `poll_timeout()`. A driver may call
+//!   `handle_timeout` early or late; components check their own deadlines.
+//!   [`localq`] wants each action acted on before the next is polled (what
+//!   an admitted packet releases into the tunnel is an input that can raise
+//!   the credit within the same check).
 //! * **Call-and-return models** with no timer of their own: queues
 //!   ([`queue`]: `enqueue`/`dequeue`), loss models ([`loss`]), RTT
 //!   estimators ([`rtt`]), congestion control ([`cc`]: called on each ACK,
-//!   loss and timeout, its answers are return values), and the Smart ACK
-//!   Dropper ([`sad::Sad`]), whose protocol spans the driver's queue: for a
-//!   pure ACK call `arrive`; on `Arrival::Enqueue` offer it to the queue and
-//!   call `admitted` if the queue took it; call `depart` on each pure ACK
-//!   the queue hands to the link (it rewrites the ACK in place).
-//! * **Callbacks**, in two places; each is called synchronously, inside the
-//!   call that takes it, never stored, and must not call back into the
-//!   machine:
-//!   - [`localq::LocalQueue`]'s `arrive`, `check` and `release_all` hand
-//!     each packet it lets go to `out(packet, verdict)`;
-//!   - [`splitpair::Credit::check`] drains a queue the driver implements
-//!     ([`splitpair::LocalQueue`]: `waiting`, `admit_next`), and
-//!     [`splitpair::Framing`]'s `pop` and `pop_bounded` call
-//!     `deliver(flow, bytes)` / `take(flow, bytes)` per chunk, in stream
-//!     order.
+//!   loss and timeout, its answers are return values), the tunnel's framing
+//!   table and per-flow credit ([`splitpair`]: split end pulls the stream's
+//!   chunks as an iterator or head by head), and the Smart ACK Dropper
+//!   ([`sad::Sad`]), whose protocol spans the driver's queue because the
+//!   dropper sits in front of a queue it does not own: for a pure ACK call
+//!   `arrive`; on `Arrival::Enqueue` offer it to the queue and call
+//!   `admitted` if the queue took it; call `depart` on each pure ACK the
+//!   queue hands to the link (it rewrites the ACK in place). Every answer
+//!   is a return value; [`queue::SadQueue`] is that protocol driven once,
+//!   for the simulator's and the lab's links.
+//!
+//! Nothing in the core takes a callback.
 //!
 //! ## Modules
 //! * [`time`]: `Instant`, `Duration`, `Rate` in integer units.
@@ -65,6 +64,9 @@
 //! * [`host`]: per-packet processing cost at an end host.
 //! * [`watermark`]: premature ACKs bounded by a watermark (Osada et al.),
 //!   with local retransmission from the PEP buffer.
+//! * [`localq`]: split start's local queue and credit (Gschwandtner), with
+//!   the thesis's credit and two repairs as policies; [`splitpair`]: the
+//!   tunnel's framing table and per-flow credit.
 //! * [`relay`]: the split-connection relay (two bounded byte streams,
 //!   backpressure, half-close, resets, idle timeout) that the daemon's
 //!   connections and the simulator's `split` agent drive.

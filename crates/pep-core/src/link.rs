@@ -25,14 +25,28 @@
 //!
 //! A direction may instead share its transmitter with the opposite one (a
 //! half-duplex medium); [`crate::medium::HalfDuplex`] then drives both.
+//!
+//! A direction may also have a service that changes over time
+//! ([`service`]: a schedule of steps and ramps, an `mm-link` trace, the
+//! LEO preset). Its transmissions still end at instants known when they
+//! start, so the lazy catch-up holds; a fixed-rate direction pays one
+//! untaken branch per packet for it.
 
+pub mod leo;
+pub mod schedule;
+pub mod service;
+pub mod trace;
+
+use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
 use crate::loss::LossModel;
 use crate::queue::{DropReason, Queue, QueueLimit, Queued};
+use crate::rng::Stream;
 use crate::segment::Segment;
 use crate::time::{Duration, Instant, Rate};
+use service::{Service, ServiceSpec};
 
 /// What a link needs to know about the packets it carries.
 pub trait LinkItem: Queued {
@@ -102,10 +116,13 @@ pub struct LinkDir<T> {
     /// The transmitter is shared with the opposite direction: a
     /// [`crate::medium::HalfDuplex`] starts transmissions, not this link.
     shared: bool,
-    /// The last transmission time computed: (rate, wire length, time).
-    /// A direction carries mostly one packet size, and the division it
-    /// saves is a 128-bit one.
+    /// The last transmission time computed, `rate.tx_time(len)`: (rate,
+    /// wire length, time). A direction carries mostly one packet size, and
+    /// the division it saves is a 128-bit one.
     tx_memo: (Rate, u32, Duration),
+    /// Service that changes over time; `None` (the common case) is the
+    /// fixed `rate` and `delay`.
+    service: Option<Box<Service>>,
 }
 
 impl<T: LinkItem> LinkDir<T> {
@@ -121,7 +138,31 @@ impl<T: LinkItem> LinkDir<T> {
             tap: None,
             shared: false,
             tx_memo: (Rate(0), 0, Duration::MAX),
+            service: None,
         }
+    }
+
+    /// The same direction with service that follows `spec` from `epoch`
+    /// (the instant a schedule's or trace's time zero falls at), drawing
+    /// its randomness (its own losses, LEO delays) from `rng`.
+    pub fn with_service(mut self, spec: &ServiceSpec, epoch: Instant, rng: Stream) -> Self {
+        self.set_service(spec, epoch, rng);
+        self
+    }
+
+    /// [`Self::with_service`] on a direction in place, before it carries
+    /// anything.
+    pub fn set_service(&mut self, spec: &ServiceSpec, epoch: Instant, mut rng: Stream) {
+        debug_assert!(self.pipe.is_empty(), "a service starts on an idle link");
+        let loss_rng = Stream::derive(rng.next_u64(), "loss");
+        // The service's losses join the loss model, which every packet
+        // consults anyway: the fixed-rate path gains no check for them.
+        if let Some(timed) = service::TimedLoss::new(spec, epoch, loss_rng) {
+            let inner = core::mem::take(&mut self.loss);
+            self.loss = LossModel::Timed(Box::new(timed.over(inner)));
+        }
+        self.service = Some(Box::new(Service::new(spec, epoch, rng)));
+        self.tx_memo = (Rate(0), u32::MAX, Duration::ZERO);
     }
 
     /// Starts keeping a [`Tapped`] record of every packet that finishes
@@ -159,7 +200,7 @@ impl<T: LinkItem> LinkDir<T> {
         // Idle: the packet is offered and the next one taken at once (an
         // empty DropTail passes it through without its ring).
         if let Some(next) = self.queue.enqueue_dequeue(now, item)? {
-            self.start_tx(now, next);
+            self.start_tx(now, next, false);
         }
         Ok(())
     }
@@ -168,30 +209,47 @@ impl<T: LinkItem> LinkDir<T> {
     fn start_next(&mut self, at: Instant) {
         debug_assert!(self.tx.is_none());
         if let Some(item) = self.queue.dequeue(at) {
-            self.start_tx(at, item);
+            self.start_tx(at, item, true);
         }
     }
 
     /// Starts serializing `item` at `at`; it waits last in the delay line.
+    /// `continuing`: the previous transmission ended at `at`.
     #[inline(always)]
-    fn start_tx(&mut self, at: Instant, item: T) {
+    fn start_tx(&mut self, at: Instant, item: T, continuing: bool) {
         debug_assert!(self.tx.is_none());
-        let d = self.tx_time(item.wire_len());
+        let len = item.wire_len();
+        let (rate, l, d) = self.tx_memo;
+        // A direction with a service never matches the memo (its length
+        // is `u32::MAX`): a fixed-rate one checks nothing more than before.
+        let d = if rate == self.rate && l == len {
+            d
+        } else {
+            if self.service.is_some() {
+                return self.start_served(at, item, continuing);
+            }
+            let d = self.rate.tx_time(len as u64);
+            self.tx_memo = (self.rate, len, d);
+            d
+        };
         self.stats.busy_ns += d.as_nanos();
         self.tx = Some(at + d);
         self.pipe.push_back((at + d + self.delay, item));
     }
 
-    /// `rate.tx_time(len)`, remembered for the last length.
-    #[inline(always)]
-    fn tx_time(&mut self, len: u32) -> Duration {
-        let (rate, l, d) = self.tx_memo;
-        if rate == self.rate && l == len {
-            return d;
-        }
-        let d = self.rate.tx_time(len as u64);
-        self.tx_memo = (self.rate, len, d);
-        d
+    /// [`Self::start_tx`] under a service: it says when the transmission
+    /// ends and how long the packet then propagates. Packets stay in
+    /// order: one whose delay fell arrives no earlier than the one before.
+    #[cold]
+    #[inline(never)]
+    fn start_served(&mut self, at: Instant, item: T, continuing: bool) {
+        let svc = self.service.as_mut().expect("a service");
+        let done = svc.tx_end(at, item.wire_len(), self.rate, continuing);
+        let delay = svc.delay(done, self.delay);
+        let behind = self.pipe.back().map_or(Instant::ZERO, |&(t, _)| t);
+        self.stats.busy_ns += (done - at).as_nanos();
+        self.tx = Some(done);
+        self.pipe.push_back(((done + delay).max(behind), item));
     }
 
     /// Starts the next queued packet at `at + gap` (a medium's contention
@@ -574,6 +632,45 @@ mod tests {
         }
         assert_eq!(drain(&mut far), drain(&mut whole));
         assert_eq!(far.stats.delivered_packets, 4);
+    }
+
+    #[test]
+    fn a_scheduled_delay_drop_never_reorders_packets() {
+        // 8 Mbit/s, 1000 B: 1 ms each. The delay falls from 10 ms to 1 ms
+        // at 2 ms: packets ending later would overtake those before them.
+        let steps = [schedule::Step {
+            at: Duration::from_millis(2),
+            rate: None,
+            delay: Some(Duration::from_millis(1)),
+            loss: None,
+            ramp: false,
+        }];
+        let spec = ServiceSpec::Schedule(alloc::sync::Arc::new(schedule::Schedule::new(
+            Rate::mbps(8),
+            Duration::from_millis(10),
+            &steps,
+        )));
+        let mut l = LinkDir::simple(Rate::mbps(8), Duration::from_millis(10), 10).with_service(
+            &spec,
+            Instant::ZERO,
+            Stream::derive(1, "t"),
+        );
+        for i in 0..4 {
+            l.enqueue(Instant::ZERO, pkt(i)).unwrap();
+        }
+        // They end at 1, 2, 3 and 4 ms: the first arrives at 11 ms, the
+        // others (due at 3, 4 and 5 ms) are held behind it.
+        assert_eq!(
+            drain(&mut l),
+            vec![
+                (11_000_000, 0),
+                (11_000_000, 1),
+                (11_000_000, 2),
+                (11_000_000, 3)
+            ]
+        );
+        l.enqueue(Instant(20_000_000), pkt(4)).unwrap();
+        assert_eq!(drain(&mut l), vec![(22_000_000, 4)]);
     }
 
     #[test]

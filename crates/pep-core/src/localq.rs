@@ -1,145 +1,295 @@
-//! Split-start's local queue for a real tunnel (Gschwandtner 2009, section
-//! 3.2, carried from the simulator's [`crate::splitpair::Credit`] to a
-//! daemon whose receiving stack is the kernel's TCP).
+//! Split start's local queue and its credit across the tunnel
+//! (Gschwandtner 2009, sections 3.2 and 5.1.2): ONE machine that the
+//! simulator's `split-pair` agent and the daemon's split-start
+//! (`[tunnel.local_queue]`) both drive.
 //!
-//! Every data segment of an intercepted flow waits in a queue (DropTail or
-//! RED: the same [`Queue`] models the simulator's links use) in front of
-//! split-start's TCP stack, and leaves it into the stack only while the
-//! credit allows. So when the tunnel cannot keep up, the queue fills and
-//! its policy drops, and the senders back off by loss.
+//! Every data segment of a covered flow waits in a queue (DropTail, RED,
+//! or one DropTail queue per flow served fairly) in front of split start's
+//! receiving TCP stack, and leaves it only while the credit allows. When
+//! the tunnel cannot keep up, the queue fills and its policy drops, and the
+//! senders back off by loss.
 //!
-//! **Credit.** The thesis charges a packet when it leaves the queue and
-//! earns credit back when the tunnel sends. Here a flow's charge is its
-//! *pending* bytes: admitted into the stack and not yet read by the
-//! daemon into the tunnel (`admitted - read`, both counts of the same
-//! payload bytes, so nothing drifts). The daemon reads a flow only as fast
-//! as the tunnel takes its bytes, so pending bytes are exactly the backlog
-//! the thesis bounds by `buffer_start`: `credit = buffer_start -
-//! sum(charge)`; the head leaves while the credit is at least one
-//! full-size packet.
+//! ## Credit policies ([`CreditPolicy`])
+//! * [`CreditPolicy::Thesis`], as the thesis wrote it: `buffer_count_`
+//!   starts at `buffer_start_`; a packet leaves only while it is at least
+//!   one full packet and pays its wire size; every packet the tunnel sends
+//!   ([`SplitStartQueue::handle_output`], retransmissions included: the
+//!   thesis modifies `output()`, which ns-2 calls for them too) earns its
+//!   size back. It can stall for good: a packet admitted behind a hole, a
+//!   duplicate or a SYN writes nothing to the tunnel, so once such packets
+//!   hold the credit and the tunnel has sent its backlog, nothing earns
+//!   credit again (docs/gschwandtner.md, "the thesis's credit can stall").
+//! * [`CreditPolicy::Released`]: the thesis's counter, but an admitted
+//!   packet costs nothing until its bytes are written to the tunnel
+//!   ([`SplitStartQueue::handle_written`]: payload plus one header per
+//!   segment's worth). Held and duplicate data cost nothing, so the leak
+//!   above is gone; the backlog bound holds up to one hole-filling
+//!   release. The reproduction of the thesis runs this one.
+//! * [`CreditPolicy::StallProof`]: needs no count of tunnel
+//!   transmissions, so a daemon whose tunnel is a QUIC stack can run it. A
+//!   flow's charge is its *pending* bytes: admitted in sequence space and
+//!   not yet written to the tunnel; `credit = buffer_start - sum(charge)`.
+//!   It cannot stall: a duplicate or a retransmission costs nothing (counted
+//!   in sequence space) and passes at once without waiting behind new data
+//!   (a hole can always be filled, so the bytes behind it are always
+//!   eventually written); a flow with bytes pending and none written for
+//!   `stall_after` (its receiver behind split end stopped reading) is
+//!   charged at most `buffer_start / flows`, so it holds its share and the
+//!   others keep the rest. When the tunnel itself stops, every flow is
+//!   capped and the caps add up to `buffer_start`: the gate still closes.
 //!
-//! **Why it cannot stall** (the thesis's credit can: docs/gschwandtner.md):
-//! * admitted bytes are counted in sequence space (the highest sequence
-//!   admitted), so a duplicate or a retransmission costs nothing;
-//! * a segment entirely below that highest sequence (a retransmission
-//!   filling a hole in the stack, or a duplicate) passes at once, never
-//!   waiting behind new data: a hole can always be filled, so bytes held
-//!   behind it are always eventually read;
-//! * a flow whose bytes have not been read for `stall_after` is charged at
-//!   most `buffer_start / flows`: a flow held for its own reason (its
-//!   receiver behind split-end stopped reading and its per-flow tunnel
-//!   credit is spent) holds at most its share, and the others keep the
-//!   rest. Its sender is then held back by its own TCP window at
-//!   split-start, as without the queue. A flow that is being read is
-//!   charged in full, so the flows that move never have more than
-//!   `buffer_start` (and one packet) admitted and unread. When the tunnel
-//!   itself stops, every flow is capped and the caps add up to
-//!   `buffer_start`: the gate still closes.
+//! ## When the queue is checked ([`CheckMode`])
+//! [`CheckMode::Poll`] is the thesis's `SendTimer`: `checkSend()` every
+//! `interval`. [`CheckMode::Event`] needs no timer: a check runs after
+//! each arrival that joins the queue and each input that raises the credit
+//! (a tunnel transmission; bytes written, for the stall-proof credit).
+//! [`CheckMode::EventAndPoll`] does both: the stall-proof credit also
+//! rises with time alone (a flow's cap starts after `stall_after`).
 //!
-//! Sans-IO: time is passed in, packets are opaque handles `P` handed back
-//! with a verdict; the driver reports how much of each flow it has read.
+//! ## Driver contract (an event machine, no callbacks)
+//! Inputs: [`SplitStartQueue::handle_arrival`],
+//! [`SplitStartQueue::handle_output`], [`SplitStartQueue::handle_written`],
+//! [`SplitStartQueue::handle_timeout`], [`SplitStartQueue::end_flow`],
+//! [`SplitStartQueue::release_all`]. After any input the driver drains
+//! [`SplitStartQueue::poll_action`] until `None`, acting on each
+//! [`Action`] before taking the next: an admitted packet goes into the
+//! stack at once, and what it releases into the tunnel is reported
+//! ([`SplitStartQueue::handle_written`], [`SplitStartQueue::handle_output`])
+//! before the next `poll_action`, which is how the thesis's `checkSend()`
+//! loop sees credit earned within itself. Then it re-reads
+//! [`SplitStartQueue::poll_timeout`].
 
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
 use core::hash::Hash;
 
 use crate::flow_map::FlowMap;
 use crate::link::LinkItem;
-use crate::queue::{DropReason, Queue, QueueLimit, QueueStats, Queued, RedParams};
+use crate::queue::{DropReason, Queue, QueueLimit, QueueStats, RedParams};
 use crate::rng::Stream;
-use crate::segment::Segment;
 use crate::seq::Seq;
 use crate::time::{Duration, Instant};
 
-/// The queue's drop policy.
+/// A packet the local queue holds: a queued link item that names its flow.
+pub trait FlowItem: LinkItem {
+    type Flow: Copy + Eq + Hash;
+    fn flow(&self) -> Self::Flow;
+}
+
+/// The queue's discipline.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Policy {
+pub enum Discipline {
+    /// One FIFO of `limit` packets, tail drop (the thesis's default).
     DropTail,
+    /// One FIFO, RED (its `limit` set to the config's).
     Red(RedParams),
+    /// One DropTail queue of `per_flow` packets per flow, served by deficit
+    /// round robin with a quantum of [`FAIR_QUANTUM`] bytes (beyond the
+    /// thesis: docs/gschwandtner.md, "fair scheduling").
+    Fair { per_flow: u32 },
+}
+
+/// How the credit is counted (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CreditPolicy {
+    Thesis,
+    Released,
+    StallProof { stall_after: Duration },
+}
+
+/// When the queue is looked at (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckMode {
+    /// `checkSend()` every `interval` (the thesis: 10 ms in table 5.1, 1 ms
+    /// in chapter 3, 3 ms in its example script).
+    Poll { interval: Duration },
+    /// After every arrival and every credit increase; no timer.
+    Event,
+    /// Both.
+    EventAndPoll { interval: Duration },
+}
+
+impl CheckMode {
+    fn interval(self) -> Option<Duration> {
+        match self {
+            CheckMode::Poll { interval } | CheckMode::EventAndPoll { interval } => Some(interval),
+            CheckMode::Event => None,
+        }
+    }
+    fn on_events(self) -> bool {
+        !matches!(self, CheckMode::Poll { .. })
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LocalQueueConfig {
-    pub policy: Policy,
-    /// Packets that may wait (RED's hard limit too).
+pub struct SplitStartConfig {
+    pub discipline: Discipline,
+    /// Packets that may wait (DropTail's and RED's limit).
     pub limit: u32,
-    /// Bytes admitted into the stack and not yet read, over all flows.
+    /// `buffer_start_`: the credit in bytes (thesis: 200 x 1040).
     pub buffer_start: u64,
-    /// A full-size packet: the credit the head needs to leave.
+    /// `packet_size_ + header_size_`: the credit the head needs to leave.
     pub packet: u32,
-    /// A flow with bytes pending and none read for this long is held for
-    /// its own reason: charged its share at most.
-    pub stall_after: Duration,
+    /// Header bytes per segment ([`CreditPolicy::Released`]'s charge).
+    pub header: u16,
+    pub credit: CreditPolicy,
+    pub check: CheckMode,
 }
 
-/// A data segment as the queue sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Arrival<K> {
-    pub flow: K,
-    pub seq: u32,
-    /// TCP payload bytes.
-    pub payload: u32,
-    /// Bytes on the wire (IP datagram).
-    pub wire: u32,
-}
-
-/// What became of a packet handed to the queue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    /// Into the stack.
-    Accept,
-    /// Dropped by the policy.
-    Drop(DropReason),
+/// What the driver does with a packet.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Action<I> {
+    /// Into the receiving stack.
+    Admit(I),
+    /// Dropped by the queue's policy.
+    Drop(I, DropReason),
 }
 
 /// Counters (the queue's own, with its drops by reason, are in `queue`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LocalQueueStats {
+pub struct SplitStartStats {
     /// Data segments offered.
     pub arrived: u64,
-    /// Segments entirely below their flow's highest admitted sequence
-    /// (retransmissions, duplicates): passed at once.
+    /// Segments entirely below their flow's highest admitted sequence,
+    /// passed at once ([`CreditPolicy::StallProof`] only).
     pub passed_old: u64,
-    /// Segments that left the queue into the stack, and their new payload
-    /// bytes.
+    /// Packets that left the queue into the stack, and their wire bytes.
     pub admitted: u64,
     pub admitted_bytes: u64,
-    /// Checks that stopped with packets waiting for lack of credit.
+    /// Payload bytes admitted that are new in their flow's sequence space
+    /// ([`CreditPolicy::StallProof`] only).
+    pub admitted_new_bytes: u64,
+    /// Credit earned by tunnel transmissions, and of it by retransmissions.
+    pub added_bytes: u64,
+    pub added_retx_bytes: u64,
+    /// Checks run, and those that stopped with packets waiting for lack of
+    /// credit.
+    pub checks: u64,
     pub blocked_checks: u64,
     pub queue: QueueStats,
 }
 
-struct Held<K, P> {
-    seg: Segment,
-    flow: K,
-    handle: P,
+/// The fair discipline's quantum: one thesis packet (1000 + 40 bytes).
+pub const FAIR_QUANTUM: u32 = 1040;
+
+struct FairFlow<I> {
+    q: VecDeque<I>,
+    deficit: u32,
 }
 
-impl<K, P> Queued for Held<K, P> {
-    fn wire_len(&self) -> u32 {
-        self.seg.wire_len()
+/// Deficit round robin over per-flow DropTail queues: each backlogged
+/// flow gets the same bytes per round.
+struct FairQueue<I: FlowItem> {
+    slot: FlowMap<I::Flow, usize>,
+    flows: Vec<FairFlow<I>>,
+    /// Backlogged flows (slots) in service order.
+    active: VecDeque<usize>,
+    limit: usize,
+    len: usize,
+    bytes: u64,
+    stats: QueueStats,
+}
+
+impl<I: FlowItem> FairQueue<I> {
+    fn new(per_flow: u32) -> Self {
+        FairQueue {
+            slot: FlowMap::default(),
+            flows: Vec::new(),
+            active: VecDeque::new(),
+            limit: per_flow.max(1) as usize,
+            len: 0,
+            bytes: 0,
+            stats: QueueStats::default(),
+        }
+    }
+
+    fn enqueue(&mut self, p: I) -> Result<(), (I, DropReason)> {
+        let n = self.flows.len();
+        let s = *self.slot.entry(p.flow()).or_insert(n);
+        if s == n {
+            self.flows.push(FairFlow {
+                q: VecDeque::new(),
+                deficit: 0,
+            });
+        }
+        let f = &mut self.flows[s];
+        let wire = p.wire_len() as u64;
+        if f.q.len() >= self.limit {
+            self.stats.count_drop(DropReason::Overflow, wire);
+            return Err((p, DropReason::Overflow));
+        }
+        if f.q.is_empty() {
+            self.active.push_back(s);
+        }
+        f.q.push_back(p);
+        self.len += 1;
+        self.bytes += wire;
+        self.stats.enqueued += 1;
+        self.stats.enqueued_bytes += wire;
+        Ok(())
+    }
+
+    fn dequeue(&mut self) -> Option<I> {
+        loop {
+            let &s = self.active.front()?;
+            let f = &mut self.flows[s];
+            let wire = f.q.front().expect("active flows are backlogged").wire_len();
+            if f.deficit >= wire {
+                f.deficit -= wire;
+                let p = f.q.pop_front();
+                if f.q.is_empty() {
+                    f.deficit = 0;
+                    self.active.pop_front();
+                }
+                self.len -= 1;
+                self.bytes -= wire as u64;
+                self.stats.dequeued += 1;
+                return p;
+            }
+            f.deficit += FAIR_QUANTUM;
+            self.active.rotate_left(1);
+        }
     }
 }
 
-impl<K, P> LinkItem for Held<K, P> {
-    fn segment(&self) -> &Segment {
-        &self.seg
+enum Waiting<I: FlowItem> {
+    Fifo(Queue<I>),
+    Fair(FairQueue<I>),
+}
+
+impl<I: FlowItem> Waiting<I> {
+    #[inline]
+    fn len_packets(&self) -> usize {
+        match self {
+            Waiting::Fifo(q) => q.len_packets(),
+            Waiting::Fair(q) => q.len,
+        }
+    }
+    #[inline]
+    fn dequeue(&mut self, now: Instant) -> Option<I> {
+        match self {
+            Waiting::Fifo(q) => q.dequeue(now),
+            Waiting::Fair(q) => q.dequeue(),
+        }
     }
 }
 
+/// A flow's account under [`CreditPolicy::StallProof`].
 #[derive(Clone, Copy, Debug)]
 struct FlowAcct {
     /// Just past the highest payload byte admitted.
     high: Seq,
     /// Payload bytes admitted (growth of `high`).
     admitted: u64,
-    /// Bytes the driver has read of the flow.
-    read: u64,
-    /// When `read` last grew, or bytes became pending with none before.
+    /// Bytes written of the flow to the tunnel.
+    written: u64,
+    /// When `written` last grew, or bytes became pending with none before.
     progress_at: Instant,
 }
 
 impl FlowAcct {
     fn pending(&self) -> u64 {
-        self.admitted.saturating_sub(self.read)
+        self.admitted.saturating_sub(self.written)
     }
     /// What the flow is charged at `now`, with `cap` its share.
     fn charge(&self, now: Instant, cap: u64, stall_after: Duration) -> u64 {
@@ -153,181 +303,327 @@ impl FlowAcct {
 }
 
 /// The local queue and its credit gate.
-pub struct LocalQueue<K, P> {
-    cfg: LocalQueueConfig,
-    q: Queue<Held<K, P>>,
-    flows: FlowMap<K, FlowAcct>,
-    stats: LocalQueueStats,
+pub struct SplitStartQueue<I: FlowItem> {
+    cfg: SplitStartConfig,
+    q: Waiting<I>,
+    /// `buffer_count_` ([`CreditPolicy::Thesis`], [`CreditPolicy::Released`]).
+    /// Below zero by less than a packet when a packet larger than `packet`
+    /// leaves (the check is against `packet`, as the thesis's).
+    buffer_count: i64,
+    /// Per-flow accounts ([`CreditPolicy::StallProof`]).
+    flows: FlowMap<I::Flow, FlowAcct>,
+    next_check: Option<Instant>,
+    /// A check is due, or running.
+    check_due: bool,
+    checking: bool,
+    /// Decided at arrival, handed out before any check.
+    decided: VecDeque<Action<I>>,
+    /// The latest time an input carried.
+    now: Instant,
+    stats: SplitStartStats,
 }
 
-impl<K: Hash + Eq + Copy, P> LocalQueue<K, P> {
-    /// `rng` draws RED's random numbers.
-    pub fn new(cfg: LocalQueueConfig, rng: Stream) -> Self {
-        let q = match cfg.policy {
-            Policy::DropTail => Queue::drop_tail(QueueLimit::Packets(cfg.limit)),
-            Policy::Red(mut p) => {
-                p.limit = QueueLimit::Packets(cfg.limit);
-                Queue::red(p, rng)
+impl<I: FlowItem> SplitStartQueue<I> {
+    /// A gate starting at `now` with `buffer_start` credit; `rng` draws
+    /// RED's random numbers. When polling, the first check is one interval
+    /// after `now`.
+    pub fn new(cfg: SplitStartConfig, rng: Stream, now: Instant) -> Self {
+        let limit = QueueLimit::Packets(cfg.limit);
+        let q = match cfg.discipline {
+            Discipline::DropTail => Waiting::Fifo(Queue::drop_tail(limit)),
+            Discipline::Red(mut p) => {
+                p.limit = limit;
+                Waiting::Fifo(Queue::red(p, rng))
             }
+            Discipline::Fair { per_flow } => Waiting::Fair(FairQueue::new(per_flow)),
         };
-        LocalQueue {
+        SplitStartQueue {
             cfg,
             q,
+            buffer_count: cfg.buffer_start as i64,
             flows: FlowMap::default(),
-            stats: LocalQueueStats::default(),
+            next_check: cfg.check.interval().map(|i| now + i),
+            check_due: false,
+            checking: false,
+            decided: VecDeque::new(),
+            now,
+            stats: SplitStartStats::default(),
         }
     }
 
-    /// The most a flow is charged: its share of `buffer_start`.
-    fn cap(&self) -> u64 {
-        self.cfg.buffer_start / self.flows.len().max(1) as u64
+    /// Wakes a check after an event, in the modes that check on events.
+    #[inline]
+    fn wake(&mut self) {
+        if self.cfg.check.on_events() && !self.checking {
+            self.check_due = true;
+        }
     }
 
-    /// Bytes charged against `buffer_start` at `now`.
-    pub fn charged(&self, now: Instant) -> u64 {
-        let cap = self.cap();
-        let st = self.cfg.stall_after;
-        self.flows.values().map(|f| f.charge(now, cap, st)).sum()
-    }
-
-    /// `buffer_start` less what is charged (negative by less than a packet
-    /// at most).
-    pub fn credit(&self, now: Instant) -> i64 {
-        self.cfg.buffer_start as i64 - self.charged(now) as i64
-    }
-
-    /// A data segment arrived: it passes at once (nothing new in it), is
-    /// dropped by the policy, or waits; then the queue is checked. Every
-    /// packet decided is handed to `out` with its verdict.
-    pub fn arrive(
-        &mut self,
-        now: Instant,
-        a: Arrival<K>,
-        handle: P,
-        out: &mut impl FnMut(P, Verdict),
-    ) {
+    /// A data segment arrived. It joins the queue (in the event modes a
+    /// check follows), is dropped by the policy, or (stall-proof credit,
+    /// nothing new in it) passes at once.
+    pub fn handle_arrival(&mut self, now: Instant, item: I) {
+        self.now = now;
         self.stats.arrived += 1;
-        let end = Seq(a.seq) + a.payload;
-        match self.flows.get(&a.flow) {
-            Some(f) if end.le(f.high) => {
-                self.stats.passed_old += 1;
-                out(handle, Verdict::Accept);
-                return;
-            }
-            Some(_) => {}
-            None => {
-                // The first data the queue sees of a flow: nothing of it
-                // has been read, so its sequence space starts here.
-                self.flows.insert(
-                    a.flow,
-                    FlowAcct {
-                        high: Seq(a.seq),
+        if let CreditPolicy::StallProof { .. } = self.cfg.credit {
+            let seg = item.segment();
+            let end = seg.seq + seg.len;
+            match self.flows.get(&item.flow()) {
+                Some(f) if end.le(f.high) => {
+                    self.stats.passed_old += 1;
+                    self.decided.push_back(Action::Admit(item));
+                    return;
+                }
+                Some(_) => {}
+                None => {
+                    // The first data seen of a flow: nothing of it has been
+                    // written, so its sequence space starts here.
+                    let acct = FlowAcct {
+                        high: seg.seq,
                         admitted: 0,
-                        read: 0,
+                        written: 0,
                         progress_at: now,
-                    },
-                );
-            }
-        }
-        let seg = Segment {
-            seq: Seq(a.seq),
-            len: a.payload,
-            hdr_len: a.wire.saturating_sub(a.payload).min(u16::MAX as u32) as u16,
-            ..Default::default()
-        };
-        let held = Held {
-            seg,
-            flow: a.flow,
-            handle,
-        };
-        if let Err((h, why)) = self.q.enqueue(now, held) {
-            out(h.handle, Verdict::Drop(why));
-        }
-        self.check(now, out);
-    }
-
-    /// Lets packets into the stack, in order, while the credit allows.
-    pub fn check(&mut self, now: Instant, out: &mut impl FnMut(P, Verdict)) {
-        if self.q.is_empty() {
-            return;
-        }
-        let cap = self.cap();
-        let st = self.cfg.stall_after;
-        let mut charged = self.charged(now);
-        while !self.q.is_empty() {
-            if charged + self.cfg.packet as u64 > self.cfg.buffer_start {
-                self.stats.blocked_checks += 1;
-                break;
-            }
-            let Some(h) = self.q.dequeue(now) else { break };
-            let end = h.seg.seq + h.seg.len;
-            if let Some(f) = self.flows.get_mut(&h.flow) {
-                if end.gt(f.high) {
-                    let before = f.charge(now, cap, st);
-                    // Bytes between `high` and this segment's start are a
-                    // hole (lost or dropped upstream): charged until read,
-                    // as the thesis charges what it admits.
-                    let new = end.bytes_since(f.high) as u64;
-                    if f.pending() == 0 {
-                        // Nothing was waiting to be read: the wait for a
-                        // read starts now.
-                        f.progress_at = now;
-                    }
-                    f.high = end;
-                    f.admitted += new;
-                    charged = charged - before + f.charge(now, cap, st);
-                    self.stats.admitted_bytes += new;
+                    };
+                    self.flows.insert(item.flow(), acct);
                 }
             }
-            self.stats.admitted += 1;
-            out(h.handle, Verdict::Accept);
+        }
+        let res = match &mut self.q {
+            Waiting::Fifo(q) => q.enqueue(now, item),
+            Waiting::Fair(q) => q.enqueue(item),
+        };
+        match res {
+            Ok(()) => self.wake(),
+            Err((item, why)) => self.decided.push_back(Action::Drop(item, why)),
         }
     }
 
-    /// The driver has read `total` bytes of `flow` in all (cumulative),
-    /// as of `now`.
-    pub fn set_read(&mut self, flow: &K, total: u64, now: Instant) {
-        if let Some(f) = self.flows.get_mut(flow) {
-            if total > f.read {
-                f.read = total;
-                f.progress_at = now;
+    /// The tunnel sent a packet of `wire` bytes (the thesis's `output()`):
+    /// the thesis's credit grows, retransmission or not.
+    #[inline]
+    pub fn handle_output(&mut self, wire: u32, retransmission: bool) {
+        match self.cfg.credit {
+            CreditPolicy::Thesis | CreditPolicy::Released => {
+                self.buffer_count += wire as i64;
+                self.stats.added_bytes += wire as u64;
+                if retransmission {
+                    self.stats.added_retx_bytes += wire as u64;
+                }
+                self.wake();
             }
+            CreditPolicy::StallProof { .. } => {}
+        }
+    }
+
+    /// `bytes` more of `flow` were written to the tunnel (what the stack
+    /// delivered in order).
+    #[inline]
+    pub fn handle_written(&mut self, now: Instant, flow: I::Flow, bytes: u64) {
+        self.now = now;
+        if bytes == 0 {
+            return;
+        }
+        match self.cfg.credit {
+            CreditPolicy::Thesis => {}
+            CreditPolicy::Released => {
+                // Payload plus one header per full segment's worth.
+                let hdr = self.cfg.header as u64;
+                let mss = (self.cfg.packet as u64).saturating_sub(hdr).max(1);
+                self.buffer_count -= (bytes + bytes.div_ceil(mss) * hdr) as i64;
+            }
+            CreditPolicy::StallProof { .. } => {
+                if let Some(f) = self.flows.get_mut(&flow) {
+                    f.written += bytes;
+                    f.progress_at = now;
+                    self.wake();
+                }
+            }
+        }
+    }
+
+    /// [`Self::handle_written`] for a driver that counts the bytes written
+    /// of a flow in all: `total` since the flow began.
+    pub fn handle_written_total(&mut self, now: Instant, flow: I::Flow, total: u64) {
+        let before = match self.cfg.credit {
+            CreditPolicy::StallProof { .. } => self.flows.get(&flow).map(|f| f.written),
+            _ => None,
+        };
+        if let Some(w) = before {
+            self.handle_written(now, flow, total.saturating_sub(w));
         }
     }
 
     /// `flow` is gone (closed, reset): it is charged no more.
-    pub fn end_flow(&mut self, flow: &K) {
-        self.flows.remove(flow);
+    pub fn end_flow(&mut self, flow: &I::Flow) {
+        if self.flows.remove(flow).is_some() {
+            self.wake();
+        }
     }
 
-    /// Flows charged now.
-    pub fn flows(&self) -> impl Iterator<Item = &K> {
-        self.flows.keys()
+    /// The poll timer: a check is due if its time has come, and the next
+    /// is one interval later (the thesis reschedules after the loop, which
+    /// takes no simulated time).
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.now = now;
+        if let (Some(at), Some(interval)) = (self.next_check, self.cfg.check.interval()) {
+            if at <= now {
+                self.next_check = Some(now + interval);
+                self.check_due = true;
+            }
+        }
+    }
+
+    /// When [`Self::handle_timeout`] is next needed (polling modes).
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.next_check
     }
 
     /// Everything still waiting goes into the stack (shutting down).
-    pub fn release_all(&mut self, now: Instant, out: &mut impl FnMut(P, Verdict)) {
-        while let Some(h) = self.q.dequeue(now) {
-            out(h.handle, Verdict::Accept);
+    pub fn release_all(&mut self, now: Instant) {
+        self.now = now;
+        while let Some(p) = self.q.dequeue(now) {
+            self.decided.push_back(Action::Admit(p));
         }
     }
 
+    /// The next thing to do: first what arrivals decided, then one step of
+    /// a due check (`checkSend()`'s loop: the head leaves while the credit
+    /// allows). `None` ends the check.
+    #[inline]
+    pub fn poll_action(&mut self, now: Instant) -> Option<Action<I>> {
+        if let Some(a) = self.decided.pop_front() {
+            return Some(a);
+        }
+        if !self.checking {
+            if !self.check_due {
+                return None;
+            }
+            self.check_due = false;
+            self.checking = true;
+            self.stats.checks += 1;
+        }
+        self.now = now;
+        if self.q.len_packets() == 0 {
+            self.checking = false;
+            return None;
+        }
+        if !self.allows(now) {
+            self.stats.blocked_checks += 1;
+            self.checking = false;
+            return None;
+        }
+        let Some(p) = self.q.dequeue(now) else {
+            self.checking = false;
+            return None;
+        };
+        self.charge(now, &p);
+        Some(Action::Admit(p))
+    }
+
+    /// Enough credit for the head to leave.
+    #[inline]
+    fn allows(&self, now: Instant) -> bool {
+        match self.cfg.credit {
+            CreditPolicy::Thesis | CreditPolicy::Released => {
+                self.buffer_count >= self.cfg.packet as i64
+            }
+            CreditPolicy::StallProof { .. } => {
+                self.charged(now) + self.cfg.packet as u64 <= self.cfg.buffer_start
+            }
+        }
+    }
+
+    /// Pays for a packet leaving the queue.
+    #[inline]
+    fn charge(&mut self, now: Instant, p: &I) {
+        let wire = p.wire_len();
+        self.stats.admitted += 1;
+        self.stats.admitted_bytes += wire as u64;
+        match self.cfg.credit {
+            CreditPolicy::Thesis => self.buffer_count -= wire as i64,
+            CreditPolicy::Released => {}
+            CreditPolicy::StallProof { .. } => {
+                let seg = p.segment();
+                let end = seg.seq + seg.len;
+                if let Some(f) = self.flows.get_mut(&p.flow()) {
+                    if end.gt(f.high) {
+                        // Bytes between `high` and this segment's start are
+                        // a hole (lost or dropped upstream): charged until
+                        // written, as the thesis charges what it admits.
+                        let new = end.bytes_since(f.high) as u64;
+                        if f.pending() == 0 {
+                            // Nothing was waiting to be written: the wait
+                            // for a write starts now.
+                            f.progress_at = now;
+                        }
+                        f.high = end;
+                        f.admitted += new;
+                        self.stats.admitted_new_bytes += new;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Bytes charged against `buffer_start` at `now` (stall-proof: the sum
+    /// of the flows' charges; otherwise `buffer_start - buffer_count`).
+    pub fn charged(&self, now: Instant) -> u64 {
+        match self.cfg.credit {
+            CreditPolicy::StallProof { stall_after } => {
+                let cap = self.cfg.buffer_start / self.flows.len().max(1) as u64;
+                self.flows
+                    .values()
+                    .map(|f| f.charge(now, cap, stall_after))
+                    .sum()
+            }
+            _ => (self.cfg.buffer_start as i64 - self.buffer_count).max(0) as u64,
+        }
+    }
+
+    /// The credit as of the latest input: `buffer_count_` for the thesis's
+    /// policies, `buffer_start` less what is charged for the stall-proof
+    /// one.
+    pub fn credit(&self) -> i64 {
+        match self.cfg.credit {
+            CreditPolicy::StallProof { .. } => {
+                self.cfg.buffer_start as i64 - self.charged(self.now) as i64
+            }
+            _ => self.buffer_count,
+        }
+    }
+
+    /// Flows with an account (stall-proof credit).
+    pub fn flows(&self) -> impl Iterator<Item = &I::Flow> {
+        self.flows.keys()
+    }
     pub fn len_packets(&self) -> usize {
         self.q.len_packets()
     }
-    pub fn len_bytes(&self) -> u64 {
-        self.q.len_bytes()
+    pub fn is_empty(&self) -> bool {
+        self.len_packets() == 0
     }
-    pub fn stats(&self) -> LocalQueueStats {
-        LocalQueueStats {
-            queue: self.q.stats,
+    pub fn len_bytes(&self) -> u64 {
+        match &self.q {
+            Waiting::Fifo(q) => q.len_bytes(),
+            Waiting::Fair(q) => q.bytes,
+        }
+    }
+    pub fn stats(&self) -> SplitStartStats {
+        let queue = match &self.q {
+            Waiting::Fifo(q) => q.stats,
+            Waiting::Fair(q) => q.stats,
+        };
+        SplitStartStats {
+            queue,
             ..self.stats
         }
     }
-    pub fn config(&self) -> &LocalQueueConfig {
+    pub fn config(&self) -> &SplitStartConfig {
         &self.cfg
     }
 }
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod thesis_tests;

@@ -46,6 +46,9 @@ pub enum LossModel {
         only: KindFilter,
         inner: Box<LossModel>,
     },
+    /// A link service's losses over time (a schedule's, the LEO preset's
+    /// bursts) on top of the link's own model.
+    Timed(Box<crate::link::service::TimedLoss>),
 }
 
 /// The Gilbert-Elliott channel, stepped once per packet.
@@ -179,6 +182,7 @@ impl LossModel {
             }
             LossModel::GilbertElliott(ge) => ge.lose(),
             LossModel::Only { only, inner } => only.matches(seg) && inner.lose_model(_now, seg),
+            LossModel::Timed(t) => t.lose(_now, seg),
         }
     }
 }

@@ -170,7 +170,7 @@ impl<T: LinkItem> Qdisc<T> {
 
 impl QueueStats {
     #[cold]
-    fn count_drop(&mut self, why: DropReason, len: u64) {
+    pub(crate) fn count_drop(&mut self, why: DropReason, len: u64) {
         if why == DropReason::Merged {
             self.merged += 1;
             return;

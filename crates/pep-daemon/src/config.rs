@@ -11,6 +11,10 @@ use serde::Deserialize;
 use crate::net::Cidr;
 use crate::units::{parse_bytes, parse_duration, parse_rate};
 
+/// A TCP socket's own structures in the kernel, counted per leg against
+/// `memory_budget` beside its buffers (about 2.5 KB on Linux 6; rounded up).
+pub const SOCKET_OVERHEAD: u64 = 4096;
+
 /// `proxy.relay` when unset: splice moved a bulk transfer with less CPU
 /// than copying in the benchmark (docs/daemon.md, "Zero-copy relay").
 pub const DEFAULT_RELAY: RelayMode = RelayMode::Splice;
@@ -197,6 +201,8 @@ struct RawProxy {
     connect_timeout: Option<String>,
     drain_timeout: Option<String>,
     keep_client_source: Option<bool>,
+    reuse_time_wait: Option<bool>,
+    memory_budget: Option<String>,
     workers: Option<i64>,
     metrics: Option<String>,
     user: Option<String>,
@@ -401,6 +407,14 @@ pub struct Settings {
     /// Open the server leg from the client's address (`IP_TRANSPARENT`
     /// bind), so servers see the real client.
     pub keep_client_source: bool,
+    /// Set `net.ipv4.tcp_tw_reuse = 1` in the daemon's namespace while it
+    /// runs, so server legs take ports whose earlier legs wait in
+    /// TIME_WAIT (docs/daemon.md, "Source ports").
+    pub reuse_time_wait: bool,
+    /// Bytes all connections may hold at most, relay buffers and kernel
+    /// socket buffers together ([`Settings::connection_memory`]); `None`:
+    /// unbounded.
+    pub memory_budget: Option<u64>,
     pub workers: usize,
     pub metrics: Option<std::net::SocketAddr>,
     /// Two-node mode (`[tunnel]`): this node's end of the tunnel.
@@ -442,6 +456,36 @@ impl Settings {
             ),
             None => (self.client_leg.clone(), self.server_leg.clone()),
         }
+    }
+
+    /// The legs of a connection to `dst` as they are opened: under a
+    /// `memory_budget`, a socket buffer the leg does not set is clamped to
+    /// `proxy.buffer` (the kernel's autotuning would otherwise grow it to
+    /// `tcp_wmem`/`tcp_rmem`'s maximum, 4 and 6 MB by default).
+    pub fn legs_opened(&self, dst: IpAddr) -> (LegOptions, LegOptions) {
+        let (mut c, mut s) = self.legs_for(dst);
+        if self.memory_budget.is_some() {
+            for l in [&mut c, &mut s] {
+                l.sndbuf.get_or_insert(self.buffer);
+                l.rcvbuf.get_or_insert(self.buffer);
+            }
+        }
+        (c, s)
+    }
+
+    /// What a connection to `dst` counts against `memory_budget`: its two
+    /// relay buffers (or pipes) of `proxy.buffer`, each leg's send and
+    /// receive buffer as clamped, twice (the kernel doubles `SO_SNDBUF`
+    /// and `SO_RCVBUF` for its bookkeeping and fills up to that), and
+    /// [`SOCKET_OVERHEAD`] per socket. `None` without a budget.
+    pub fn connection_memory(&self, dst: IpAddr) -> Option<u64> {
+        self.memory_budget?;
+        let (c, s) = self.legs_opened(dst);
+        let leg = |l: &LegOptions| {
+            2 * (l.sndbuf.unwrap_or(self.buffer) + l.rcvbuf.unwrap_or(self.buffer)) as u64
+                + SOCKET_OVERHEAD
+        };
+        Some(2 * self.buffer as u64 + leg(&c) + leg(&s))
     }
 
     fn route_for(&self, dst: IpAddr) -> Option<&Route> {
@@ -927,6 +971,10 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
             "must be between 4KiB and 1GiB".into(),
         ));
     }
+    let memory_budget = match &p.memory_budget {
+        Some(t) => Some(field("proxy.memory_budget", parse_bytes(t))?),
+        None => None,
+    };
     let idle = dur("proxy.idle_timeout", &p.idle_timeout, "10min")?;
     let connect_timeout = dur("proxy.connect_timeout", &p.connect_timeout, "10s")?;
     if connect_timeout.is_zero() {
@@ -1099,6 +1147,8 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         connect_timeout,
         drain_timeout: dur("proxy.drain_timeout", &p.drain_timeout, "30s")?,
         keep_client_source: p.keep_client_source.unwrap_or(false),
+        reuse_time_wait: p.reuse_time_wait.unwrap_or(true),
+        memory_budget,
         workers: int_in("proxy.workers", p.workers, 0, 0, 256)? as usize,
         metrics,
         user: match &p.user {
@@ -1184,6 +1234,28 @@ mod tests {
             e.contains("tunnel.peer: \"192.0.2.2:0\": port 0 is not a port"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_connection_counts_its_relay_and_clamped_socket_buffers() {
+        let s = parse(&format!("{MIN}[proxy]\nbuffer = \"1MiB\"\n"), "f").unwrap();
+        assert_eq!(s.connection_memory("192.0.2.1".parse().unwrap()), None);
+        assert_eq!(s.legs_opened("192.0.2.1".parse().unwrap()).1.sndbuf, None);
+        let text = format!(
+            "{MIN}[proxy]\nbuffer = \"1MiB\"\nmemory_budget = \"40MiB\"\n[server_leg]\nrcvbuf = \"256KiB\"\n"
+        );
+        let s = parse(&text, "f").unwrap();
+        let dst = "192.0.2.1".parse().unwrap();
+        let (c, sv) = s.legs_opened(dst);
+        assert_eq!((c.sndbuf, c.rcvbuf), (Some(1 << 20), Some(1 << 20)));
+        assert_eq!((sv.sndbuf, sv.rcvbuf), (Some(1 << 20), Some(256 << 10)));
+        // Relay 2 MiB; client leg 2 x 2 MiB; server leg 2 x 1.25 MiB.
+        let want = (2 << 20) + (4 << 20) + (5 << 19) + 2 * SOCKET_OVERHEAD;
+        assert_eq!(s.connection_memory(dst), Some(want));
+        let e = parse(&format!("{MIN}[proxy]\nmemory_budget = \"lots\"\n"), "f")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("proxy.memory_budget"), "{e}");
     }
 
     #[test]

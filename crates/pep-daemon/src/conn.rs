@@ -112,6 +112,26 @@ async fn connect(
     }
 }
 
+/// A server leg found no source port: every port of the ephemeral range
+/// is taken towards `dst` (TIME_WAIT of earlier legs, see docs/daemon.md,
+/// "Source ports"). Counted always, logged at most once a second.
+fn port_exhausted(m: &Metrics, peer: SocketAddr, dst: SocketAddr, e: &io::Error) {
+    static LAST_LOG: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let total = m.port_exhausted.fetch_add(1, Relaxed) + 1;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    if LAST_LOG.swap(now, Relaxed) != now {
+        warn!(
+            %peer, %dst, total,
+            "server leg: no free source port ({e}); the client is reset \
+             (pep_server_leg_port_exhausted_total). Each port waits 60 s in \
+             TIME_WAIT after its leg: set proxy.reuse_time_wait, widen \
+             net.ipv4.ip_local_port_range, or keep_client_source"
+        );
+    }
+}
+
 /// Relays one accepted connection to its original destination `dst`.
 pub async fn relay_connection(
     client: TcpStream,
@@ -121,7 +141,7 @@ pub async fn relay_connection(
     shared: Shared,
 ) {
     let m = shared.metrics.clone();
-    let (mut copts, mut sopts) = settings.legs_for(dst.ip());
+    let (mut copts, mut sopts) = settings.legs_opened(dst.ip());
     // The listener set the client leg's MSS (it is advertised in the
     // SYN-ACK); the server leg's "auto" copies what the client leg got.
     copts.mss = None;
@@ -153,6 +173,11 @@ pub async fn relay_connection(
             m.setup_time(started.elapsed().as_secs_f64());
             relay.handle_connected(shared.now());
             Some(s)
+        }
+        Connect::Done(Err(e)) if e.raw_os_error() == Some(libc::EADDRNOTAVAIL) => {
+            port_exhausted(&m, peer, dst, &e);
+            relay.handle_connect_failed(shared.now());
+            None
         }
         Connect::Done(Err(e)) => {
             debug!(%peer, %dst, "connect failed: {e}");

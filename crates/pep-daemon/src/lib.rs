@@ -26,6 +26,7 @@ pub mod config;
 pub mod conn;
 pub mod metrics;
 pub mod net;
+pub mod notify;
 pub mod packet;
 pub mod privileges;
 pub mod proxy;

@@ -27,15 +27,18 @@ pub enum Refusal {
     Descriptors,
     /// Shutting down.
     Draining,
+    /// `memory_budget` reached.
+    Memory,
 }
 
-const REFUSALS: [(Refusal, &str); 6] = [
+const REFUSALS: [(Refusal, &str); 7] = [
     (Refusal::Limit, "limit"),
     (Refusal::ClientLimit, "client_limit"),
     (Refusal::NotServed, "not_served"),
     (Refusal::Loop, "loop"),
     (Refusal::Descriptors, "descriptors"),
     (Refusal::Draining, "draining"),
+    (Refusal::Memory, "memory"),
 ];
 
 const ENDS: [&str; 7] = [
@@ -95,6 +98,27 @@ impl<const N: usize> Histogram<N> {
     }
 }
 
+/// The one writer of Prometheus text (every family the daemon exposes,
+/// the packet path's included): a family's HELP and TYPE lines.
+pub(crate) fn write_header(o: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}");
+}
+
+/// A counter or gauge family: its header, then one sample per (labels,
+/// value) row; `labels` is empty or `{k="v",..}`.
+pub(crate) fn write_family<V: std::fmt::Display>(
+    o: &mut String,
+    name: &str,
+    kind: &str,
+    help: &str,
+    rows: &[(&str, V)],
+) {
+    write_header(o, name, kind, help);
+    for (labels, v) in rows {
+        let _ = writeln!(o, "{name}{labels} {v}");
+    }
+}
+
 /// Everything the daemon counts. Shared by all tasks; relaxed atomics.
 pub struct Metrics {
     pub accepted: AtomicU64,
@@ -102,7 +126,7 @@ pub struct Metrics {
     /// Connections to the metrics endpoint now open: descriptors the
     /// pre-admission check counts (at most [`METRICS_MAX_CONNECTIONS`]).
     pub metrics_open: AtomicI64,
-    refused: [AtomicU64; 6],
+    refused: [AtomicU64; 7],
     ended: [AtomicU64; 7],
     /// Bytes read from the client leg (and written to the server leg).
     pub bytes_up: AtomicU64,
@@ -116,6 +140,10 @@ pub struct Metrics {
     pub pauses: AtomicU64,
     /// Connections configured to splice that copied instead (no pipe).
     pub splice_fallbacks: AtomicU64,
+    /// Server legs that could not get a source port (`EADDRNOTAVAIL`).
+    pub port_exhausted: AtomicU64,
+    /// `max_connections` in force (lowered to what the descriptors hold).
+    pub max_connections: AtomicU64,
     pub accept_errors: AtomicU64,
     pub reloads: AtomicU64,
     pub reload_errors: AtomicU64,
@@ -214,6 +242,8 @@ impl Default for Metrics {
             allocated: AtomicI64::new(0),
             pauses: AtomicU64::new(0),
             splice_fallbacks: AtomicU64::new(0),
+            port_exhausted: AtomicU64::new(0),
+            max_connections: AtomicU64::new(0),
             accept_errors: AtomicU64::new(0),
             reloads: AtomicU64::new(0),
             reload_errors: AtomicU64::new(0),
@@ -283,10 +313,7 @@ impl Metrics {
     pub fn render(&self) -> String {
         let mut o = String::with_capacity(4096);
         let mut gauge = |name: &str, kind: &str, help: &str, rows: &[(&str, i128)]| {
-            let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}");
-            for (labels, v) in rows {
-                let _ = writeln!(o, "{name}{labels} {v}");
-            }
+            write_family(&mut o, name, kind, help, rows)
         };
         let l = |v: &AtomicU64| v.load(Relaxed) as i128;
         let g = |v: &AtomicI64| v.load(Relaxed) as i128;
@@ -301,6 +328,12 @@ impl Metrics {
             "gauge",
             "Connections being relayed.",
             &[("", g(&self.active))],
+        );
+        gauge(
+            "pep_connections_max",
+            "gauge",
+            "max_connections in force (lowered at start to what the descriptor limit holds).",
+            &[("", l(&self.max_connections))],
         );
         let refused: Vec<(String, i128)> = REFUSALS
             .iter()
@@ -358,6 +391,12 @@ impl Metrics {
             "counter",
             "Connections set to splice that copied (no pipe could be made).",
             &[("", l(&self.splice_fallbacks))],
+        );
+        gauge(
+            "pep_server_leg_port_exhausted_total",
+            "counter",
+            "Server legs that found no free source port (the client was reset).",
+            &[("", l(&self.port_exhausted))],
         );
         gauge(
             "pep_accept_errors_total",
@@ -486,7 +525,7 @@ impl Metrics {
             ),
             ("pep_connect_seconds", "Time to open the server leg."),
         ] {
-            let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} histogram");
+            write_header(&mut o, name, "histogram", help);
             match name {
                 "pep_leg_rtt_seconds" => {
                     self.rtt[0].render(&mut o, name, "leg=\"client\"");

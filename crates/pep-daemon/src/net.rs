@@ -225,6 +225,35 @@ pub fn server_socket(
     Ok(s)
 }
 
+const TW_REUSE: &str = "/proc/sys/net/ipv4/tcp_tw_reuse";
+
+/// Sets `net.ipv4.tcp_tw_reuse` (IPv6 too) to 1 in the calling thread's
+/// namespace: `connect` may then give a new server leg a port whose earlier
+/// leg to the same destination waits in TIME_WAIT, once a second has passed
+/// (timestamps tell the two apart, RFC 7323 PAWS). Returns the value it
+/// replaced, `None` if it was 1 already.
+pub fn enable_tw_reuse() -> io::Result<Option<String>> {
+    let old = std::fs::read_to_string(TW_REUSE)?.trim().to_string();
+    if old == "1" {
+        return Ok(None);
+    }
+    std::fs::write(TW_REUSE, "1").map_err(ctx(format!("write 1 to {TW_REUSE}")))?;
+    Ok(Some(old))
+}
+
+/// Puts back the value [`enable_tw_reuse`] replaced.
+pub fn restore_tw_reuse(old: &str) -> io::Result<()> {
+    std::fs::write(TW_REUSE, old).map_err(ctx(format!("write {old} to {TW_REUSE}")))
+}
+
+/// How many ports `connect` chooses from (`net.ipv4.ip_local_port_range`).
+pub fn ephemeral_ports() -> Option<u32> {
+    let r = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+    let mut it = r.split_whitespace().map(|v| v.parse::<u32>().ok());
+    let (lo, hi) = (it.next()??, it.next()??);
+    Some(hi.saturating_sub(lo) + 1)
+}
+
 /// Whether `ip` is an address of this host (in the calling thread's
 /// namespace): a plain socket binds only a local address. With
 /// `ip_nonlocal_bind` set every address counts as local, which errs on the

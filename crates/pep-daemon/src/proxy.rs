@@ -71,6 +71,8 @@ struct Admission {
     /// Descriptors open before any connection: listeners, the runtime,
     /// the reserve. A connection adds two.
     base_fds: u64,
+    /// Bytes the admitted connections count against `memory_budget`.
+    committed: std::sync::atomic::AtomicU64,
 }
 
 /// Descriptors kept free beyond the connections' own: the metrics
@@ -81,11 +83,14 @@ pub const FD_MARGIN: u64 = 8;
 struct Slot {
     adm: Arc<Admission>,
     client: IpAddr,
+    /// Its share of `memory_budget`.
+    memory: u64,
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
         self.adm.metrics.active.fetch_sub(1, Relaxed);
+        self.adm.committed.fetch_sub(self.memory, Relaxed);
         let mut pc = self
             .adm
             .per_client
@@ -141,11 +146,24 @@ impl Admission {
         if self.base_fds + per * (active + 1) + scrapes + FD_MARGIN > net::nofile_limit() {
             return Err(Refusal::Descriptors);
         }
+        // Under the per-client lock, which every admission takes: the
+        // check and the charge are one step.
+        let memory = match (s.memory_budget, s.connection_memory(dst.ip())) {
+            (Some(budget), Some(need)) => {
+                if self.committed.load(Relaxed) + need > budget {
+                    return Err(Refusal::Memory);
+                }
+                need
+            }
+            _ => 0,
+        };
+        self.committed.fetch_add(memory, Relaxed);
         *n += 1;
         self.metrics.active.fetch_add(1, Relaxed);
         Ok(Slot {
             adm: self.clone(),
             client: peer.ip(),
+            memory,
         })
     }
 }
@@ -297,9 +315,7 @@ impl Daemon {
         // listeners and slack.
         let want = settings.max_connections as u64 * settings.fds_per_connection() + 64;
         let got = net::raise_nofile(want);
-        if got < want {
-            warn!(want, got, "descriptor limit below what max_connections needs; excess connections will be refused");
-        }
+        let settings = fit_descriptors(settings, got, net::open_fds())?;
         let mut listeners = Vec::new();
         let rcvbuf = settings.client_leg.rcvbuf;
         let client_mss = match settings.client_leg.mss {
@@ -395,6 +411,8 @@ impl Daemon {
         } else {
             None
         };
+        let tw_restore = time_wait_reuse(&settings);
+        let notifier = crate::notify::Notifier::from_env();
         let (ctl, ctl_rx) = mpsc::unbounded_channel();
         let m = metrics.clone();
         let thread = std::thread::Builder::new()
@@ -406,6 +424,7 @@ impl Daemon {
                     sig,
                     tunnel,
                     splice_ok,
+                    notifier,
                 };
                 let r = rt.block_on(main_task(
                     settings.clone(),
@@ -416,6 +435,11 @@ impl Daemon {
                 ));
                 // Whatever is still running is dropped with the runtime.
                 rt.shutdown_timeout(Duration::from_secs(1));
+                if let Some(old) = tw_restore {
+                    if let Err(e) = net::restore_tw_reuse(&old) {
+                        warn!("restoring net.ipv4.tcp_tw_reuse: {e}");
+                    }
+                }
                 if opts.install_rules {
                     if let Err(e) = rules::remove(&settings) {
                         warn!("removing rules: {e}");
@@ -487,6 +511,80 @@ struct Prepared {
     sig: Option<Signals>,
     tunnel: Option<TunnelSetup>,
     splice_ok: Arc<std::sync::atomic::AtomicBool>,
+    /// systemd's `NOTIFY_SOCKET` and watchdog, read at start.
+    notifier: crate::notify::Notifier,
+}
+
+/// Descriptors kept beside the connections' at start: listeners, the
+/// runtime, the tunnel, log files.
+const FD_SLACK: u64 = 64;
+
+/// Lowers `max_connections` to what the descriptor limit `limit` holds
+/// beside the `open` descriptors and [`FD_SLACK`], at
+/// [`Settings::fds_per_connection`] each (six when splicing), and says so:
+/// a limit that fitted only a third of `max_connections` used to be a
+/// warning, and the connections beyond were refused one by one. A limit
+/// that fits no connection is an error.
+fn fit_descriptors(mut s: Settings, limit: u64, open: u64) -> Result<Settings, String> {
+    let per = s.fds_per_connection();
+    let fit = limit.saturating_sub(open + FD_SLACK) / per;
+    if fit == 0 {
+        return Err(format!(
+            "the descriptor limit ({limit}, {open} open) fits no connection at {per} descriptors \
+             each: raise LimitNOFILE (ulimit -n)"
+        ));
+    }
+    if (fit as usize) < s.max_connections {
+        warn!(
+            limit,
+            per,
+            "proxy.max_connections lowered from {} to {fit}: the descriptor limit holds no more \
+             at {per} descriptors a connection ({}); raise LimitNOFILE to {} for all",
+            s.max_connections,
+            if s.uses_splice() {
+                "two sockets, two pipes"
+            } else {
+                "two sockets"
+            },
+            s.max_connections as u64 * per + open + FD_SLACK
+        );
+        s.max_connections = fit as usize;
+        s.max_per_client = s.max_per_client.min(s.max_connections);
+    }
+    Ok(s)
+}
+
+/// Server legs all leave from this host's address, and a leg the proxy
+/// closes first (the client closed first) holds its port in TIME_WAIT for
+/// 60 s: without reuse, connections to one server address and port are
+/// capped at the ephemeral range per minute (28,232 by default, 470/s).
+/// With `reuse_time_wait`, sets `tcp_tw_reuse` for the daemon's lifetime;
+/// returns the value to restore.
+fn time_wait_reuse(s: &Settings) -> Option<String> {
+    let split_start = s
+        .tunnel
+        .as_ref()
+        .is_some_and(|t| t.role == tunnel::Role::SplitStart);
+    if split_start {
+        // Its flows go over the tunnel: it opens no server legs.
+        return None;
+    }
+    let ports = net::ephemeral_ports().unwrap_or(0);
+    if !s.reuse_time_wait {
+        info!(ports, "reuse_time_wait = false: server legs to one destination are limited to about {} a second", ports / 60);
+        return None;
+    }
+    match net::enable_tw_reuse() {
+        Ok(Some(old)) => {
+            info!("set net.ipv4.tcp_tw_reuse = 1 (was {old}) while running: server legs reuse ports in TIME_WAIT");
+            Some(old)
+        }
+        Ok(None) => None,
+        Err(e) => {
+            warn!(ports, "{e}: server legs to one destination are limited to about {} a second (ports in TIME_WAIT)", ports / 60);
+            None
+        }
+    }
 }
 
 /// Whether connections set to splice can have their pipes; a warning
@@ -517,6 +615,7 @@ async fn main_task(
         mut sig,
         tunnel,
         splice_ok,
+        notifier,
     } = prepared;
     let (abort_tx, abort_rx) = watch::channel(false);
     let mut tunnel_client = None;
@@ -579,7 +678,11 @@ async fn main_task(
         metrics: metrics.clone(),
         reserve: Mutex::new(reserve),
         base_fds: net::open_fds(),
+        committed: Default::default(),
     });
+    metrics
+        .max_connections
+        .store(settings.max_connections as u64, Relaxed);
     let mut accepts = Vec::new();
     for l in listeners {
         let l = TcpListener::from_std(l).map_err(|e| format!("listener: {e}"))?;
@@ -607,6 +710,18 @@ async fn main_task(
             "proxy running"
         ),
     }
+    // Listeners accept and the metrics serve: ready. The watchdog is fed
+    // from the runtime itself, so a runtime that stops turning stops it.
+    notifier.notify("READY=1");
+    let watchdog = notifier.watchdog_every.map(|every| {
+        let n = notifier.clone();
+        tokio::spawn(async move {
+            loop {
+                n.notify("WATCHDOG=1");
+                tokio::time::sleep(every).await;
+            }
+        })
+    });
     loop {
         let ev = tokio::select! {
             c = ctl.recv() => c.unwrap_or(Control::Stop),
@@ -625,6 +740,7 @@ async fn main_task(
     let drain = adm.settings().drain_timeout;
     let active = metrics.active.load(Relaxed);
     info!(active, ?drain, "draining");
+    notifier.notify("STOPPING=1");
     let t0 = tokio::time::Instant::now();
     while metrics.active.load(Relaxed) > 0 && t0.elapsed() < drain {
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -639,6 +755,9 @@ async fn main_task(
         }
     }
     if let Some(t) = metrics_task {
+        t.abort();
+    }
+    if let Some(t) = watchdog {
         t.abort();
     }
     if let Some(t) = tunnel_task {
@@ -678,11 +797,16 @@ fn apply_reload(
         out_mark: old.out_mark,
         ..new
     };
-    if let Err(e) = preflight(&new) {
-        adm.metrics.reload_errors.fetch_add(1, Relaxed);
-        error!("reload refused: {e}");
-        return;
-    }
+    let new = match preflight(&new)
+        .and_then(|()| fit_descriptors(new, net::nofile_limit(), adm.base_fds))
+    {
+        Ok(s) => s,
+        Err(e) => {
+            adm.metrics.reload_errors.fetch_add(1, Relaxed);
+            error!("reload refused: {e}");
+            return;
+        }
+    };
     if opts.install_rules
         && (rules::nft_script(&new) != rules::nft_script(&old)
             || rules::window_routes(&new) != rules::window_routes(&old))
@@ -695,6 +819,9 @@ fn apply_reload(
         }
     }
     splice_ok.store(splice_usable(&new), Relaxed);
+    adm.metrics
+        .max_connections
+        .store(new.max_connections as u64, Relaxed);
     *adm.settings.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
     adm.metrics.reloads.fetch_add(1, Relaxed);
     info!("configuration reloaded");
@@ -770,5 +897,28 @@ mod tests {
             e,
             "intercept.interfaces[1]: no interface named \"pepnosuch0\" on this host"
         );
+    }
+
+    #[test]
+    fn max_connections_is_lowered_to_what_the_descriptors_hold() {
+        let with = |relay: &str| {
+            config::parse(
+                &format!(
+                    "[proxy]\nrelay = \"{relay}\"\n[intercept]\ninterfaces = [\"lo\"]\nsubnets = [\"10.0.0.0/8\"]\n"
+                ),
+                "f",
+            )
+            .unwrap()
+        };
+        // The issue's case: a 20,000 limit and splice's six a connection
+        // fit 3,314 of the default 10,000 (with 100 open and the slack).
+        let s = fit_descriptors(with("splice"), 20_000, 100).unwrap();
+        assert_eq!(s.max_connections, (20_000 - 100 - FD_SLACK as usize) / 6);
+        assert!(s.max_per_client <= s.max_connections);
+        // Copying takes two: 10,000 fit, nothing lowered.
+        let s = fit_descriptors(with("copy"), 20_164, 100).unwrap();
+        assert_eq!(s.max_connections, 10_000);
+        let e = fit_descriptors(with("splice"), 160, 100).unwrap_err();
+        assert!(e.contains("fits no connection"), "{e}");
     }
 }

@@ -229,6 +229,9 @@ pub struct FlowTable {
     capacity: usize,
     next: u32,
     evicted: u64,
+    /// Ids evicted since [`Self::take_evicted`] last took them, when
+    /// logged ([`Self::log_evictions`]).
+    gone: Option<Vec<FlowId>>,
 }
 
 impl FlowTable {
@@ -242,6 +245,7 @@ impl FlowTable {
             capacity: capacity.max(1),
             next: 1,
             evicted: 0,
+            gone: None,
         }
     }
 
@@ -256,6 +260,20 @@ impl FlowTable {
     /// Tuples dropped to make room for new ones.
     pub fn evicted(&self) -> u64 {
         self.evicted
+    }
+
+    /// The ids evicted since the last call: state kept under them (an ACK
+    /// held by thinning) must be let go, since the connection comes back
+    /// under a new id.
+    pub fn take_evicted(&mut self) -> Option<FlowId> {
+        self.gone.as_mut()?.pop()
+    }
+
+    /// Keeps the evicted ids for [`Self::take_evicted`] (a driver that
+    /// does not take them would let the log grow).
+    pub fn log_evictions(mut self) -> Self {
+        self.gone = Some(Vec::new());
+        self
     }
 
     /// The id of the connection between (`a`, `pa`) and (`b`, `pb`).
@@ -274,7 +292,9 @@ impl FlowTable {
         }
         if self.ids.len() >= self.capacity {
             if let Some(old) = self.order.pop_front() {
-                self.ids.remove(&old);
+                if let (Some(id), Some(gone)) = (self.ids.remove(&old), &mut self.gone) {
+                    gone.push(id);
+                }
                 self.evicted += 1;
             }
         }

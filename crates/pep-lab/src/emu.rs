@@ -18,11 +18,17 @@
 //! is recorded (`lateness`); with `SCHED_FIFO` and a 1 ns timer slack it is
 //! tens of microseconds. An optional spin window busy-polls the last
 //! microseconds before a deadline for more precision at the cost of CPU.
+//!
+//! A direction with a service that changes over time (a schedule, an
+//! `mm-link` trace, the LEO preset) runs the core's, as the simulator
+//! does; its time zero is the instant the thread starts emulating (its
+//! `elapsed` counts from there).
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 
+use pep_core::link::service::ServiceSpec;
 use pep_core::link::{LinkDir, LinkStats};
 use pep_core::loss::{GilbertElliott, LossModel};
 use pep_core::queue::{Qdisc, Queue, QueueStats};
@@ -119,6 +125,8 @@ struct DirTask {
     rx_if: &'static str,
     tx_if: &'static str,
     link: LinkDir<Frame>,
+    /// The direction's service, with the stream it draws from.
+    service: Option<(ServiceSpec, Stream)>,
     clock: Clock,
     opts: EmuOptions,
     stop_fd: i32,
@@ -133,6 +141,20 @@ impl LinkEmulator {
         name: &str,
         netns: &str,
         params: [DirParams; 2],
+        seed: u64,
+        clock: Clock,
+        opts: EmuOptions,
+    ) -> Result<LinkEmulator> {
+        Self::start_served(name, netns, params, [None, None], seed, clock, opts)
+    }
+
+    /// [`Self::start`], each direction following `services` (forward,
+    /// reverse) where given.
+    pub fn start_served(
+        name: &str,
+        netns: &str,
+        params: [DirParams; 2],
+        services: [Option<ServiceSpec>; 2],
         seed: u64,
         clock: Clock,
         opts: EmuOptions,
@@ -188,6 +210,13 @@ impl LinkEmulator {
                 rx_if,
                 tx_if,
                 link: LinkDir::new(p.rate, p.delay, queue_of(&p), loss),
+                // The simulator's label, as for the loss.
+                service: services[i].clone().map(|s| {
+                    (
+                        s,
+                        Stream::derive(seed, &format!("link/{name}/{dir}/service")),
+                    )
+                }),
                 clock,
                 opts,
                 stop_fd: emu.stop.as_raw_fd(),
@@ -280,6 +309,9 @@ fn run_direction(mut t: DirTask, ready: mpsc::Sender<Result<()>>) {
     };
     let started = t.clock.now();
     let mut next_publish = Instant::ZERO;
+    if let Some((spec, rng)) = t.service.take() {
+        t.link.set_service(&spec, started, rng);
+    }
     let link = &mut t.link;
     loop {
         let now = t.clock.now();

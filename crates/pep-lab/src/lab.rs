@@ -3,11 +3,12 @@
 use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use crate::daemon::NodeProcess;
 use crate::emu::{DirReport, EmuOptions, LinkEmulator};
 use crate::error::{require_root, LabError, Result};
 use crate::ethtool;
 use crate::netns;
-use crate::state::{self, Endpoint, LabState, LinkState, NodeState};
+use crate::state::{self, Endpoint, LabState, LinkState, NodeState, ProcState};
 use crate::topology::{
     emu_ifname, link_addr, link_addr6, link_mac, link_netns, mac_string, node_ifname, node_netns,
     valid_id, LabTopology, Role,
@@ -35,6 +36,8 @@ pub struct Lab {
     topo: LabTopology,
     clock: Clock,
     emulators: Vec<LinkEmulator>,
+    /// Programs started in the nodes ([`Lab::spawn`]): stopped first.
+    processes: Vec<NodeProcess>,
     /// Dropped with the lab, after the emulators have stopped.
     idle_polling: Option<IdlePolling>,
     finished: bool,
@@ -105,6 +108,7 @@ impl Lab {
             topo: topo.clone(),
             clock: Clock::start(),
             emulators: vec![],
+            processes: vec![],
             idle_polling: opts.emu.poll_idle.then(IdlePolling::request).flatten(),
             finished: false,
         };
@@ -203,10 +207,11 @@ impl Lab {
             if l.bridged {
                 continue;
             }
-            let e = LinkEmulator::start(
+            let e = LinkEmulator::start_served(
                 &l.name,
                 &link_netns(&id, i),
                 [l.forward, l.reverse],
+                l.service.clone(),
                 topo.seed,
                 self.clock,
                 *emu,
@@ -295,8 +300,62 @@ impl Lab {
         self.teardown()
     }
 
+    /// Starts `program args` in `node`'s namespace ([`crate::daemon`]),
+    /// its output in `log`; it is recorded in the state file and stopped
+    /// (SIGTERM, then SIGKILL) before the lab comes down. Call from the
+    /// thread that owns the lab. Returns its index for [`Lab::process`].
+    pub fn spawn(
+        &mut self,
+        what: &str,
+        node: &str,
+        program: &std::path::Path,
+        args: &[String],
+        log: &std::path::Path,
+    ) -> Result<usize> {
+        let ep = self.endpoint(node)?;
+        let p = NodeProcess::spawn(what, node, &ep.netns, program, args, log)?;
+        self.state.processes.push(ProcState {
+            pid: p.pid(),
+            pid_start: p.start_time().unwrap_or(0),
+            node: node.to_string(),
+            what: what.to_string(),
+        });
+        self.processes.push(p);
+        self.state.write()?;
+        Ok(self.processes.len() - 1)
+    }
+
+    /// A program started with [`Lab::spawn`].
+    pub fn process(&mut self, i: usize) -> &mut NodeProcess {
+        &mut self.processes[i]
+    }
+
+    /// Stops every program started with [`Lab::spawn`] (SIGTERM, SIGKILL
+    /// after `grace`); returns those that had to be killed or had exited
+    /// with an error, with their exit status.
+    pub fn stop_processes(&mut self, grace: std::time::Duration) -> Vec<String> {
+        let mut bad = vec![];
+        for mut p in std::mem::take(&mut self.processes) {
+            let early = p.exited();
+            match (early, p.stop(grace)) {
+                (Some(st), _) => bad.push(format!("{} had exited early ({st})", p.what)),
+                (None, None) => bad.push(format!("{} did not stop on SIGTERM", p.what)),
+                (None, Some(st)) if !st.success() => {
+                    bad.push(format!("{} stopped with {st}", p.what))
+                }
+                _ => {}
+            }
+        }
+        self.state.processes.clear();
+        let _ = self.state.write();
+        bad
+    }
+
     fn teardown(&mut self) -> Result<Vec<DirReport>> {
         self.finished = true;
+        // Daemons first: they remove their rules while the namespaces
+        // and links still exist.
+        self.stop_processes(std::time::Duration::from_secs(5));
         let emulators = std::mem::take(&mut self.emulators);
         let reports = emulators.into_iter().flat_map(LinkEmulator::stop);
         let reports = reports.map(|r| self.stamped(r)).collect();
@@ -353,6 +412,7 @@ fn plan(id: &str, topo: &LabTopology, pid: u32) -> LabState {
         pid_start: state::process_start(pid).unwrap_or(0),
         nodes,
         links,
+        processes: vec![],
     }
 }
 

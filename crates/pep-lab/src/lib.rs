@@ -18,6 +18,8 @@
 //! * [`traffic`]: TCP transfers with a chosen congestion control, checked
 //!   byte for byte, with goodput and `TCP_INFO` over time; [`report`]
 //!   writes them in the simulator's CSV and JSON shapes.
+//! * [`daemon`]: programs (the PEP daemon) run in a node's namespace,
+//!   stopped with the lab, and by the kernel if the lab's process dies.
 //! * [`probe`]: ICMP ping and UDP packet trains to measure delay, rate and
 //!   loss of an emulated path.
 //!
@@ -34,6 +36,7 @@
 //! scheduled in model time, so a thread that wakes late delays packets but
 //! does not change the link's rate.
 
+pub mod daemon;
 pub mod emu;
 pub mod error;
 pub mod ethtool;

@@ -54,6 +54,16 @@ pub struct LinkState {
     pub b: String,
 }
 
+/// A program the lab started in one of its nodes ([`crate::daemon`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcState {
+    pub pid: u32,
+    /// Its start time, as [`LabState::pid_start`].
+    pub pid_start: u64,
+    pub node: String,
+    pub what: String,
+}
+
 /// The state file of one lab.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LabState {
@@ -65,6 +75,9 @@ pub struct LabState {
     pub pid_start: u64,
     pub nodes: Vec<NodeState>,
     pub links: Vec<LinkState>,
+    /// Programs running in its nodes (the PEP daemons), stopped with it.
+    #[serde(default)]
+    pub processes: Vec<ProcState>,
 }
 
 impl LabState {
@@ -141,6 +154,12 @@ pub fn process_start(pid: u32) -> Option<u64> {
     fields.nth(18)?.parse().ok()
 }
 
+/// Where `pep lab up` keeps the configurations, keys and logs of lab
+/// `id`'s daemons; [`down`] removes it with the lab.
+pub fn daemons_dir(id: &str) -> PathBuf {
+    PathBuf::from(STATE_DIR).join(format!("{id}-daemons"))
+}
+
 /// What [`down`] removed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DownReport {
@@ -209,14 +228,27 @@ fn down_one(id: &str, report: &mut DownReport) -> Result<()> {
     if let Some(st) = state {
         // SAFETY: getpid has no preconditions.
         let me = unsafe { libc::getpid() } as u32;
-        if st.pid != me && st.owner_alive() && stop_process(&st) {
+        if st.pid != me && st.owner_alive() && stop_process(st.pid, st.pid_start) {
             report.stopped.push(st.pid);
+        }
+        // Their owner stops them, and the kernel does when it dies
+        // (`PR_SET_PDEATHSIG`); this is for a stop that failed.
+        for p in &st.processes {
+            if process_start(p.pid) == Some(p.pid_start) && stop_process(p.pid, p.pid_start) {
+                report.stopped.push(p.pid);
+            }
         }
     }
     for ns in namespaces_of(id)? {
         netns::delete(&ns)?;
     }
     report.namespaces.extend(found);
+    let daemons = daemons_dir(id);
+    match fs::remove_dir_all(&daemons) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io_err(format!("remove {}", daemons.display()))(e)),
+    }
     let path = LabState::path(id);
     match fs::remove_file(&path) {
         Ok(()) => {}
@@ -231,21 +263,22 @@ fn down_one(id: &str, report: &mut DownReport) -> Result<()> {
     Ok(())
 }
 
-/// SIGTERM, then SIGKILL if the owner has not exited within 5 s; true if
-/// it is gone. The pid is only signalled while its start time matches.
-fn stop_process(st: &LabState) -> bool {
+/// SIGTERM, then SIGKILL if process `pid` has not exited within 5 s; true
+/// if it is gone. The pid is only signalled while its start time matches.
+fn stop_process(pid: u32, start: u64) -> bool {
+    let alive = || process_start(pid) == Some(start);
     for (sig, wait) in [(libc::SIGTERM, 5), (libc::SIGKILL, 2)] {
-        if !st.owner_alive() {
+        if !alive() {
             return true;
         }
-        // SAFETY: kill(2) on the lab's own recorded owner, checked above.
-        unsafe { libc::kill(st.pid as libc::pid_t, sig) };
+        // SAFETY: kill(2) on a process the lab recorded, checked above.
+        unsafe { libc::kill(pid as libc::pid_t, sig) };
         let until = StdInstant::now() + StdDuration::from_secs(wait);
-        while st.owner_alive() && StdInstant::now() < until {
+        while alive() && StdInstant::now() < until {
             std::thread::sleep(StdDuration::from_millis(20));
         }
     }
-    !st.owner_alive()
+    !alive()
 }
 
 #[cfg(test)]
@@ -285,6 +318,7 @@ mod tests {
                 addrs: vec![Ipv4Addr::new(198, 18, 0, 2)],
             }],
             links: vec![],
+            processes: vec![],
         };
         let json = serde_json::to_string(&st).unwrap();
         assert!(json.contains("\"role\":\"router\""), "{json}");

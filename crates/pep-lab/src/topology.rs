@@ -23,6 +23,7 @@
 
 use std::net::Ipv4Addr;
 
+use pep_core::link::service::ServiceSpec;
 use pep_core::queue::QueueLimit;
 use pep_core::{Duration, Rate};
 use pep_model::{Graph, Routes};
@@ -116,6 +117,10 @@ pub struct LabLink {
     pub forward: DirParams,
     /// From `b` to `a`.
     pub reverse: DirParams,
+    /// Service that changes over time (a schedule, an `mm-link` trace,
+    /// the LEO preset), forward and reverse: the core's, as the simulator
+    /// runs it. `None` keeps `rate` and `delay` fixed.
+    pub service: [Option<ServiceSpec>; 2],
     /// A kernel bridge joins the two sides instead of an emulator:
     /// `forward` and `reverse` are not applied, and the link has no
     /// counters. See [`LabTopology::wire`].
@@ -163,6 +168,7 @@ impl LabTopology {
             b: ib,
             forward,
             reverse,
+            service: [None, None],
             bridged: false,
         });
         self.links.len() - 1

@@ -3,7 +3,8 @@
 //! Each flow has its own sender and receiver host on 100 Mbit/s, 5 ms access
 //! links; all share a 100 Mbit/s link with 250 ms one-way delay and a
 //! 1000-packet DropTail queue; 1000-byte payloads plus 40-byte headers;
-//! NewReno; receive windows large enough that the shared link, not the
+//! NewReno (or another `cc`, with the recovery it implies without SACK
+//! blocks: NewReno's); receive windows large enough that the shared link, not the
 //! window, limits the flows (so the run moves as many packets as it can).
 
 use crate::scenario::{Scenario, ScenarioError};
@@ -27,15 +28,25 @@ pub const MAX_SECONDS: u64 = 1_000_000_000;
 /// The dumbbell scenario's TOML text: the per-flow hosts, links and flow
 /// written once in a `[[repeat]]`, so the text does not grow with `flows`.
 pub fn dumbbell_toml(flows: usize, duration_s: u64) -> String {
+    dumbbell_toml_cc(flows, duration_s, "newreno")
+}
+
+/// [`dumbbell_toml`] with the flows running congestion control `cc` (a
+/// scenario `tcp.cc` name; the scenario's validation refuses others).
+pub fn dumbbell_toml_cc(flows: usize, duration_s: u64, cc: &str) -> String {
+    let (name, label) = match cc {
+        "newreno" => (format!("dumbbell-{flows}"), "NewReno".to_string()),
+        _ => (format!("dumbbell-{flows}-{cc}"), cc.to_string()),
+    };
     format!(
         r#"[scenario]
-name = "dumbbell-{flows}"
-description = "benchmark dumbbell: {flows} NewReno flows over 100 Mbit/s, 250 ms"
+name = "{name}"
+description = "benchmark dumbbell: {flows} {label} flows over 100 Mbit/s, 250 ms"
 duration = "{duration_s}s"
 seed = 1
 
 [defaults.tcp]
-cc = "newreno"
+cc = "{cc}"
 mss = "1000B"
 header = "40B"
 init_cwnd = 2
@@ -92,7 +103,13 @@ start = "{{i * 10 % 1000}}ms"
 /// `1..=MAX_FLOWS` and `duration_s` within `1..=MAX_SECONDS` (callers check
 /// their inputs first: the scenario grows with `flows`).
 pub fn dumbbell(flows: usize, duration_s: u64) -> Result<Scenario, ScenarioError> {
-    Scenario::from_toml_str(&dumbbell_toml(flows, duration_s), "<bench dumbbell>")
+    dumbbell_cc(flows, duration_s, "newreno")
+}
+
+/// [`dumbbell`] with congestion control `cc`; an unknown name is the
+/// scenario's error, naming `tcp.cc`.
+pub fn dumbbell_cc(flows: usize, duration_s: u64, cc: &str) -> Result<Scenario, ScenarioError> {
+    Scenario::from_toml_str(&dumbbell_toml_cc(flows, duration_s, cc), "<bench dumbbell>")
 }
 
 #[cfg(test)]
@@ -112,5 +129,19 @@ mod tests {
         // The count is the scenario's flow limit, refused past it.
         let e = dumbbell(MAX_FLOWS + 1, 1).unwrap_err().to_string();
         assert!(e.contains(&format!("from 1 to {MAX_FLOWS}")), "{e}");
+    }
+
+    #[test]
+    fn another_cc_is_named_in_the_scenario_and_checked() {
+        use pep_core::cc::Growth;
+        let sc = dumbbell_cc(3, 1, "bbr").unwrap();
+        assert_eq!(sc.name, "dumbbell-3-bbr");
+        let cfg = crate::build::tcp_config(&sc.flows[2].tcp, &sc.flows[2].sink);
+        assert_eq!(cfg.growth, Growth::Bbr);
+        // NewReno's text is unchanged by the option.
+        assert_eq!(dumbbell_toml(3, 1), dumbbell_toml_cc(3, 1, "newreno"));
+        assert!(dumbbell_toml(3, 1).contains("name = \"dumbbell-3\"\n"));
+        let e = dumbbell_cc(3, 1, "bbr2").unwrap_err().to_string();
+        assert!(e.contains("unknown variant `bbr2`"), "{e}");
     }
 }

@@ -64,6 +64,7 @@ fn base_tcp_config(t: &crate::scenario::TcpSpec, sink: &crate::scenario::SinkSpe
             CcKind::Cubic => Growth::Cubic(Default::default()),
             CcKind::CubicNs2 => Growth::CubicNs2,
             CcKind::Westwood => Growth::Westwood,
+            CcKind::Bbr => Growth::Bbr,
         },
         recovery: match t.recovery(sink.sack) {
             RecoveryKind::Tahoe => Recovery::Tahoe,
@@ -449,7 +450,16 @@ fn link_dir(spec: &LinkDirSpec, seed: u64, label: &str, flows: &[TcpConfig]) -> 
             }
         }
     };
-    LinkDir::new(spec.rate, spec.delay, queue, loss)
+    let link = LinkDir::new(spec.rate, spec.delay, queue, loss);
+    match &spec.service {
+        None => link,
+        // Time zero of a schedule, a trace or the LEO minute is the run's.
+        Some(s) => link.with_service(
+            s,
+            Instant::ZERO,
+            Stream::derive(seed, &format!("{label}/service")),
+        ),
+    }
 }
 
 fn queue(

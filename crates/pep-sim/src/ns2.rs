@@ -174,6 +174,11 @@ pub fn script(sc: &Scenario, warmup: Duration, ns_seed: u64) -> Result<String, S
         }
         for d in [Dir::Forward, Dir::Reverse] {
             let spec = l.dir(d);
+            if spec.service.is_some() {
+                return Err(format!(
+                    "link {li}: a schedule, trace or preset (service that changes over time)"
+                ));
+            }
             let (a, b) = (l.from_node(d), l.to_node(d));
             let (kind, limit) = match &spec.queue {
                 QueueSpec::DropTail { limit } => ("DropTail", *limit),

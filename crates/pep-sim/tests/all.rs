@@ -2,6 +2,7 @@
 //! One module per file; `cargo test -p pep-sim --test sim <file>::` runs one file's tests.
 
 mod ack_thin;
+mod bbr;
 mod bidirectional;
 mod cut;
 mod determinism;
@@ -20,6 +21,7 @@ mod shikama;
 mod tcp_models;
 mod tcp_paths;
 mod traffic;
+mod varying_links;
 
 /// With `autotests = false` a new file under `tests/` would be silently
 /// skipped: every crate that turns autotests off must name each of its

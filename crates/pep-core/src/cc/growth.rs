@@ -4,6 +4,7 @@
 
 use alloc::boxed::Box;
 
+use super::bbr::{Bbr, BbrConn, BbrView};
 use super::cubic::{Cubic, CubicConfig, CubicView};
 use super::cubic_flows::{CubicFlows, CubicFlowsView};
 use super::cubic_ns2::{CubicNs2, CubicNs2View};
@@ -44,6 +45,13 @@ pub enum Growth {
     /// a loss that ends slow start by half. The daemon's default tunnel
     /// congestion control; N comes from [`super::Congestion::set_flows`].
     CubicFlows,
+    /// BBR v1 (`bbr.rs`, Linux's `tcp_bbr.c`): not a loss-driven growth
+    /// rule but a model of the path that sets cwnd and the pacing rate on
+    /// every ACK from a delivery-rate sample. It sits on this axis so that
+    /// configurations name it like the others; the transport feeds it
+    /// through [`super::Congestion`]'s `rate_*` methods, and the growth
+    /// hooks here only save its cwnd on a loss.
+    Bbr,
 }
 
 impl Default for Growth {
@@ -78,6 +86,7 @@ pub enum GrowthView {
     CubicNs2(CubicNs2View),
     Westwood(WestwoodView),
     CubicFlows(CubicFlowsView),
+    Bbr(BbrView),
 }
 
 /// A growth algorithm with its per-connection state.
@@ -97,10 +106,12 @@ pub(super) enum GrowthState {
     CubicNs2(Box<CubicNs2>),
     Westwood(Box<Westwood>),
     CubicFlows(Box<CubicFlows>),
+    Bbr(Box<BbrConn>),
 }
 
 impl GrowthState {
-    pub(super) fn new(cfg: Growth) -> Self {
+    /// `smss` and `cwnd` (bytes) are the connection's, for BBR's model.
+    pub(super) fn new(cfg: Growth, smss: u32, cwnd: u64) -> Self {
         match cfg {
             Growth::Reno { abc, unit } => GrowthState::Reno {
                 abc,
@@ -111,6 +122,11 @@ impl GrowthState {
             Growth::CubicNs2 => GrowthState::CubicNs2(Box::new(CubicNs2::new())),
             Growth::Westwood => GrowthState::Westwood(Box::new(Westwood::new())),
             Growth::CubicFlows => GrowthState::CubicFlows(Box::new(CubicFlows::new())),
+            Growth::Bbr => GrowthState::Bbr(Box::new(BbrConn {
+                bbr: Bbr::new(smss, cwnd, 0),
+                rate: Default::default(),
+                in_loss: false,
+            })),
         }
     }
 
@@ -124,6 +140,7 @@ impl GrowthState {
             GrowthState::CubicNs2(_) => Growth::CubicNs2,
             GrowthState::Westwood(_) => Growth::Westwood,
             GrowthState::CubicFlows(_) => Growth::CubicFlows,
+            GrowthState::Bbr(_) => Growth::Bbr,
         }
     }
 
@@ -134,6 +151,7 @@ impl GrowthState {
             GrowthState::CubicNs2(c) => GrowthView::CubicNs2(c.view()),
             GrowthState::Westwood(w) => GrowthView::Westwood(w.view()),
             GrowthState::CubicFlows(c) => GrowthView::CubicFlows(c.view()),
+            GrowthState::Bbr(b) => GrowthView::Bbr(b.bbr.view()),
         }
     }
 
@@ -151,6 +169,8 @@ impl GrowthState {
                 reno_on_ack(s, None, WindowUnit::Bytes, &mut 0, acked as u64)
             }
             GrowthState::CubicFlows(c) => c.on_ack(now, s, acked as u64),
+            // BBR sets cwnd from its rate sample (`Congestion::rate_on_ack`).
+            GrowthState::Bbr(_) => {}
         }
     }
 
@@ -196,6 +216,8 @@ impl GrowthState {
             GrowthState::CubicNs2(c) => c.on_loss(s),
             GrowthState::Westwood(w) => w.ssthresh(s).unwrap_or(reno_ssthresh(s, flight)),
             GrowthState::CubicFlows(c) => c.on_loss_at_last_ack(s),
+            // `bbr_ssthresh`: save cwnd, keep ssthresh.
+            GrowthState::Bbr(b) => b.bbr.save_cwnd(),
         }
     }
 
@@ -221,6 +243,8 @@ impl GrowthState {
                 t
             }
             GrowthState::CubicFlows(c) => c.on_timeout(now, s),
+            // `Congestion::on_timeout` tells BBR itself (`Bbr::on_rto`).
+            GrowthState::Bbr(b) => b.bbr.ssthresh(),
         }
     }
 

@@ -7,7 +7,11 @@
 //!   sets: Reno (RFC 5681), CUBIC (RFC 9438, `cubic.rs`), CUBIC as
 //!   ns-2.35's Linux agent runs it (`cubic_ns2.rs`), Westwood+
 //!   (`westwood.rs`), cubic-flows (`cubic_flows.rs`: CUBIC backing off as
-//!   the N flows a tunnel carries would, the daemon's tunnel default).
+//!   the N flows a tunnel carries would, the daemon's tunnel default),
+//!   and BBR v1 (`bbr.rs`, Linux's `tcp_bbr.c`), which is not a growth
+//!   rule but a path model fed a delivery-rate sample (`rate_sample.rs`)
+//!   on every ACK; it has its own entry points (`rate_*` below) because it
+//!   needs per-segment send records and sets cwnd in recovery too.
 //! * **Loss recovery** ([`Recovery`]) decides what happens on duplicate
 //!   ACKs, partial ACKs and the end of recovery: Tahoe, RFC 5681 fast
 //!   retransmit/fast recovery (Reno), RFC 6582 (NewReno), RFC 6675 SACK
@@ -45,6 +49,7 @@
 //! is `ack >= recover`; see [`CcState::recover`]. Time is passed in
 //! (`now`); nothing here reads a clock.
 
+mod bbr;
 mod cubic;
 mod cubic_flows;
 mod cubic_ns2;
@@ -53,10 +58,13 @@ mod hystart;
 mod prr;
 mod quic;
 mod rack;
+mod rate_sample;
 mod recovery;
 mod sack;
 mod westwood;
 
+#[cfg(test)]
+mod bbr_tests;
 #[cfg(test)]
 mod cubic_flows_tests;
 #[cfg(test)]
@@ -66,12 +74,14 @@ mod sack_tests;
 #[cfg(test)]
 mod tests;
 
+pub use bbr::{AckInfo, Bbr, BbrView, CaState, MaxFilter, Mode as BbrMode};
 pub use cubic::{CubicConfig, CubicView};
 pub use cubic_flows::{CubicFlowsView, MAX_FLOWS as CUBIC_FLOWS_MAX_FLOWS};
 pub use cubic_ns2::{cubic_root as cubic_ns2_root, CubicNs2View};
 pub use growth::{Growth, GrowthView, WindowUnit};
 pub use quic::QuicCongestion;
 pub use rack::{is_dsack, Detection, Rack, REO_WND_PERSIST};
+pub use rate_sample::{RateSample, RateSampler};
 pub use recovery::Recovery;
 pub use sack::{NextSeg, Scoreboard, SCOREBOARD_RANGES};
 pub use westwood::WestwoodView;
@@ -79,6 +89,14 @@ pub use westwood::WestwoodView;
 /// CUBIC's constants and curve, for checks against the RFC.
 pub mod cubic_curve {
     pub use super::cubic::{k, w_cubic, ALPHA, BETA, C};
+}
+
+/// BBR's constants (Linux `tcp_bbr.c`), for checks against the kernel.
+pub mod bbr_consts {
+    pub use super::bbr::{
+        BW_RTTS, CWND_GAIN, CWND_MIN_TARGET, CYCLE_LEN, DRAIN_GAIN, FULL_BW_CNT, HIGH_GAIN,
+        MIN_RTT_WIN, PACING_GAIN, PROBE_RTT_TIME, UNIT,
+    };
 }
 
 /// Westwood+'s filter stage and sampling floor.
@@ -207,6 +225,22 @@ impl CcState {
     }
 }
 
+/// One ACK as [`Congestion::rate_on_ack`] reads it.
+#[derive(Clone, Copy, Debug)]
+pub struct RateAck<'a> {
+    pub now: Instant,
+    /// SND.UNA after the ACK.
+    pub una: Seq,
+    /// The ACK's SACK blocks.
+    pub blocks: &'a [(Seq, Seq)],
+    /// Bytes in flight before the ACK.
+    pub prior_in_flight: u64,
+    /// Bytes in flight after it.
+    pub inflight: u64,
+    /// When the pacer releases the next segment (`now` if at once).
+    pub next_send: Instant,
+}
+
 /// What the transport must retransmit in response to an ACK.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LossAction {
@@ -254,20 +288,22 @@ impl Congestion {
             cfg.dupack_threshold > 0,
             "dupACK threshold must be positive"
         );
+        let cwnd = cfg.initial_window.max(cfg.smss as u64);
+        // BBR owns cwnd on every ACK, in recovery too: Linux skips PRR and
+        // slow start (HyStart) for a `cong_control` module.
+        let bbr = cfg.growth == Growth::Bbr;
         Congestion {
             state: CcState::initial(
                 cfg.smss,
-                cfg.initial_window.max(cfg.smss as u64),
+                cwnd,
                 cfg.initial_ssthresh,
                 isn,
                 cfg.dupack_threshold,
             ),
-            growth: GrowthState::new(cfg.growth),
+            growth: GrowthState::new(cfg.growth, cfg.smss, cwnd),
             recovery: RecoveryState::new(cfg.recovery, cfg.lost_retransmit),
-            prr: (cfg.prr && cfg.recovery == Recovery::Sack).then(prr::Prr::default),
-            hystart: cfg
-                .hystart
-                .then(|| hystart::HyStart::new(cfg.initial_ssthresh)),
+            prr: (cfg.prr && cfg.recovery == Recovery::Sack && !bbr).then(prr::Prr::default),
+            hystart: (cfg.hystart && !bbr).then(|| hystart::HyStart::new(cfg.initial_ssthresh)),
             growth_held: false,
         }
     }
@@ -329,6 +365,9 @@ impl Congestion {
     pub fn on_rtt_sample(&mut self, sample: Duration, srtt: Duration) {
         self.state.srtt = Some(srtt);
         self.growth.on_rtt_sample(sample);
+        if let GrowthState::Bbr(b) = &mut self.growth {
+            b.rate.on_rtt(sample); // `tcp_min_rtt` counts every sample
+        }
     }
 
     /// An ACK of `acked` new bytes arrived at `now`, moving SND.UNA to `ack`.
@@ -341,6 +380,7 @@ impl Congestion {
         if s.in_recovery {
             let action = recovery::on_recovery_ack(&self.recovery, s, ack, acked);
             self.prr_ack(ack, acked as u64);
+            self.model_owns_cwnd();
             return action;
         }
         if self.growth_held {
@@ -371,6 +411,7 @@ impl Congestion {
             if self.state.in_recovery {
                 self.prr_ack(snd_una, 0);
             }
+            self.model_owns_cwnd();
             return None;
         }
         Some(self.enter_recovery(snd_una, snd_max))
@@ -396,6 +437,7 @@ impl Congestion {
             p.start(flight);
             self.prr_ack(snd_una, 0);
         }
+        self.model_owns_cwnd();
         action
     }
 
@@ -450,6 +492,7 @@ impl Congestion {
         self.state.ssthresh = ssthresh;
         self.state.cwnd = ssthresh;
         self.growth.on_congestion();
+        self.model_owns_cwnd();
     }
 
     /// PRR (RFC 6937) on an ACK during SACK recovery that left SND.UNA at
@@ -511,6 +554,128 @@ impl Congestion {
             b.forget_retransmissions();
         }
         self.growth.on_congestion();
+        if let GrowthState::Bbr(b) = &mut self.growth {
+            // `tcp_enter_loss`, then `bbr_set_state(TCP_CA_Loss)`.
+            let r = &b.rate;
+            b.bbr.on_rto(r.delivered(), r.delivered_time(), r.lost());
+            b.in_loss = true;
+            self.state.cwnd = b.bbr.cwnd();
+        }
+    }
+
+    // ---- model-based control (BBR) -----------------------------------------
+    //
+    // BBR reads a delivery-rate sample on every ACK and writes cwnd and a
+    // pacing rate, in recovery too; the loss-based hooks above only save
+    // its cwnd. These methods are no-ops for the other growths, so the
+    // transport may call them unconditionally ([`Congestion::is_model_based`]
+    // lets it skip their bookkeeping).
+
+    /// True with [`Growth::Bbr`]: the transport must feed the `rate_*`
+    /// methods and pace at [`Congestion::pacing_rate`].
+    #[inline]
+    pub fn is_model_based(&self) -> bool {
+        matches!(self.growth, GrowthState::Bbr(_))
+    }
+
+    /// Seeds the model's random choices (BBR's first PROBE_BW phase); one
+    /// seed per connection keeps runs reproducible.
+    pub fn seed_model(&mut self, seed: u64) {
+        if let GrowthState::Bbr(b) = &mut self.growth {
+            b.bbr.reseed(seed);
+        }
+    }
+
+    /// The pacing rate in bytes per second the model asks for.
+    pub fn pacing_rate(&self) -> Option<u64> {
+        match &self.growth {
+            GrowthState::Bbr(b) => Some(b.bbr.pacing_rate()),
+            _ => None,
+        }
+    }
+
+    /// The delivery-rate sampler, with a model-based growth.
+    pub fn rate_sampler(&self) -> Option<&RateSampler> {
+        match &self.growth {
+            GrowthState::Bbr(b) => Some(&b.rate),
+            _ => None,
+        }
+    }
+
+    /// The transport sent `[seq, end)` at `now` (`retrans`: a resend;
+    /// `lost`: because the original was found lost). Call before pacing
+    /// the segment: a restart from idle resets the pacing rate.
+    pub fn rate_on_sent(&mut self, now: Instant, seq: Seq, end: Seq, retrans: bool, lost: bool) {
+        let srtt = self.state.srtt;
+        if let GrowthState::Bbr(b) = &mut self.growth {
+            if lost {
+                b.rate.on_lost(end.bytes_since(seq) as u64);
+            }
+            if b.rate.on_sent(now, seq, end, retrans) {
+                let t = b.rate.delivered_time();
+                b.bbr.on_tx_start(now, t, srtt);
+            }
+        }
+    }
+
+    /// After an ACK (SND.UNA now `una`, SACK `blocks`) went through
+    /// [`Congestion::on_new_ack`] or [`Congestion::on_dupack`]: the rate
+    /// sample and BBR's update (`tcp_rate_gen`, then `bbr_main`).
+    /// `prior_in_flight` and `inflight` are the bytes in flight before and
+    /// after the ACK; `next_send` is when the pacer releases the next
+    /// segment.
+    pub fn rate_on_ack(&mut self, a: RateAck<'_>) {
+        let s = &mut self.state;
+        let GrowthState::Bbr(b) = &mut self.growth else {
+            return;
+        };
+        if b.in_loss && a.una.ge(s.recover) {
+            b.in_loss = false;
+        }
+        let rs = b.rate.on_ack(a.now, a.una, a.blocks, a.prior_in_flight);
+        let ca_state = if s.in_recovery {
+            CaState::Recovery
+        } else if b.in_loss {
+            CaState::Loss
+        } else {
+            CaState::Open
+        };
+        let info = AckInfo {
+            now: a.now,
+            delivered: b.rate.delivered(),
+            delivered_time: b.rate.delivered_time(),
+            lost: b.rate.lost(),
+            inflight: a.inflight,
+            ca_state,
+            srtt: s.srtt,
+            next_send: a.next_send,
+        };
+        if b.bbr.on_ack(&rs, &info) {
+            b.rate.mark_app_limited(a.inflight);
+        }
+        s.cwnd = b.bbr.cwnd();
+        s.ssthresh = b.bbr.ssthresh();
+    }
+
+    /// The transport found nothing to send (`tcp_rate_check_app_limited`)
+    /// with `inflight` bytes in flight; `lost_unsent`: data found lost is
+    /// still waiting to be resent.
+    pub fn rate_check_app_limited(&mut self, inflight: u64, lost_unsent: bool) {
+        let cwnd = self.state.cwnd;
+        if let GrowthState::Bbr(b) = &mut self.growth {
+            b.rate
+                .check_app_limited(inflight, inflight >= cwnd, lost_unsent);
+        }
+    }
+
+    /// With a model-based growth, cwnd is the model's whatever the
+    /// recovery algorithm just wrote (Linux: a `cong_control` module's cwnd
+    /// is not touched by PRR or the end of recovery).
+    #[inline]
+    fn model_owns_cwnd(&mut self) {
+        if let GrowthState::Bbr(b) = &self.growth {
+            self.state.cwnd = b.bbr.cwnd();
+        }
     }
 
     // ---- SACK (RFC 6675) ----------------------------------------------------

@@ -44,7 +44,7 @@ impl QuicCongestion {
                 Seq(0),
                 3,
             ),
-            growth: GrowthState::new(growth),
+            growth: GrowthState::new(growth, smss, initial_window.max(2 * smss as u64)),
             recovery_start: None,
         }
     }

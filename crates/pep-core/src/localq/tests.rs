@@ -1,28 +1,82 @@
+//! The stall-proof credit (the daemon's), driven as the daemon drives it:
+//! checks on events and on a poll, bytes written reported as totals.
+
+use core::ops::{Deref, DerefMut};
+
 use super::*;
 use crate::queue::red::RedParams;
+use crate::segment::{FlowId, Segment};
 use crate::time::{Duration, Rate};
 
 const MSS: u32 = 1448;
 const WIRE: u32 = MSS + 52;
 
-fn cfg(policy: Policy, limit: u32, buffer_start: u64) -> LocalQueueConfig {
-    LocalQueueConfig {
-        policy,
-        limit,
-        buffer_start,
-        packet: WIRE,
-        stall_after: Duration::from_millis(10),
+/// A test packet: its segment and a handle naming it.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Pkt {
+    pub seg: Segment,
+    pub id: u32,
+}
+
+impl crate::queue::Queued for Pkt {
+    fn wire_len(&self) -> u32 {
+        self.seg.wire_len()
+    }
+}
+impl LinkItem for Pkt {
+    fn segment(&self) -> &Segment {
+        &self.seg
+    }
+}
+impl FlowItem for Pkt {
+    type Flow = u32;
+    fn flow(&self) -> u32 {
+        self.seg.flow.0
     }
 }
 
-/// Segment `k` (0-based) of flow `f`, sequence space starting at 1000.
-fn seg(f: u32, k: u32) -> Arrival<u32> {
-    Arrival {
-        flow: f,
-        seq: 1000u32.wrapping_add(k * MSS),
-        payload: MSS,
-        wire: WIRE,
+/// Packet `id` of `flow` at `seq`.
+pub(super) fn pkt(flow: u32, seq: u32, payload: u32, wire: u32, id: u32) -> Pkt {
+    Pkt {
+        seg: Segment {
+            flow: FlowId(flow),
+            seq: Seq(seq),
+            len: payload,
+            hdr_len: (wire - payload) as u16,
+            ..Default::default()
+        },
+        id,
     }
+}
+
+enum Policy {
+    DropTail,
+    Red(RedParams),
+}
+
+fn cfg(policy: Policy, limit: u32, buffer_start: u64) -> SplitStartConfig {
+    SplitStartConfig {
+        discipline: match policy {
+            Policy::DropTail => Discipline::DropTail,
+            Policy::Red(p) => Discipline::Red(p),
+        },
+        limit,
+        buffer_start,
+        packet: WIRE,
+        header: 52,
+        credit: CreditPolicy::StallProof {
+            stall_after: Duration::from_millis(10),
+        },
+        check: CheckMode::EventAndPoll {
+            interval: Duration::from_nanos(1),
+        },
+    }
+}
+
+/// Segment `k` (0-based) of flow `f`, sequence space starting at 1000:
+/// (flow, seq).
+fn seg(f: u32, k: u32) -> (u32, u32) {
+    (f, 1000u32.wrapping_add(k * MSS))
 }
 
 /// Records verdicts by handle.
@@ -32,12 +86,47 @@ struct Out {
     dropped: Vec<(u32, DropReason)>,
 }
 
-impl Out {
-    fn f(&mut self) -> impl FnMut(u32, Verdict) + '_ {
-        |h, v| match v {
-            Verdict::Accept => self.accepted.push(h),
-            Verdict::Drop(why) => self.dropped.push((h, why)),
+/// The machine with the daemon's calls: arrivals, a periodic check after
+/// the totals read.
+struct Gate(SplitStartQueue<Pkt>);
+
+impl Deref for Gate {
+    type Target = SplitStartQueue<Pkt>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+impl DerefMut for Gate {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl Gate {
+    fn new(cfg: SplitStartConfig, rng: Stream) -> Self {
+        Gate(SplitStartQueue::new(cfg, rng, Instant::ZERO))
+    }
+    fn drain(&mut self, now: Instant, o: &mut Out) {
+        while let Some(a) = self.0.poll_action(now) {
+            match a {
+                Action::Admit(p) => o.accepted.push(p.id),
+                Action::Drop(p, why) => o.dropped.push((p.id, why)),
+            }
         }
+    }
+    fn arrive(&mut self, now: Instant, (f, seq): (u32, u32), id: u32, o: &mut Out) {
+        self.0.handle_arrival(now, pkt(f, seq, MSS, WIRE, id));
+        self.drain(now, o);
+    }
+    fn set_read(&mut self, f: u32, total: u64, now: Instant) {
+        self.0.handle_written_total(now, f, total);
+    }
+    fn check(&mut self, now: Instant, o: &mut Out) {
+        self.0.handle_timeout(now);
+        self.drain(now, o);
+    }
+    fn cap(&self) -> u64 {
+        self.0.config().buffer_start / self.0.flows.len().max(1) as u64
     }
 }
 
@@ -48,13 +137,13 @@ fn t(ms: u64) -> Instant {
 #[test]
 fn credit_admits_buffer_start_then_what_is_read() {
     // Room for 10 packets in the stack; 30 arrive at once.
-    let mut q = LocalQueue::new(
+    let mut q = Gate::new(
         cfg(Policy::DropTail, 100, 10 * WIRE as u64),
         Stream::derive(1, "t"),
     );
     let mut o = Out::default();
     for k in 0..30 {
-        q.arrive(t(0), seg(1, k), k, &mut o.f());
+        q.arrive(t(0), seg(1, k), k, &mut o);
     }
     // Charged in payload bytes: 10 x 1448 <= 10 x 1500, the 11th needs a
     // full packet of credit and finds 10 x 52.
@@ -62,20 +151,20 @@ fn credit_admits_buffer_start_then_what_is_read() {
     assert_eq!(q.len_packets(), 20);
     assert_eq!(q.charged(t(1000)), 10 * MSS as u64);
     // Nothing read: a check admits nothing.
-    q.check(t(1), &mut o.f());
+    q.check(t(1), &mut o);
     assert_eq!(o.accepted.len(), 10);
     assert!(q.stats().blocked_checks >= 1);
     // The daemon read 4 segments: 4 more leave, in order.
-    q.set_read(&1, 4 * MSS as u64, t(0));
-    q.check(t(2), &mut o.f());
+    q.set_read(1, 4 * MSS as u64, t(0));
+    q.check(t(2), &mut o);
     assert_eq!(o.accepted, (0..14).collect::<Vec<_>>());
     // Everything read: the rest (16) exceed the credit again after 10.
-    q.set_read(&1, 14 * MSS as u64, t(0));
-    q.check(t(3), &mut o.f());
+    q.set_read(1, 14 * MSS as u64, t(0));
+    q.check(t(3), &mut o);
     assert_eq!(o.accepted, (0..24).collect::<Vec<_>>());
     let s = q.stats();
     assert_eq!(s.admitted, 24);
-    assert_eq!(s.admitted_bytes, 24 * MSS as u64);
+    assert_eq!(s.admitted_new_bytes, 24 * MSS as u64);
     assert_eq!(s.queue.enqueued, 30);
     assert_eq!(s.queue.enqueued, s.queue.dequeued + q.len_packets() as u64);
     assert!(o.dropped.is_empty());
@@ -83,13 +172,13 @@ fn credit_admits_buffer_start_then_what_is_read() {
 
 #[test]
 fn droptail_drops_arrivals_past_the_limit_and_keeps_order() {
-    let mut q = LocalQueue::new(
+    let mut q = Gate::new(
         cfg(Policy::DropTail, 5, 2 * WIRE as u64),
         Stream::derive(1, "t"),
     );
     let mut o = Out::default();
     for k in 0..20 {
-        q.arrive(t(0), seg(1, k), k, &mut o.f());
+        q.arrive(t(0), seg(1, k), k, &mut o);
     }
     // 2 into the stack, 5 waiting, 13 dropped as overflow.
     assert_eq!(o.accepted, vec![0, 1]);
@@ -98,8 +187,8 @@ fn droptail_drops_arrivals_past_the_limit_and_keeps_order() {
     assert_eq!(o.dropped.first().unwrap().0, 7);
     let s = q.stats().queue;
     assert_eq!((s.dropped, s.dropped_overflow), (13, 13));
-    q.set_read(&1, 7 * MSS as u64, t(0));
-    q.check(t(1), &mut o.f());
+    q.set_read(1, 7 * MSS as u64, t(0));
+    q.check(t(1), &mut o);
     assert_eq!(o.accepted, (0..7).collect::<Vec<_>>());
 }
 
@@ -120,13 +209,13 @@ fn red_drops_early_before_the_queue_is_full() {
         ptc: crate::queue::red::ns2_ptc(Rate::mbps(100), 500),
         limit: QueueLimit::Packets(200),
     };
-    let mut q = LocalQueue::new(
+    let mut q = Gate::new(
         cfg(Policy::Red(p), 200, WIRE as u64),
         Stream::derive(7, "red"),
     );
     let mut o = Out::default();
     for k in 0..400 {
-        q.arrive(t(k as u64), seg(1, k), k, &mut o.f());
+        q.arrive(t(k as u64), seg(1, k), k, &mut o);
     }
     let s = q.stats().queue;
     assert!(s.dropped_early > 0, "{s:?}");
@@ -142,21 +231,21 @@ fn retransmissions_and_duplicates_pass_at_once_and_cost_nothing() {
     // and 3 are admitted, the stack holds 2 and 3 behind the hole, and the
     // daemon can read only 0. New data waits; the retransmission of 1 must
     // not wait behind it (the thesis's stall), and a duplicate of 0 is free.
-    let mut q = LocalQueue::new(
+    let mut q = Gate::new(
         cfg(Policy::DropTail, 100, 3 * WIRE as u64),
         Stream::derive(1, "t"),
     );
     let mut o = Out::default();
     for k in [0, 2, 3, 4, 5] {
-        q.arrive(t(0), seg(1, k), k, &mut o.f());
+        q.arrive(t(0), seg(1, k), k, &mut o);
     }
-    q.set_read(&1, MSS as u64, t(0));
-    q.check(t(1), &mut o.f());
+    q.set_read(1, MSS as u64, t(0));
+    q.check(t(1), &mut o);
     assert_eq!(o.accepted, vec![0, 2, 3]);
     assert_eq!(q.len_packets(), 2);
     let before = q.charged(t(1000));
-    q.arrive(t(2), seg(1, 1), 101, &mut o.f());
-    q.arrive(t(2), seg(1, 0), 100, &mut o.f());
+    q.arrive(t(2), seg(1, 1), 101, &mut o);
+    q.arrive(t(2), seg(1, 0), 100, &mut o);
     assert_eq!(o.accepted, vec![0, 2, 3, 101, 100]);
     assert_eq!(
         q.charged(t(1000)),
@@ -165,8 +254,8 @@ fn retransmissions_and_duplicates_pass_at_once_and_cost_nothing() {
     );
     assert_eq!(q.stats().passed_old, 2);
     // The hole filled, the daemon reads everything: the rest leaves.
-    q.set_read(&1, 4 * MSS as u64, t(0));
-    q.check(t(3), &mut o.f());
+    q.set_read(1, 4 * MSS as u64, t(0));
+    q.check(t(3), &mut o);
     assert_eq!(&o.accepted[5..], &[4, 5]);
 }
 
@@ -179,7 +268,7 @@ fn a_stalled_flow_holds_its_share_only() {
     // charged a quarter of the credit, and the other three move on: over
     // 200 rounds each gets (nearly) all its data in.
     let buffer = 40 * WIRE as u64;
-    let mut q = LocalQueue::new(cfg(Policy::DropTail, 1000, buffer), Stream::derive(1, "t"));
+    let mut q = Gate::new(cfg(Policy::DropTail, 1000, buffer), Stream::derive(1, "t"));
     let mut o = Out::default();
     let mut read = [0u64; 3];
     let mut handle = 0;
@@ -190,15 +279,15 @@ fn a_stalled_flow_holds_its_share_only() {
             if f == 9 && held >= 60 * MSS as u64 {
                 continue;
             }
-            q.arrive(now, seg(f, round), handle, &mut o.f());
+            q.arrive(now, seg(f, round), handle, &mut o);
             handle += 1;
         }
         // The daemon reads whatever the three live flows have admitted.
         for (f, r) in read.iter_mut().enumerate() {
             *r = q.flows[&(f as u32)].admitted;
-            q.set_read(&(f as u32), *r, now);
+            q.set_read(f as u32, *r, now);
         }
-        q.check(now, &mut o.f());
+        q.check(now, &mut o);
         assert!(q.charged(now) <= buffer + WIRE as u64);
     }
     assert!(o.dropped.is_empty());
@@ -228,7 +317,7 @@ fn flows_that_are_read_are_charged_in_full() {
     // holes, whose bytes are charged until read: a hole-filling
     // retransmission passes at once, see below.)
     let buffer = 10 * WIRE as u64;
-    let mut q = LocalQueue::new(
+    let mut q = Gate::new(
         cfg(Policy::DropTail, 10_000, buffer),
         Stream::derive(1, "t"),
     );
@@ -237,17 +326,17 @@ fn flows_that_are_read_are_charged_in_full() {
     for round in 0..300u32 {
         let now = t(round as u64);
         for k in 0..3 {
-            q.arrive(now, seg(1, 3 * round + k), handle, &mut o.f());
+            q.arrive(now, seg(1, 3 * round + k), handle, &mut o);
             handle += 1;
         }
-        q.arrive(now, seg(2, round), handle, &mut o.f());
+        q.arrive(now, seg(2, round), handle, &mut o);
         handle += 1;
         for f in [1u32, 2] {
             let a = q.flows[&f].admitted;
-            let r = q.flows[&f].read;
-            q.set_read(&f, (r + MSS as u64).min(a), now);
+            let r = q.flows[&f].written;
+            q.set_read(f, (r + MSS as u64).min(a), now);
         }
-        q.check(now, &mut o.f());
+        q.check(now, &mut o);
         let pending: u64 = q.flows.values().map(|f| f.pending()).sum();
         assert!(
             pending <= buffer + WIRE as u64,
@@ -256,50 +345,44 @@ fn flows_that_are_read_are_charged_in_full() {
     }
     // Admission follows the reads, and keeps going.
     let s = q.stats();
-    let read: u64 = q.flows.values().map(|f| f.read).sum();
-    assert!(s.admitted_bytes <= read + buffer + WIRE as u64);
+    let read: u64 = q.flows.values().map(|f| f.written).sum();
+    assert!(s.admitted_new_bytes <= read + buffer + WIRE as u64);
     assert!(s.admitted >= 350, "{} admitted", s.admitted);
     assert_eq!(q.len_packets() as u64, 1200 - s.admitted);
 }
 
 #[test]
 fn an_ended_flow_gives_its_charge_back() {
-    let mut q = LocalQueue::new(
+    let mut q = Gate::new(
         cfg(Policy::DropTail, 100, 4 * WIRE as u64),
         Stream::derive(1, "t"),
     );
     let mut o = Out::default();
     for k in 0..8 {
-        q.arrive(t(0), seg(1, k), k, &mut o.f());
+        q.arrive(t(0), seg(1, k), k, &mut o);
     }
     assert_eq!(o.accepted.len(), 4);
     // A one-flow queue charges the flow up to all of buffer_start.
     assert_eq!(q.charged(t(0)), 4 * MSS as u64);
     q.end_flow(&1);
     assert_eq!(q.charged(t(1000)), 0);
-    q.check(t(1), &mut o.f());
+    q.check(t(1), &mut o);
     // Segments of an ended flow leave at no charge.
     assert_eq!(o.accepted.len(), 8);
 }
 
 #[test]
 fn sequence_wrap_is_handled() {
-    let mut q = LocalQueue::new(
+    let mut q = Gate::new(
         cfg(Policy::DropTail, 100, 4 * WIRE as u64),
         Stream::derive(1, "t"),
     );
     let mut o = Out::default();
     let start = u32::MAX - MSS; // the second segment wraps
     for k in 0..3u32 {
-        let a = Arrival {
-            flow: 1u32,
-            seq: start.wrapping_add(k * MSS),
-            payload: MSS,
-            wire: WIRE,
-        };
-        q.arrive(t(0), a, k, &mut o.f());
+        q.arrive(t(0), (1, start.wrapping_add(k * MSS)), k, &mut o);
     }
     assert_eq!(o.accepted, vec![0, 1, 2]);
-    assert_eq!(q.stats().admitted_bytes, 3 * MSS as u64);
+    assert_eq!(q.stats().admitted_new_bytes, 3 * MSS as u64);
     assert_eq!(q.charged(t(1000)), 3 * MSS as u64);
 }

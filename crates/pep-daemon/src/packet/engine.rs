@@ -135,7 +135,7 @@ impl Engine {
             LinkDir::new(rate, Duration::ZERO, q, LossModel::None)
         });
         Engine {
-            flows: FlowTable::new(s.max_flows),
+            flows: FlowTable::new(s.max_flows).log_evictions(),
             regen: s.ack_regen.map(|cfg| Regen {
                 ar: AckRegen::new(cfg),
                 templates: HashMap::new(),
@@ -161,6 +161,7 @@ impl Engine {
     /// A frame (a whole Ethernet frame) arrived on `side` at `now`.
     pub fn on_frame(&mut self, now: Instant, side: Side, bytes: Vec<u8>) {
         let mut f = Frame::parse(bytes, &mut self.flows);
+        self.forget_evicted();
         if f.segment_mut().is_none() {
             match classify(&f.bytes) {
                 Kind::Malformed => self.stats.malformed += 1,
@@ -205,11 +206,23 @@ impl Engine {
                 }
                 Side::B => {
                     let f = Frame::parse(bytes, &mut self.flows);
+                    self.forget_evicted();
                     self.stage_queue(now, f);
                 }
             }
         }
         self.wm_out = v;
+    }
+
+    /// Connections the flow table evicted come back under new ids: what
+    /// thinning holds under an old id leaves now, before anything of the
+    /// new one (held, it would leave after the connection's newer ACKs).
+    fn forget_evicted(&mut self) {
+        while let Some(id) = self.flows.take_evicted() {
+            if let Some(t) = &mut self.thin {
+                t.handle_flow_gone(id);
+            }
+        }
     }
 
     fn stage_regen(&mut self, now: Instant, mut f: Frame) {

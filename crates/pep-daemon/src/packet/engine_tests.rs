@@ -249,3 +249,43 @@ fn regenerated_acks_from_a_template_without_sack_room_are_whole() {
     }
     assert_eq!(e.stats().rewrite_failures, 0, "{:?}", e.stats());
 }
+
+#[test]
+fn a_connection_the_flow_table_evicts_keeps_its_acks_in_order() {
+    // Room for two connections in the flow table and in thinning. The
+    // table evicts the connection inserted first (A) while thinning holds
+    // an ACK of it, and A comes back under a new id, whose first ACK
+    // passes at once. The held ACK must leave before it (before the fix
+    // it waited under the old id until its hold ran out, and left after).
+    let mut e = Engine::new(&PacketSettings {
+        ack_thin: Some(4),
+        max_flows: 2,
+        ..settings()
+    });
+    let (a, b, c) = (4000, 4001, 4002);
+    let script = [
+        (a, 1000, 0), // A's first ACK passes
+        (b, 1000, 0), // so does B's
+        (a, 2000, 0), // held (the second of four)
+        (c, 1, 100),  // data of C: the table evicts A, thinning sees nothing
+        (a, 3000, 0), // A under a new id: a first ACK, passes
+    ];
+    let mut out = vec![];
+    for (k, &(port, ack_no, payload)) in script.iter().enumerate() {
+        e.on_frame(
+            Instant(k as u64 * 1000),
+            Side::A,
+            ack(port, ack_no, payload),
+        );
+        out.extend(drain(&mut e));
+    }
+    out.extend(run_out(&mut e, Instant(10_000)));
+    assert!(e.stats().flows_evicted > 0);
+    let a_acks: Vec<u32> = out
+        .iter()
+        .map(|(_, f)| tcp_of(f))
+        .filter(|t| t.src_port == a)
+        .map(|t| t.ack)
+        .collect();
+    assert_eq!(a_acks, [1000, 2000, 3000], "A's ACKs in order, none lost");
+}

@@ -1,7 +1,6 @@
 //! The packet path's counters in the Prometheus exposition
 //! (`pep_packet_*`), published by the packet thread every 100 ms.
 
-use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use super::engine::PacketStats;
@@ -85,10 +84,7 @@ impl PacketMetrics {
     pub fn render(&self, o: &mut String) {
         let l = |a: &AtomicU64| a.load(Relaxed);
         let mut row = |name: &str, kind: &str, help: &str, rows: &[(&str, u64)]| {
-            let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}");
-            for (labels, v) in rows {
-                let _ = writeln!(o, "{name}{labels} {v}");
-            }
+            crate::metrics::write_family(o, name, kind, help, rows)
         };
         row(
             "pep_packet_up",

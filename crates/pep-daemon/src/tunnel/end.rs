@@ -86,23 +86,28 @@ async fn flow(
         }
     };
     let policy = s.tunnel.as_ref().map_or(&[][..], |t| &t.allow[..]);
-    let answer = |st: Status| [st as u8];
+    // The client's first bytes may already be queued behind the header:
+    // they stay unread until the destination is allowed and connected, and
+    // are discarded (the stream stopped) otherwise.
+    let decline = |mut send: SendStream, mut recv: RecvStream, st: Status| async move {
+        let _ = send.write_all(&[st as u8]).await;
+        let _ = send.finish();
+        let _ = recv.stop(super::CODE_RESET);
+    };
     if !allowed(policy, dst.ip()) {
         warn!(%client, %dst, "tunnel: destination not allowed by tunnel.allow");
-        let _ = send.write_all(&answer(Status::Refused)).await;
-        let _ = send.finish();
+        decline(send, recv, Status::Refused).await;
         return "refused_by_policy";
     }
     let tcp = match connect(dst, s).await {
         Ok(t) => t,
         Err(e) => {
             debug!(%client, %dst, "tunnel: connect failed: {e}");
-            let _ = send.write_all(&answer(Status::Unreachable)).await;
-            let _ = send.finish();
+            decline(send, recv, Status::Unreachable).await;
             return "unreachable";
         }
     };
-    if send.write_all(&answer(Status::Connected)).await.is_err() {
+    if send.write_all(&[Status::Connected as u8]).await.is_err() {
         super::reset_tcp(&tcp);
         return "reset_by_tunnel";
     }

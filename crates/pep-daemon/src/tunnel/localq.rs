@@ -1,6 +1,10 @@
 //! split-start's local queue (`[tunnel.local_queue]`): the thesis's
-//! DropTail/RED queue in front of the receiving TCP stack, with its credit
-//! (`pep_core::localq`), on real packets.
+//! DropTail/RED queue in front of the receiving TCP stack, with its credit,
+//! on real packets. The machine is `pep_core::localq::SplitStartQueue`,
+//! the one the simulator's `split-pair` drives, here with the stall-proof
+//! credit, checked on events and every `check_interval`; [`Gate`] is this
+//! driver's part that needs no socket (and is what the sameness test
+//! drives).
 //!
 //! * **Where packets come from.** A rule in the `raw` table (before the
 //!   interception rules at mangle; `rules::localq_commands`) sends every
@@ -30,8 +34,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pep_core::localq::{Arrival, LocalQueue, LocalQueueConfig, Policy, Verdict};
-use pep_core::queue::{DropReason, QueueLimit, RedParams};
+use pep_core::link::LinkItem;
+use pep_core::localq::{
+    Action, CheckMode, CreditPolicy, Discipline, FlowItem, SplitStartConfig, SplitStartQueue,
+};
+use pep_core::queue::{DropReason, QueueLimit, Queued, RedParams};
+use pep_core::{Segment, Seq};
 use tracing::{info, warn};
 
 use crate::metrics::Metrics;
@@ -69,9 +77,9 @@ pub struct LocalQueueSettings {
 }
 
 impl LocalQueueSettings {
-    pub fn core(&self) -> LocalQueueConfig {
-        let policy = match self.policy {
-            LqPolicy::DropTail => Policy::DropTail,
+    pub fn core(&self) -> SplitStartConfig {
+        let discipline = match self.policy {
+            LqPolicy::DropTail => Discipline::DropTail,
             LqPolicy::Red { min_th, max_th } => {
                 let rate = pep_core::Rate::bps(self.rate);
                 let limit = QueueLimit::Packets(self.limit);
@@ -82,21 +90,181 @@ impl LocalQueueSettings {
                     p.min_th = min as f64;
                     p.max_th = max_th.map_or(3.0 * min as f64, |m| m as f64);
                 }
-                Policy::Red(p)
+                Discipline::Red(p)
             }
         };
-        LocalQueueConfig {
-            policy,
+        let ns = |d: Duration| pep_core::Duration::from_nanos(d.as_nanos() as u64);
+        SplitStartConfig {
+            discipline,
             limit: self.limit,
             buffer_start: self.buffer_start,
             packet: 1500,
-            stall_after: pep_core::Duration::from_nanos(self.stall_after.as_nanos() as u64),
+            header: 52,
+            credit: CreditPolicy::StallProof {
+                stall_after: ns(self.stall_after),
+            },
+            check: CheckMode::EventAndPoll {
+                interval: ns(self.check_interval),
+            },
         }
     }
 }
 
 /// A flow as packets name it: (client, original destination).
 pub type FlowKey = (SocketAddr, SocketAddr);
+
+/// A data segment as the queue sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arrival {
+    pub flow: FlowKey,
+    pub seq: u32,
+    /// TCP payload bytes.
+    pub payload: u32,
+    /// Bytes on the wire (IP datagram).
+    pub wire: u32,
+}
+
+/// What becomes of a packet the kernel queued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Into the stack.
+    Accept,
+    /// Dropped by the queue's policy.
+    Drop(DropReason),
+}
+
+/// A held packet: its headers as the machine reads them, and the kernel's
+/// handle (`P`) to give the verdict with.
+pub struct Held<P> {
+    seg: Segment,
+    flow: FlowKey,
+    handle: P,
+}
+
+impl<P> Held<P> {
+    fn new(a: Arrival, handle: P) -> Self {
+        Held {
+            seg: Segment {
+                seq: Seq(a.seq),
+                len: a.payload,
+                hdr_len: a.wire.saturating_sub(a.payload).min(u16::MAX as u32) as u16,
+                ..Default::default()
+            },
+            flow: a.flow,
+            handle,
+        }
+    }
+}
+
+impl<P> Queued for Held<P> {
+    fn wire_len(&self) -> u32 {
+        self.seg.wire_len()
+    }
+}
+impl<P> LinkItem for Held<P> {
+    fn segment(&self) -> &Segment {
+        &self.seg
+    }
+}
+impl<P> FlowItem for Held<P> {
+    type Flow = FlowKey;
+    fn flow(&self) -> FlowKey {
+        self.flow
+    }
+}
+
+/// How long a flow the relays do not know (yet, or any more) stays charged.
+const UNKNOWN_GRACE: pep_core::Duration = pep_core::Duration::from_secs(2);
+
+/// The driver's socket-free part: packets in, verdicts out in the order
+/// the machine decides them; every `check_interval` the bytes the relays
+/// have read of each flow.
+pub struct Gate<P> {
+    lq: SplitStartQueue<Held<P>>,
+    /// Flows with an account that the relays do not know, since when.
+    unknown: HashMap<FlowKey, pep_core::Instant>,
+}
+
+impl<P> Gate<P> {
+    pub fn new(s: &LocalQueueSettings, rng: pep_core::rng::Stream, now: pep_core::Instant) -> Self {
+        Gate {
+            lq: SplitStartQueue::new(s.core(), rng, now),
+            unknown: HashMap::new(),
+        }
+    }
+
+    fn drain(&mut self, now: pep_core::Instant, out: &mut Vec<(P, Verdict)>) {
+        while let Some(a) = self.lq.poll_action(now) {
+            out.push(match a {
+                Action::Admit(h) => (h.handle, Verdict::Accept),
+                Action::Drop(h, why) => (h.handle, Verdict::Drop(why)),
+            });
+        }
+    }
+
+    /// A packet from the kernel's queue (its first bytes and its length on
+    /// the wire): data joins the local queue, anything else is accepted.
+    pub fn on_packet(
+        &mut self,
+        now: pep_core::Instant,
+        bytes: &[u8],
+        wire_len: usize,
+        handle: P,
+        out: &mut Vec<(P, Verdict)>,
+    ) {
+        match parse(bytes, wire_len) {
+            Some((a, false)) if a.payload > 0 => {
+                self.lq.handle_arrival(now, Held::new(a, handle));
+                self.drain(now, out);
+            }
+            _ => out.push((handle, Verdict::Accept)),
+        }
+    }
+
+    /// The periodic check: `read(flow)` is what the relays have read of a
+    /// flow in all (`None`: a flow they do not know; its account goes
+    /// after [`UNKNOWN_GRACE`]).
+    pub fn on_tick(
+        &mut self,
+        now: pep_core::Instant,
+        read: impl Fn(&FlowKey) -> Option<u64>,
+        out: &mut Vec<(P, Verdict)>,
+    ) {
+        let flows: Vec<FlowKey> = self.lq.flows().copied().collect();
+        for k in flows {
+            match read(&k) {
+                Some(total) => {
+                    self.unknown.remove(&k);
+                    self.lq.handle_written_total(now, k, total);
+                }
+                None => {
+                    let since = *self.unknown.entry(k).or_insert(now);
+                    if now.saturating_since(since) > UNKNOWN_GRACE {
+                        self.unknown.remove(&k);
+                        self.lq.end_flow(&k);
+                    }
+                }
+            }
+        }
+        self.lq.handle_timeout(now);
+        self.drain(now, out);
+    }
+
+    /// Stopping: whatever waits goes into the stack.
+    pub fn release_all(&mut self, now: pep_core::Instant, out: &mut Vec<(P, Verdict)>) {
+        self.lq.release_all(now);
+        self.drain(now, out);
+    }
+
+    /// When the next periodic check is due.
+    pub fn poll_timeout(&self) -> Option<pep_core::Instant> {
+        self.lq.poll_timeout()
+    }
+
+    pub fn machine(&self) -> &SplitStartQueue<Held<P>> {
+        &self.lq
+    }
+}
 
 /// Bytes the daemon has read of each intercepted flow, shared between the
 /// relays (writers) and the queue thread.
@@ -122,7 +290,7 @@ impl FlowReads {
 /// the headers of a copy whose IP length says what was captured (IPv4
 /// options and IPv6 extension headers walked as everywhere else), and the
 /// lengths come from the IP header as sent.
-pub fn parse(p: &[u8], wire_len: usize) -> Option<(Arrival<FlowKey>, bool)> {
+pub fn parse(p: &[u8], wire_len: usize) -> Option<(Arrival, bool)> {
     let (total, fixed) = match p.first()? >> 4 {
         4 if p.len() >= 20 => (u16::from_be_bytes([p[2], p[3]]) as usize, 0),
         6 if p.len() >= 40 => (40 + u16::from_be_bytes([p[4], p[5]]) as usize, 40),
@@ -197,11 +365,11 @@ pub fn spawn(
     q.set_nonblocking(true);
     metrics.tunnel.lq.enabled.store(1, Relaxed);
     let stop = Arc::new(AtomicBool::new(false));
-    let (st, cfg, every) = (stop.clone(), s.clone(), s.check_interval);
+    let (st, cfg) = (stop.clone(), s.clone());
     let thread = std::thread::Builder::new()
         .name("pep-localq".into())
         .spawn(move || {
-            serve(q, fd, &cfg, every, &metrics, &reads, &st);
+            serve(q, fd, &cfg, &metrics, &reads, &st);
         })
         .map_err(|e| format!("tunnel.local_queue: spawn: {e}"))?;
     info!(
@@ -301,9 +469,6 @@ fn enlarge_netlink_buffer(before: &[i32]) -> (Option<i32>, u64) {
 /// The check period while nothing waits in the queue.
 const IDLE_CHECK: Duration = Duration::from_millis(50);
 
-/// How long a flow the relays do not know (yet, or any more) stays charged.
-const UNKNOWN_GRACE: Duration = Duration::from_secs(2);
-
 /// Waits until the NFQUEUE socket `fd` is readable or `wait` passes (a
 /// sleep when the descriptor is unknown).
 fn wait_readable(fd: Option<i32>, wait: Duration) {
@@ -327,7 +492,6 @@ fn serve(
     mut q: nfq::Queue,
     fd: Option<i32>,
     s: &LocalQueueSettings,
-    every: Duration,
     m: &Metrics,
     reads: &FlowReads,
     stop: &AtomicBool,
@@ -337,20 +501,26 @@ fn serve(
         pep_core::Instant::ZERO + pep_core::Duration::from_nanos(epoch.elapsed().as_nanos() as u64)
     };
     let seed = epoch.elapsed().as_nanos() as u64 ^ std::process::id() as u64;
-    let mut lq: LocalQueue<FlowKey, nfq::Message> =
-        LocalQueue::new(s.core(), pep_core::rng::Stream::derive(seed, "localq"));
-    let mut unknown: HashMap<FlowKey, std::time::Instant> = HashMap::new();
-    let mut next_check = std::time::Instant::now();
+    let mut gate: Gate<nfq::Message> =
+        Gate::new(s, pep_core::rng::Stream::derive(seed, "localq"), now());
+    // The machine's poll timer is the thread's schedule.
+    let next_check = |g: &Gate<nfq::Message>| {
+        let at = g.poll_timeout().unwrap_or(pep_core::Instant::ZERO);
+        epoch + Duration::from_nanos(at.saturating_since(pep_core::Instant::ZERO).as_nanos())
+    };
     let mut errors = 0u64;
-    let mut verdict = |q: &mut nfq::Queue, mut msg: nfq::Message, v: Verdict| {
-        msg.set_verdict(match v {
-            Verdict::Accept => nfq::Verdict::Accept,
-            Verdict::Drop(_) => nfq::Verdict::Drop,
-        });
-        if let Err(e) = q.verdict(msg) {
-            errors += 1;
-            if errors.is_power_of_two() {
-                warn!("local queue: verdict: {e} ({errors} so far)");
+    let mut decided: Vec<(nfq::Message, Verdict)> = Vec::new();
+    let mut verdicts = |q: &mut nfq::Queue, decided: &mut Vec<(nfq::Message, Verdict)>| {
+        for (mut msg, v) in decided.drain(..) {
+            msg.set_verdict(match v {
+                Verdict::Accept => nfq::Verdict::Accept,
+                Verdict::Drop(_) => nfq::Verdict::Drop,
+            });
+            if let Err(e) = q.verdict(msg) {
+                errors += 1;
+                if errors.is_power_of_two() {
+                    warn!("local queue: verdict: {e} ({errors} so far)");
+                }
             }
         }
     };
@@ -361,17 +531,9 @@ fn serve(
             match q.recv() {
                 Ok(msg) => {
                     got += 1;
-                    let parsed = parse(msg.get_payload(), msg.get_original_len());
-                    match parsed {
-                        Some((a, false)) if a.payload > 0 => {
-                            let mut decided = Vec::new();
-                            lq.arrive(now(), a, msg, &mut |p, v| decided.push((p, v)));
-                            for (p, v) in decided {
-                                verdict(&mut q, p, v);
-                            }
-                        }
-                        _ => verdict(&mut q, msg, Verdict::Accept),
-                    }
+                    let (bytes, len) = (msg.get_payload().to_vec(), msg.get_original_len());
+                    gate.on_packet(now(), &bytes, len, msg, &mut decided);
+                    verdicts(&mut q, &mut decided);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) => {
@@ -381,75 +543,47 @@ fn serve(
             }
         }
         let t = std::time::Instant::now();
-        if t >= next_check {
-            next_check = t + every;
+        if t >= next_check(&gate) {
             {
                 let reg = reads.0.lock().unwrap();
-                let mut gone = Vec::new();
-                let flows: Vec<FlowKey> = lq.flows().copied().collect();
-                for k in flows {
-                    match reg.get(&k) {
-                        Some(c) => {
-                            unknown.remove(&k);
-                            lq.set_read(&k, c.load(Relaxed), now());
-                        }
-                        None => {
-                            let since = *unknown.entry(k).or_insert(t);
-                            if t - since > UNKNOWN_GRACE {
-                                gone.push(k);
-                            }
-                        }
-                    }
-                }
-                for k in gone {
-                    unknown.remove(&k);
-                    lq.end_flow(&k);
-                }
+                gate.on_tick(now(), |k| reg.get(k).map(|c| c.load(Relaxed)), &mut decided);
             }
-            let mut decided = Vec::new();
-            lq.check(now(), &mut |p, v| decided.push((p, v)));
-            for (p, v) in decided {
-                verdict(&mut q, p, v);
-            }
-            publish(&lq, m, now());
+            verdicts(&mut q, &mut decided);
+            publish(gate.machine(), m);
         }
         if got == 0 {
             let now_t = std::time::Instant::now();
-            if lq.len_packets() > 0 {
+            if gate.machine().len_packets() > 0 {
                 // Packets wait for credit: arrivals only join them, so
                 // take them in a batch at the next check (cheaper than a
                 // wake-up per packet: 0.24 against 0.37 CPU s in the CI
                 // test).
-                std::thread::sleep(next_check.saturating_duration_since(now_t));
+                std::thread::sleep(next_check(&gate).saturating_duration_since(now_t));
             } else {
                 // Nothing waits: wake at the first arrival (no added
                 // delay), or for the bookkeeping every 50 ms.
-                let until = next_check.max(t + IDLE_CHECK);
+                let until = next_check(&gate).max(t + IDLE_CHECK);
                 wait_readable(fd, until.saturating_duration_since(now_t));
             }
         }
     }
-    // Stopping: whatever waits goes into the stack.
-    let mut decided = Vec::new();
-    lq.release_all(now(), &mut |p, v| decided.push((p, v)));
-    for (p, v) in decided {
-        verdict(&mut q, p, v);
-    }
-    publish(&lq, m, now());
+    gate.release_all(now(), &mut decided);
+    verdicts(&mut q, &mut decided);
+    publish(gate.machine(), m);
     m.tunnel.lq.enabled.store(0, Relaxed);
     let _ = q.unbind(s.nfqueue);
 }
 
-fn publish(lq: &LocalQueue<FlowKey, nfq::Message>, m: &Metrics, now: pep_core::Instant) {
+fn publish<P>(lq: &SplitStartQueue<Held<P>>, m: &Metrics) {
     let l = &m.tunnel.lq;
     let s = lq.stats();
     l.packets.store(lq.len_packets() as u64, Relaxed);
     l.bytes.store(lq.len_bytes(), Relaxed);
-    l.credit.store(lq.credit(now), Relaxed);
+    l.credit.store(lq.credit(), Relaxed);
     l.arrived.store(s.arrived, Relaxed);
     l.passed_old.store(s.passed_old, Relaxed);
     l.admitted.store(s.admitted, Relaxed);
-    l.admitted_bytes.store(s.admitted_bytes, Relaxed);
+    l.admitted_bytes.store(s.admitted_new_bytes, Relaxed);
     l.blocked_checks.store(s.blocked_checks, Relaxed);
     l.flows.store(lq.flows().count() as u64, Relaxed);
     for (i, why) in [DropReason::Overflow, DropReason::Early, DropReason::Forced]

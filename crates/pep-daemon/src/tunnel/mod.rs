@@ -3,9 +3,11 @@
 //!
 //! * **split-start** intercepts TCP connections transparently (as the
 //!   single-node proxy does), opens a stream per connection and sends a
-//!   header naming the original destination; **split-end** checks the
-//!   destination against its policy, connects, answers with a status byte,
-//!   and both relay bytes until each direction ends.
+//!   header naming the original destination, the client's first bytes
+//!   right behind it (one round trip to open, [`relay_opening`]);
+//!   **split-end** checks the destination against its policy, connects,
+//!   answers with a status byte, and both relay bytes until each direction
+//!   ends.
 //! * **Why QUIC.** Per-flow credit is QUIC's per-stream flow control: each
 //!   stream may have at most `flow_window` bytes unacknowledged by the
 //!   receiving application, so a client that stops reading stalls only its
@@ -257,27 +259,112 @@ async fn stream_to_tcp(
 /// into the tunnel's metrics as they pass, and those read from `tcp` also
 /// into `flow_read` (the local queue's credit).
 pub async fn relay(
+    tcp: TcpStream,
+    send: SendStream,
+    recv: RecvStream,
+    m: &crate::metrics::TunnelMetrics,
+    flow_read: Option<&std::sync::atomic::AtomicU64>,
+) -> FlowEnd {
+    relay_both(tcp, send, recv, m, flow_read, None).await.0
+}
+
+/// split-start's relay of a flow whose header was just written: the
+/// client's bytes follow the header at once, while split-end checks its
+/// policy and connects (the open costs one round trip, not two), and the
+/// first byte of the stream is split-end's [`Status`], awaited for up to
+/// `answer_within` before anything flows to the client. Anything but
+/// `Connected` resets the client. What split-end received meanwhile it
+/// never delivers to a destination it refused or could not reach (it stops
+/// the stream unread), and it can be no more than the flow's credit
+/// (`flow_window`), as for a flow whose reader does not read. Returns the
+/// flow's `pep_tunnel_flows_ended_total` label.
+pub async fn relay_opening(
+    tcp: TcpStream,
+    send: SendStream,
+    recv: RecvStream,
+    answer_within: Duration,
+    m: &crate::metrics::TunnelMetrics,
+    flow_read: Option<&std::sync::atomic::AtomicU64>,
+) -> &'static str {
+    match relay_both(tcp, send, recv, m, flow_read, Some(answer_within)).await {
+        (_, Some(Answer::Status(Status::Refused))) => "refused_by_policy",
+        (_, Some(Answer::Status(Status::Unreachable))) => "unreachable",
+        (end, Some(Answer::Status(Status::Connected))) => end.how(),
+        // split-end connected, then reset the stream (its destination
+        // reset) before the answer was read: the answer went with it.
+        (_, Some(Answer::Reset)) => FlowEnd::ResetByTunnel.how(),
+        // No answer: the tunnel failed or split-end took too long, unless
+        // the client gave up first.
+        (FlowEnd::ResetByTcp, None | Some(Answer::None)) => FlowEnd::ResetByTcp.how(),
+        (_, None | Some(Answer::None)) => "no_tunnel",
+    }
+}
+
+/// What came of waiting for split-end's answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Answer {
+    Status(Status),
+    /// The stream was reset first (split-end connected and then relayed a
+    /// reset: a reset discards the unread answer).
+    Reset,
+    /// Nothing within the time, or the tunnel went away.
+    None,
+}
+
+/// split-end's answer, the stream's first byte, within `within`.
+async fn read_status(r: &mut RecvStream, within: Duration) -> Answer {
+    let mut b = [0u8; 1];
+    match tokio::time::timeout(within, r.read_exact(&mut b)).await {
+        Ok(Ok(())) => Status::from_byte(b[0]).map_or(Answer::None, Answer::Status),
+        Ok(Err(quinn::ReadExactError::ReadError(quinn::ReadError::Reset(_)))) => Answer::Reset,
+        _ => Answer::None,
+    }
+}
+
+/// Both directions; with `answer`, the stream's bytes reach `tcp` only
+/// after a `Connected` status read within it (returned with how it ended).
+async fn relay_both(
     mut tcp: TcpStream,
     mut send: SendStream,
     mut recv: RecvStream,
     m: &crate::metrics::TunnelMetrics,
     flow_read: Option<&std::sync::atomic::AtomicU64>,
-) -> FlowEnd {
+    answer: Option<Duration>,
+) -> (FlowEnd, Option<Answer>) {
+    let mut status = answer
+        .is_none()
+        .then_some(Answer::Status(Status::Connected));
     let end = {
         let (mut rd, mut wr) = tcp.split();
         let up = tcp_to_stream(&mut rd, &mut send, &m.bytes_to_tunnel, flow_read);
-        let down = stream_to_tcp(&mut recv, &mut wr, &m.bytes_from_tunnel);
+        let (st, recv) = (&mut status, &mut recv);
+        let down = async move {
+            if let Some(within) = answer {
+                *st = Some(read_status(recv, within).await);
+            }
+            match st {
+                Some(Answer::Status(Status::Connected)) => {
+                    stream_to_tcp(recv, &mut wr, &m.bytes_from_tunnel).await
+                }
+                _ => Err(FlowEnd::ResetByTunnel),
+            }
+        };
         match tokio::try_join!(up, down) {
             Ok(_) => FlowEnd::Clean,
             Err(e) => e,
         }
     };
+    // split-end refusing stops the stream, which can fail the client's
+    // direction before its answer was read: the answer is on its way.
+    if let (Some(within), None, FlowEnd::ResetByTunnel) = (answer, status, end) {
+        status = Some(read_status(&mut recv, within).await);
+    }
     if end != FlowEnd::Clean {
         let _ = send.reset(CODE_RESET);
         let _ = recv.stop(CODE_RESET);
         reset_tcp(&tcp);
     }
-    end
+    (end, status)
 }
 
 /// Makes closing `s` send a RST.

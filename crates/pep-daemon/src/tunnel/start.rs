@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
 use super::localq::FlowReads;
-use super::{encode_header, relay, reset_tcp, Status};
+use super::{encode_header, relay_opening, reset_tcp};
 use crate::metrics::Metrics;
 
 /// The tunnel as flows see it: the current connection, if any.
@@ -197,22 +197,17 @@ impl TunnelClient {
         let Some(conn) = self.connection(timeout).await else {
             return fail(client, "no_tunnel");
         };
+        // The header goes now and the client's bytes right behind it
+        // (`relay_opening`): the flow opens in one round trip.
         let opened = tokio::time::timeout(timeout, async {
-            let (mut send, mut recv) = conn.open_bi().await.ok()?;
+            let (mut send, recv) = conn.open_bi().await.ok()?;
             send.write_all(&encode_header(dst, peer)).await.ok()?;
-            let mut b = [0u8; 1];
-            recv.read_exact(&mut b).await.ok()?;
-            Some((send, recv, Status::from_byte(b[0])?))
+            Some((send, recv))
         })
         .await;
-        let (send, recv) = match opened {
-            Ok(Some((s, r, Status::Connected))) => (s, r),
-            Ok(Some((_, _, Status::Refused))) => return fail(client, "refused_by_policy"),
-            Ok(Some((_, _, Status::Unreachable))) => return fail(client, "unreachable"),
-            Ok(None) | Err(_) => return fail(client, "no_tunnel"),
+        let Ok(Some((send, recv))) = opened else {
+            return fail(client, "no_tunnel");
         };
-        relay(client, send, recv, &self.metrics.tunnel, read)
-            .await
-            .how()
+        relay_opening(client, send, recv, timeout, &self.metrics.tunnel, read).await
     }
 }

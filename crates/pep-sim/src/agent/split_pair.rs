@@ -3,8 +3,9 @@
 //!
 //! * **Split start.** Every data packet of a covered flow arriving at
 //!   `start` goes into the local queue (DropTail, or RED auto-configured
-//!   from the split link as ns-2 does). The credit gate
-//!   ([`pep_core::splitpair::Credit`]) lets packets out of it into a
+//!   from the split link as ns-2 does). The credit gate (the one machine
+//!   [`pep_core::localq::SplitStartQueue`], which the daemon's split-start
+//!   drives too) lets packets out of it into a
 //!   per-flow terminating receiver ([`TcpSink`], the flow's own sink
 //!   settings), which acknowledges them toward the sender as the
 //!   destination would. The bytes each receiver delivers in order are
@@ -24,9 +25,12 @@ use std::any::Any;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use pep_core::queue::{Queue, QueueLimit, QueueStats, RedParams};
+use pep_core::localq::{
+    Action, CheckMode, CreditPolicy, Discipline, FlowItem, SplitStartConfig, SplitStartQueue,
+};
+use pep_core::queue::RedParams;
 use pep_core::rng::Stream;
-use pep_core::splitpair::{CheckMode, Credit, CreditConfig, FlowCredit, Framing};
+use pep_core::splitpair::{FlowCredit, Framing};
 use pep_core::{Duration, FlowId, Instant};
 use serde::Deserialize;
 use toml::Table;
@@ -34,7 +38,7 @@ use toml::Table;
 use super::{check_window, params, AgentError, AgentSite, CutMessage, NodeAgent, Outbox};
 use crate::packet::{NodeIndex, Packet};
 use crate::scenario::MAX_WINDOW;
-use crate::tcp::{AckPolicy, AppSource, SinkConfig, TcpConfig, TcpSender, TcpSink};
+use crate::tcp::{AckPolicy, AppSource, SinkConfig, TcpConfig, TcpSender, TcpSink, TxKind};
 use pep_core::cc::{Growth, Recovery};
 
 #[derive(Deserialize)]
@@ -58,7 +62,8 @@ struct Params {
     /// Tunnel congestion control: "cubic" (RFC 9438), "cubic-ns2" (ns-2.35's
     /// Linux CUBIC, as the thesis ran it), "cubic-flows" (the daemon's
     /// default: CUBIC backing off as the flows open on the tunnel would,
-    /// `pep_core::cc::Growth::CubicFlows`) or "sack".
+    /// `pep_core::cc::Growth::CubicFlows`), "bbr" (BBR v1 as Linux's, paced
+    /// at its model's rate, `pep_core::cc::Bbr`) or "sack".
     #[serde(default = "default_cc")]
     tunnel_cc: String,
     /// Tunnel receiver window in bytes ("set very high"; at most TCP's
@@ -70,11 +75,17 @@ struct Params {
     #[serde(default = "default_true")]
     tunnel_delack: bool,
     /// What a packet let through costs: "admitted" (the thesis: its size,
-    /// whatever the receiver makes of it) or "delivered" (the wire size of
+    /// whatever the receiver makes of it), "delivered" (the wire size of
     /// the in-order bytes it releases to the tunnel, so duplicates and
-    /// data held behind a hole cost nothing until they are written).
+    /// data held behind a hole cost nothing until they are written) or
+    /// "stall-proof" (the daemon's: its new bytes until written, old
+    /// segments pass at once, a flow unwritten for `stall_after` charged
+    /// its share at most). `pep_core::localq::CreditPolicy`.
     #[serde(default = "default_charge")]
     credit_charge: String,
+    /// The stall-proof credit's `stall_after` (the daemon's default).
+    #[serde(default = "default_stall_after")]
+    stall_after: String,
     /// Local queue service: "fifo" (the thesis: one queue) or "fair" (one
     /// DropTail queue per flow of `local_queue_limit / flows` packets,
     /// served round-robin by bytes, deficit round robin).
@@ -127,6 +138,9 @@ fn default_sched() -> String {
 fn default_charge() -> String {
     "admitted".into()
 }
+fn default_stall_after() -> String {
+    "200ms".into()
+}
 fn default_true() -> bool {
     true
 }
@@ -161,13 +175,10 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
     } else {
         &link.reverse
     };
-    let limit = QueueLimit::Packets(p.local_queue_limit);
-    let local = match p.local_queue.as_str() {
-        "droptail" => Queue::drop_tail(limit),
-        "red" => Queue::red(
-            RedParams::ns2_auto(dir.rate, dir.delay, limit),
-            Stream::derive(sc.seed, &format!("agent/{}/red", site.name)),
-        ),
+    let limit = pep_core::queue::QueueLimit::Packets(p.local_queue_limit);
+    let discipline = match p.local_queue.as_str() {
+        "droptail" => Discipline::DropTail,
+        "red" => Discipline::Red(RedParams::ns2_auto(dir.rate, dir.delay, limit)),
         other => {
             return Err(AgentError::new(
                 "local_queue",
@@ -175,12 +186,12 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
             ))
         }
     };
-    let local = match p.scheduling.as_str() {
-        "fifo" => LocalQueue::Fifo(local),
-        "fair" => {
-            let per = p.local_queue_limit.div_ceil(site.flows.len() as u32);
-            LocalQueue::Fair(FairQueue::new(site.flows.len(), per))
-        }
+    let rng = Stream::derive(sc.seed, &format!("agent/{}/red", site.name));
+    let discipline = match p.scheduling.as_str() {
+        "fifo" => discipline,
+        "fair" => Discipline::Fair {
+            per_flow: p.local_queue_limit.div_ceil(site.flows.len() as u32),
+        },
         other => {
             return Err(AgentError::new(
                 "scheduling",
@@ -246,6 +257,7 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
         "cubic" => Growth::Cubic(Default::default()),
         "cubic-ns2" => Growth::CubicNs2,
         "cubic-flows" => Growth::CubicFlows,
+        "bbr" => Growth::Bbr,
         "sack" => match base.growth {
             g @ Growth::Reno { .. } => g,
             _ => Growth::default(),
@@ -254,7 +266,8 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
             return Err(AgentError::new(
                 "tunnel_cc",
                 format!(
-                    "expected \"cubic\", \"cubic-ns2\", \"cubic-flows\" or \"sack\", got {other:?}"
+                    "expected \"cubic\", \"cubic-ns2\", \"cubic-flows\", \"bbr\" or \"sack\", \
+                     got {other:?}"
                 ),
             ))
         }
@@ -284,20 +297,27 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
         ..SinkConfig::default()
     };
     let packet = base.mss + base.hdr_len as u32;
-    let charge_delivered = match p.credit_charge.as_str() {
-        "admitted" => false,
-        "delivered" => true,
+    let stall_after = crate::units::parse_duration(&p.stall_after)
+        .map_err(|e| AgentError::new("stall_after", e.to_string()))?;
+    let credit = match p.credit_charge.as_str() {
+        "admitted" => CreditPolicy::Thesis,
+        "delivered" => CreditPolicy::Released,
+        "stall-proof" => CreditPolicy::StallProof { stall_after },
         other => {
             return Err(AgentError::new(
                 "credit_charge",
-                format!("expected \"admitted\" or \"delivered\", got {other:?}"),
+                format!("expected \"admitted\", \"delivered\" or \"stall-proof\", got {other:?}"),
             ))
         }
     };
-    let credit = CreditConfig {
+    let gate = SplitStartConfig {
+        discipline,
+        limit: p.local_queue_limit,
         buffer_start: p.buffer_start as u64 * packet as u64,
         packet,
-        mode,
+        header: base.hdr_len,
+        credit,
+        check: mode,
     };
     // Checked like an enabled pair: a sweep switching `enabled` must not
     // find its errors only at the points where it is on.
@@ -327,17 +347,25 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
     let mut agent = SplitPair::new(
         [start as NodeIndex, end as NodeIndex],
         flows,
-        local,
-        credit,
+        SplitStartQueue::new(gate, rng, Instant::ZERO),
         FlowId(site.private_flows.start),
         tunnel,
         tunnel_sink,
     );
-    agent.charge_delivered = charge_delivered;
     if let Some(b) = end_buffer {
         agent.bound_split_end(b, p.flow_credit);
     }
     Ok(Box::new(agent))
+}
+
+/// One step of the gate's driver, as traced: bytes of a flow reported
+/// written (the stall-proof credit's input), a packet let into split
+/// start's receiver, a packet dropped by the local queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GateEvent {
+    Written(Instant, FlowId, u64),
+    Admitted(Instant, FlowId, pep_core::Seq),
+    Dropped(Instant, FlowId, pep_core::Seq),
 }
 
 /// What the agent needs to know about one covered flow.
@@ -352,6 +380,7 @@ pub struct FlowEnds {
 }
 
 struct FlowState {
+    id: FlowId,
     src: NodeIndex,
     dst: NodeIndex,
     /// Terminates the sender's connection at split start.
@@ -389,8 +418,16 @@ pub struct SplitPair {
     /// Flow id -> index into `flows`.
     index: Vec<u32>,
     flows: Vec<FlowState>,
-    local: LocalQueue,
-    credit: Credit,
+    /// Split start's local queue and credit.
+    gate: SplitStartQueue<Packet>,
+    /// With the stall-proof credit: the tunnel's bytes not yet sent once,
+    /// by flow in stream order, so each first transmission tells the gate
+    /// whose bytes went (the daemon reads a flow only as its tunnel takes
+    /// it, and "written" means the same there).
+    unsent: Option<VecDeque<(u32, u64)>>,
+    /// What the gate was told and what was done with its actions, when
+    /// traced ([`Self::trace_gate`]).
+    trace: Option<Vec<GateEvent>>,
     framing: Framing,
     tunnel_flow: FlowId,
     tunnel_tx: TcpSender,
@@ -405,10 +442,6 @@ pub struct SplitPair {
     /// The deadlines of the slots below `T_FLOWS` in nanoseconds
     /// (`u64::MAX`: none), compared beside the heap's top.
     fixed: [u64; T_FLOWS as usize],
-    /// Charge credit for in-order bytes released rather than per packet.
-    pub charge_delivered: bool,
-    /// Header bytes per segment (for the "delivered" charge).
-    hdr: u16,
     /// Flows written by the last tunnel delivery (reused).
     touched: Vec<u32>,
     /// Flows open on the tunnel now (the tunnel's `cubic-flows` N).
@@ -451,8 +484,7 @@ impl SplitPair {
     pub fn new(
         nodes: [NodeIndex; 2],
         flows: Vec<FlowEnds>,
-        local: LocalQueue,
-        credit: CreditConfig,
+        gate: SplitStartQueue<Packet>,
         tunnel_flow: FlowId,
         tunnel: TcpConfig,
         tunnel_sink: SinkConfig,
@@ -466,6 +498,7 @@ impl SplitPair {
         let flows: Vec<FlowState> = flows
             .into_iter()
             .map(|f| FlowState {
+                id: f.id,
                 src: f.src,
                 dst: f.dst,
                 sink: TcpSink::new(f.id, &f.sink),
@@ -481,8 +514,10 @@ impl SplitPair {
             end: nodes[1],
             index,
             flows,
-            local,
-            credit: Credit::new(credit, now),
+            unsent: matches!(gate.config().credit, CreditPolicy::StallProof { .. })
+                .then(VecDeque::new),
+            gate,
+            trace: None,
             framing: Framing::new(),
             tunnel_flow,
             tunnel_tx: TcpSender::new(tunnel_flow, &tunnel, AppSource::Open(0), now),
@@ -492,8 +527,6 @@ impl SplitPair {
             queued: vec![None; slots],
             heap: BinaryHeap::new(),
             fixed: [u64::MAX; T_FLOWS as usize],
-            charge_delivered: false,
-            hdr: tunnel.hdr_len,
             touched: Vec::new(),
             open_flows: 0,
             local_drops: 0,
@@ -508,7 +541,7 @@ impl SplitPair {
         for i in 0..me.flows.len() as u32 {
             me.set_timer(T_FLOWS + 2 * i + 1, Some(now));
         }
-        let check = me.credit.poll_timeout();
+        let check = me.gate.poll_timeout();
         me.set_timer(T_CHECK, check);
         me
     }
@@ -607,8 +640,24 @@ impl SplitPair {
     /// thesis's modified `output()`, retransmissions included).
     fn drain_tunnel_tx(&mut self, now: Instant, out: &mut Outbox) {
         while let Some((seg, kind)) = self.tunnel_tx.poll_transmit(now) {
-            self.credit
-                .on_output(seg.wire_len(), kind.is_retransmission());
+            self.gate
+                .handle_output(seg.wire_len(), kind.is_retransmission());
+            if let (Some(u), TxKind::New) = (&mut self.unsent, kind) {
+                let mut left = seg.len as u64;
+                while let Some(head) = u.front_mut().filter(|_| left > 0) {
+                    let n = head.1.min(left);
+                    head.1 -= n;
+                    left -= n;
+                    let id = self.flows[head.0 as usize].id;
+                    if head.1 == 0 {
+                        u.pop_front();
+                    }
+                    self.gate.handle_written(now, id, n);
+                    if let Some(t) = &mut self.trace {
+                        t.push(GateEvent::Written(now, id, n));
+                    }
+                }
+            }
             out.send(
                 self.start,
                 Packet {
@@ -634,7 +683,7 @@ impl SplitPair {
                 let flows = &mut self.flows;
                 let touched = &mut self.touched;
                 let held_max = &mut self.end_held_max;
-                self.framing.pop(n, |i, b| {
+                for (i, b) in self.framing.pop(n) {
                     let f = &mut flows[i as usize];
                     f.sender.write(b);
                     f.forwarded += b;
@@ -643,29 +692,37 @@ impl SplitPair {
                     if touched.last() != Some(&i) {
                         touched.push(i);
                     }
-                });
+                }
                 n
             }
             Some(limit) => {
                 let flows = &mut self.flows;
                 let touched = &mut self.touched;
                 let held_max = &mut self.end_held_max;
-                let n = self
-                    .framing
-                    .pop_bounded(self.tunnel_rx.readable(), |i, offered| {
-                        let f = &mut flows[i as usize];
-                        let held = f.forwarded - f.sender.bytes_acked().min(f.forwarded);
-                        let b = offered.min(limit.saturating_sub(held));
-                        if b > 0 {
-                            f.sender.write(b);
-                            f.forwarded += b;
-                            *held_max = (*held_max).max(held + b);
-                            if touched.last() != Some(&i) {
-                                touched.push(i);
-                            }
+                // Each flow takes what it has room for; the first that
+                // takes less than offered holds up the one stream.
+                let mut left = self.tunnel_rx.readable().min(self.framing.in_tunnel());
+                let mut n = 0;
+                while let Some((i, avail)) = self.framing.head().filter(|_| left > 0) {
+                    let offered = avail.min(left);
+                    let f = &mut flows[i as usize];
+                    let held = f.forwarded - f.sender.bytes_acked().min(f.forwarded);
+                    let b = offered.min(limit.saturating_sub(held));
+                    if b > 0 {
+                        f.sender.write(b);
+                        f.forwarded += b;
+                        *held_max = (*held_max).max(held + b);
+                        if touched.last() != Some(&i) {
+                            touched.push(i);
                         }
-                        b
-                    });
+                    }
+                    self.framing.consume(b);
+                    left -= b;
+                    n += b;
+                    if b < offered {
+                        break;
+                    }
+                }
                 self.tunnel_rx.read(n);
                 self.tunnel_delivered += n;
                 n
@@ -739,38 +796,45 @@ impl SplitPair {
         if new > 0 {
             self.framing.push(i, new);
             self.tunnel_tx.write(new);
+            match &mut self.unsent {
+                Some(u) => match u.back_mut() {
+                    Some(last) if last.0 == i => last.1 += new,
+                    _ => u.push_back((i, new)),
+                },
+                None => {
+                    let id = self.flows[i as usize].id;
+                    self.gate.handle_written(now, id, new);
+                }
+            }
         }
         new
     }
 
-    /// `checkSend()`: admit packets while the credit allows. Each admitted
-    /// packet's bytes go out on the tunnel at once (the thesis's
-    /// `recvBytes()` calls `sendmsg()`), which may add credit within the
-    /// same loop.
-    fn check(&mut self, now: Instant, out: &mut Outbox) {
-        let mut blocked = false;
-        while !self.local.is_empty() {
-            if !self.credit.allows() {
-                blocked = true;
-                break;
+    /// Acts on the gate's actions until it has none (`checkSend()`'s
+    /// loop, when a check is due). Each admitted packet's bytes go out on
+    /// the tunnel at once (the thesis's `recvBytes()` calls `sendmsg()`),
+    /// which may add credit within the same loop.
+    fn run_gate(&mut self, now: Instant, out: &mut Outbox) {
+        while let Some(a) = self.gate.poll_action(now) {
+            match a {
+                Action::Admit(p) => {
+                    let i = self.index[p.seg.flow.0 as usize];
+                    self.flows[i as usize].sink.handle_segment(now, &p.seg);
+                    if let Some(t) = &mut self.trace {
+                        t.push(GateEvent::Admitted(now, p.seg.flow, p.seg.seq));
+                    }
+                    self.count_open(i);
+                    self.drain_flow_sink(i, now, out);
+                    self.drain_tunnel_tx(now, out);
+                }
+                Action::Drop(p, _) => {
+                    self.local_drops += 1;
+                    if let Some(t) = &mut self.trace {
+                        t.push(GateEvent::Dropped(now, p.seg.flow, p.seg.seq));
+                    }
+                }
             }
-            let p = self.local.dequeue(now, &self.index).expect("not empty");
-            let wire = p.seg.wire_len();
-            self.credit.take(wire);
-            let i = self.index[p.seg.flow.0 as usize];
-            self.flows[i as usize].sink.handle_segment(now, &p.seg);
-            self.count_open(i);
-            let new = self.drain_flow_sink(i, now, out);
-            if self.charge_delivered {
-                // Refund the packet, charge what it released (payload plus
-                // one header per full segment's worth).
-                let mss = self.credit.config().packet as u64 - p.seg.hdr_len as u64;
-                let cost = new + new.div_ceil(mss.max(1)) * p.seg.hdr_len as u64;
-                self.credit.adjust(wire as i64 - cost as i64);
-            }
-            self.drain_tunnel_tx(now, out);
         }
-        self.credit.record_check(blocked);
     }
 
     /// Counts flow `i` open from its first segment at split start until
@@ -792,17 +856,11 @@ impl SplitPair {
     }
 
     /// Moves what flow `i`'s receiver at split start has for the tunnel
-    /// (outside a check: a delayed ACK, or per-flow credit returned) and
-    /// charges it under the "delivered" rule.
+    /// (outside a check: a delayed ACK, or per-flow credit returned).
     fn release(&mut self, i: u32, now: Instant, out: &mut Outbox) {
-        let new = self.drain_flow_sink(i, now, out);
-        if self.charge_delivered && new > 0 {
-            let hdr = self.hdr as u64;
-            let mss = self.credit.config().packet as u64 - hdr;
-            self.credit
-                .adjust(-((new + new.div_ceil(mss.max(1)) * hdr) as i64));
-        }
+        self.drain_flow_sink(i, now, out);
         self.drain_tunnel_tx(now, out);
+        self.run_gate(now, out);
     }
 
     /// Bounds split end's buffer per flow to `bytes`; with `flow_credit`,
@@ -842,11 +900,17 @@ impl SplitPair {
     pub fn tunnel(&self) -> &TcpSender {
         &self.tunnel_tx
     }
-    pub fn credit(&self) -> &Credit {
-        &self.credit
+    /// Split start's local queue and credit.
+    pub fn gate(&self) -> &SplitStartQueue<Packet> {
+        &self.gate
     }
-    pub fn local_queue(&self) -> &LocalQueue {
-        &self.local
+    /// Records from now on what the gate's driver does (a sameness test
+    /// compares it with the daemon's).
+    pub fn trace_gate(&mut self) {
+        self.trace = Some(Vec::new());
+    }
+    pub fn gate_trace(&self) -> &[GateEvent] {
+        self.trace.as_deref().unwrap_or(&[])
     }
     /// Tunnel bytes written and not yet delivered at split end.
     pub fn in_tunnel(&self) -> u64 {
@@ -863,21 +927,13 @@ impl NodeAgent for SplitPair {
             } else {
                 self.tunnel_tx.handle_segment(now, &p.seg);
                 self.drain_tunnel_tx(now, out);
-                if self.credit.checks_on_events() {
-                    self.check(now, out);
-                }
+                self.run_gate(now, out);
             }
         } else if let Some(i) = self.flow_of(p.seg.flow) {
             let f = &self.flows[i as usize];
             if node == self.start && p.src == f.src {
-                match self.local.enqueue(now, i, p) {
-                    Ok(()) => {
-                        if self.credit.checks_on_events() {
-                            self.check(now, out);
-                        }
-                    }
-                    Err(_) => self.local_drops += 1,
-                }
+                self.gate.handle_arrival(now, p);
+                self.run_gate(now, out);
             } else if node == self.end && p.src == f.dst {
                 self.flows[i as usize].sender.handle_segment(now, &p.seg);
                 self.drain_flow_sender(i, now, out);
@@ -922,19 +978,16 @@ impl NodeAgent for SplitPair {
                 T_TUNNEL_TX => {
                     self.tunnel_tx.handle_timeout(now);
                     self.drain_tunnel_tx(now, out);
-                    if self.credit.checks_on_events() {
-                        self.check(now, out);
-                    }
+                    self.run_gate(now, out);
                 }
                 T_TUNNEL_RX => {
                     self.tunnel_rx.handle_timeout(now);
                     self.drain_tunnel_rx(now, out);
                 }
                 T_CHECK => {
-                    if self.credit.handle_timeout(now) {
-                        self.check(now, out);
-                    }
-                    let next = self.credit.poll_timeout();
+                    self.gate.handle_timeout(now);
+                    self.run_gate(now, out);
+                    let next = self.gate.poll_timeout();
                     self.set_timer(T_CHECK, next);
                 }
                 s => {
@@ -957,8 +1010,8 @@ impl NodeAgent for SplitPair {
     }
 
     fn stats(&self) -> serde_json::Value {
-        let c = self.credit.stats();
-        let q = self.local.stats();
+        let c = self.gate.stats();
+        let q = c.queue;
         let t = self.tunnel_tx.stats();
         let accepted: u64 = self.flows.iter().map(|f| f.accepted).sum();
         serde_json::json!({
@@ -971,7 +1024,7 @@ impl NodeAgent for SplitPair {
             "blocked_checks": c.blocked_checks,
             "credit_added_bytes": c.added_bytes,
             "credit_added_retx_bytes": c.added_retx_bytes,
-            "buffer_count": self.credit.buffer_count(),
+            "buffer_count": self.gate.credit(),
             "tunnel_bytes_sent": t.bytes_sent,
             "tunnel_retransmitted_segments": t.retransmitted_segments,
             "tunnel_timeouts": t.timeouts,
@@ -993,8 +1046,8 @@ impl NodeAgent for SplitPair {
             Half::End => (0.0, -popped),
         };
         vec![
-            ("local_queue", start * self.local.len_packets() as f64),
-            ("buffer_count", start * self.credit.buffer_count() as f64),
+            ("local_queue", start * self.gate.len_packets() as f64),
+            ("buffer_count", start * self.gate.credit() as f64),
             ("tunnel_cwnd", start * self.tunnel_tx.cwnd() as f64),
             ("in_tunnel", in_tunnel),
         ]
@@ -1114,119 +1167,11 @@ impl NodeAgent for Disabled {
     }
 }
 
-/// The local queue at split start: the thesis's single queue, or one per
-/// flow served fairly.
-pub enum LocalQueue {
-    Fifo(Queue<Packet>),
-    Fair(FairQueue),
-}
-
-impl LocalQueue {
-    fn enqueue(&mut self, now: Instant, flow: u32, p: Packet) -> Result<(), Packet> {
-        match self {
-            LocalQueue::Fifo(q) => q.enqueue(now, p).map_err(|(p, _)| p),
-            LocalQueue::Fair(q) => q.enqueue(flow, p),
-        }
-    }
-    fn dequeue(&mut self, now: Instant, _index: &[u32]) -> Option<Packet> {
-        match self {
-            LocalQueue::Fifo(q) => q.dequeue(now),
-            LocalQueue::Fair(q) => q.dequeue(),
-        }
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len_packets() == 0
-    }
-    pub fn len_packets(&self) -> usize {
-        match self {
-            LocalQueue::Fifo(q) => q.len_packets(),
-            LocalQueue::Fair(q) => q.len,
-        }
-    }
-    pub fn stats(&self) -> &QueueStats {
-        match self {
-            LocalQueue::Fifo(q) => &q.stats,
-            LocalQueue::Fair(q) => &q.stats,
-        }
-    }
-}
-
-struct FairFlow {
-    q: VecDeque<Packet>,
-    deficit: u32,
-}
-
-/// Deficit round robin over per-flow DropTail queues, one quantum of
-/// 1040 B per turn: each backlogged flow gets the same bytes per round.
-pub struct FairQueue {
-    flows: Vec<FairFlow>,
-    /// Backlogged flows in service order.
-    active: VecDeque<u32>,
-    limit: usize,
-    len: usize,
-    stats: QueueStats,
-}
-
-const QUANTUM: u32 = 1040;
-
-impl FairQueue {
-    pub fn new(flows: usize, limit_per_flow: u32) -> Self {
-        FairQueue {
-            flows: (0..flows)
-                .map(|_| FairFlow {
-                    q: VecDeque::new(),
-                    deficit: 0,
-                })
-                .collect(),
-            active: VecDeque::new(),
-            limit: limit_per_flow.max(1) as usize,
-            len: 0,
-            stats: QueueStats::default(),
-        }
-    }
-
-    fn enqueue(&mut self, flow: u32, p: Packet) -> Result<(), Packet> {
-        let f = &mut self.flows[flow as usize];
-        let wire = p.seg.wire_len() as u64;
-        if f.q.len() >= self.limit {
-            self.stats.dropped += 1;
-            self.stats.dropped_overflow += 1;
-            self.stats.dropped_bytes += wire;
-            return Err(p);
-        }
-        if f.q.is_empty() {
-            self.active.push_back(flow);
-        }
-        f.q.push_back(p);
-        self.len += 1;
-        self.stats.enqueued += 1;
-        self.stats.enqueued_bytes += wire;
-        Ok(())
-    }
-
-    fn dequeue(&mut self) -> Option<Packet> {
-        loop {
-            let &i = self.active.front()?;
-            let f = &mut self.flows[i as usize];
-            let wire =
-                f.q.front()
-                    .expect("active flows are backlogged")
-                    .seg
-                    .wire_len();
-            if f.deficit >= wire {
-                f.deficit -= wire;
-                let p = f.q.pop_front();
-                if f.q.is_empty() {
-                    f.deficit = 0;
-                    self.active.pop_front();
-                }
-                self.len -= 1;
-                self.stats.dequeued += 1;
-                return p;
-            }
-            f.deficit += QUANTUM;
-            self.active.rotate_left(1);
-        }
+impl FlowItem for Packet {
+    type Flow = FlowId;
+    #[inline]
+    fn flow(&self) -> FlowId {
+        self.seg.flow
     }
 }
 
@@ -1244,13 +1189,18 @@ mod tests {
             sack: true,
             ..SinkConfig::default()
         };
-        let credit = CreditConfig {
-            mode: CheckMode::Poll {
+        let gate = SplitStartConfig {
+            discipline: Discipline::DropTail,
+            limit: 10,
+            buffer_start: 200 * 1040,
+            packet: 1040,
+            header: 40,
+            credit: CreditPolicy::Thesis,
+            check: CheckMode::Poll {
                 interval: Duration::from_millis(check_ms),
             },
-            ..CreditConfig::default()
         };
-        let local = LocalQueue::Fifo(Queue::drop_tail(QueueLimit::Packets(10)));
+        let gate = SplitStartQueue::new(gate, Stream::derive(1, "t"), Instant::ZERO);
         let flow = FlowEnds {
             id: FlowId(0),
             src: 2,
@@ -1258,15 +1208,7 @@ mod tests {
             sink: SinkConfig::default(),
             sender: TcpConfig::default(),
         };
-        SplitPair::new(
-            [0, 1],
-            vec![flow],
-            local,
-            credit,
-            FlowId(1000),
-            tunnel,
-            sink,
-        )
+        SplitPair::new([0, 1], vec![flow], gate, FlowId(1000), tunnel, sink)
     }
 
     /// `bare_pair(check_ms)` past its wake-ups at zero (the tunnel's SYN,
@@ -1301,7 +1243,7 @@ mod tests {
                 .count()
         };
         assert_eq!(tunnel_acks(&out), 0, "the first segment's ACK is delayed");
-        let check = pair.credit.poll_timeout().expect("polling");
+        let check = pair.gate.poll_timeout().expect("polling");
         let onward = pair.flows[0].sender.poll_timeout().expect("data in flight");
         let delack = at + Duration::from_millis(100);
         assert!(check < delack && delack < onward);

@@ -54,6 +54,8 @@ fn each_name_maps_to_a_growth_and_a_recovery() {
             "sack = true",
             (Growth::Westwood, Recovery::Sack),
         ),
+        ("cc = \"bbr\"", "", (Growth::Bbr, Recovery::NewReno)),
+        ("cc = \"bbr\"", "sack = true", (Growth::Bbr, Recovery::Sack)),
         // An explicit recovery wins, for any cc.
         (
             "cc = \"cubic\", recovery = \"newreno\"",
@@ -118,4 +120,24 @@ fn sack_recovery_without_sack_blocks_is_an_error() {
     // And the unknown names are still refused by name.
     let e = errors(&with("", "recovery = \"fack\"", ""));
     assert!(e[0].message.contains("unknown variant `fack`"), "{}", e[0]);
+}
+
+#[test]
+fn bbr_is_a_flow_choice_and_a_choice_over_a_profile() {
+    // Over the `linux` profile (SACK, PRR, HyStart++): BBR with SACK
+    // recovery; the core then leaves PRR and HyStart++ aside.
+    assert_eq!(
+        axes("", "profile = \"linux\", cc = \"bbr\"", ""),
+        (Growth::Bbr, Recovery::Sack)
+    );
+    let d = "[defaults.tcp]\nprofile = \"linux\"\ncc = \"bbr\"\n";
+    assert_eq!(
+        axes(d, "mss = \"1448B\"", ""),
+        (Growth::Bbr, Recovery::Sack)
+    );
+    // A misspelt name is refused at its field, with the names it may take.
+    let e = errors(&with("", "cc = \"bbr2\"", ""));
+    assert_eq!(e[0].field, "flow[0].tcp.cc", "{e:#?}");
+    assert!(e[0].message.contains("unknown variant `bbr2`"), "{}", e[0]);
+    assert!(e[0].message.contains("`bbr`"), "{}", e[0]);
 }

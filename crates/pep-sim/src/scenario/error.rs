@@ -134,6 +134,12 @@ impl<'t> Ctx<'t> {
         ctx
     }
 
+    /// Where the text came from (a path): files it names are relative
+    /// to its directory.
+    pub(crate) fn origin(&self) -> &str {
+        &self.origin
+    }
+
     /// Records a problem with `field` at `span` (a byte range of the text).
     pub(crate) fn err(
         &mut self,

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
+use pep_core::link::service::ServiceSpec;
 use pep_core::queue::QueueLimit;
 use pep_core::{Duration, Rate};
 use toml::{Spanned, Table, Value};
@@ -18,6 +19,7 @@ use super::model::{
     Dir, LinkDirSpec, LinkSpec, LossSpec, MediumSpec, QueueSpec, Scenario, SourceSpec,
 };
 use super::raw;
+use super::service;
 use super::tagged::{self, FlowNames};
 use super::validate::{check_name, rate, Nodes};
 
@@ -88,22 +90,94 @@ pub(crate) fn links(
             None => Ok(None),
         };
 
+        // The LEO preset: `Some(Err(()))` once reported.
+        let leo = l.preset.as_ref().map(|name| {
+            if name.get_ref() != "leo" {
+                let msg = format!("unknown preset {:?}; presets are: \"leo\"", name.get_ref());
+                ctx.err(Some(name.span()), join(&p, "preset"), msg);
+                return Err(());
+            }
+            service::leo(ctx, l.leo.as_ref(), &join(&p, "leo")).ok_or(())
+        });
+        if let (None, Some(_)) = (&leo, &l.leo) {
+            let msg = "[link.leo] sets the LEO preset's values: add preset = \"leo\"";
+            ctx.err(Some(l.between.span()), join(&p, "leo"), msg);
+        }
         let mut missing: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         let mut dir = |ctx: &mut Ctx, d: &Option<raw::LinkDir>, dname: &'static str| {
             let dp = join(&p, dname);
             let empty = raw::LinkDir::default();
             let d = d.as_ref().unwrap_or(&empty);
-            let r: Option<Option<Rate>> = match &d.rate {
-                Some(r) => Some(rate(ctx, r, &join(&dp, "rate"))),
-                None => rate_all,
+            // A direction's own schedule or trace replaces the link's.
+            let (sched, trace, sp) = if d.schedule.is_some() || d.trace.is_some() {
+                (&d.schedule, &d.trace, dp.clone())
+            } else {
+                (&l.schedule, &l.trace, p.clone())
             };
-            let delay: Option<Duration> = d.delay.as_ref().map(|d| d.get_ref().0).or(delay_all);
+            let given = [sched.is_some(), trace.is_some(), leo.is_some()];
+            if given.iter().filter(|&&g| g).count() > 1 {
+                let msg = "give one of `schedule`, `trace` and `preset` for a direction";
+                ctx.err(Some(l.between.span()), sp.clone(), msg);
+                return None;
+            }
+            let trace = match trace {
+                Some(t) => {
+                    let field = join(&sp, "trace");
+                    let own = if sp == dp {
+                        d.rate.is_some()
+                    } else {
+                        l.rate.is_some()
+                    };
+                    if own {
+                        let msg = "the trace sets the rate: remove `rate` where `trace` is";
+                        ctx.err(Some(t.span()), field.clone(), msg);
+                    }
+                    Some(service::trace(ctx, t, &field).ok_or(()))
+                }
+                None => None,
+            };
+            let r: Option<Option<Rate>> = match (&trace, &leo, &d.rate) {
+                (Some(t), _, _) => Some(t.as_ref().ok().map(|t| service::mean_rate(t))),
+                (_, _, Some(r)) => Some(rate(ctx, r, &join(&dp, "rate"))),
+                (_, Some(_), None) if rate_all.is_none() => Some(Some(if dname == "forward" {
+                    service::LEO_DOWN
+                } else {
+                    service::LEO_UP
+                })),
+                _ => rate_all,
+            };
+            let mut delay: Option<Duration> = d.delay.as_ref().map(|d| d.get_ref().0).or(delay_all);
+            if let Some(leo) = &leo {
+                if delay.is_some() {
+                    let msg = "the LEO preset sets the delay: change leo.min_delay and \
+                               leo.max_delay instead";
+                    ctx.err(Some(l.between.span()), join(&dp, "delay"), msg);
+                }
+                delay = leo.as_ref().ok().map(|p| p.min_delay);
+            }
             if r.is_none() {
                 missing.entry("rate").or_default().push(dname);
             }
-            if delay.is_none() {
+            if delay.is_none() && leo.is_none() {
                 missing.entry("delay").or_default().push(dname);
             }
+            let service = match (sched, trace, &leo) {
+                (Some(steps), _, _) => {
+                    let (Some(Some(r)), Some(dl)) = (r, delay) else {
+                        return None;
+                    };
+                    Some(service::schedule(
+                        ctx,
+                        steps,
+                        &join(&sp, "schedule"),
+                        r,
+                        dl,
+                    )?)
+                }
+                (_, Some(t), _) => Some(ServiceSpec::Trace(t.ok()?)),
+                (_, _, Some(p)) => Some(ServiceSpec::Leo(*p.as_ref().ok()?)),
+                _ => None,
+            };
             let queue = match &d.queue {
                 Some(q) => resolve(ctx, queue_all.clone(), q, &join(&dp, "queue"), queue),
                 None => queue_all.clone(),
@@ -123,6 +197,7 @@ pub(crate) fn links(
                 delay: delay?,
                 queue: queue.ok()??.1,
                 loss: loss.ok()?.map_or(LossSpec::None, |(_, l)| l),
+                service,
             })
         };
         let forward = dir(ctx, &l.forward, "forward");
@@ -140,6 +215,14 @@ pub(crate) fn links(
             ctx.err(Some(l.between.span()), join(&p, field), msg);
         }
 
+        let served = |d: &Option<LinkDirSpec>| d.as_ref().is_some_and(|d| d.service.is_some());
+        if matches!(medium, Ok(MediumSpec::HalfDuplex { .. }))
+            && (served(&forward) || served(&reverse))
+        {
+            let msg = "a half-duplex medium has one fixed rate: no schedule, trace or preset";
+            let span = l.medium.as_ref().and_then(|m| m.span.clone());
+            ctx.err(span, join(&p, "medium"), msg);
+        }
         if let (Ok(MediumSpec::HalfDuplex { .. }), Some(f), Some(r)) = (&medium, &forward, &reverse)
         {
             if f.rate != r.rate {

@@ -31,6 +31,7 @@ mod profile;
 mod raw;
 mod read;
 mod repeat;
+mod service;
 mod tagged;
 mod trace;
 mod validate;

@@ -184,6 +184,11 @@ pub struct LinkDirSpec {
     pub queue: QueueSpec,
     /// Applied to packets as they finish crossing.
     pub loss: LossSpec,
+    /// Service that changes over time (a schedule, a trace, the LEO
+    /// preset); `None`: `rate` and `delay` hold throughout. With one,
+    /// `rate` and `delay` are the values at the start (a trace's mean
+    /// rate; the LEO preset's least delay).
+    pub service: Option<pep_core::link::service::ServiceSpec>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -330,6 +335,10 @@ pub enum CcKind {
     CubicNs2,
     /// Westwood+ growth and reduction; recovery as for CUBIC.
     Westwood,
+    /// BBR v1 as Linux's `tcp_bbr` (`pep_core::cc::Bbr`): cwnd and a pacing
+    /// rate from a model of the path; recovery as for CUBIC (choose the
+    /// `linux` profile or `sink.sack = true` for SACK, as Linux runs it).
+    Bbr,
 }
 
 /// A named bundle of TCP and sink defaults (`tcp.profile`); see
@@ -396,7 +405,7 @@ pub struct TcpSpec {
 impl TcpSpec {
     /// The loss recovery the sender runs: `recovery` if written, else the
     /// one `cc` names (`tahoe`, `reno`, `newreno`, `sack`), else, for
-    /// `cubic` and `westwood`, SACK when the sink sends SACK blocks and
+    /// `cubic`, `westwood` and `bbr`, SACK when the sink sends SACK blocks and
     /// NewReno otherwise (SACK is negotiated, as in Linux).
     pub fn recovery(&self, sink_sack: bool) -> RecoveryKind {
         if let Some(r) = self.recovery {
@@ -407,8 +416,12 @@ impl TcpSpec {
             CcKind::Reno => RecoveryKind::Reno,
             CcKind::NewReno => RecoveryKind::NewReno,
             CcKind::Sack => RecoveryKind::Sack,
-            CcKind::Cubic | CcKind::CubicNs2 | CcKind::Westwood if sink_sack => RecoveryKind::Sack,
-            CcKind::Cubic | CcKind::CubicNs2 | CcKind::Westwood => RecoveryKind::NewReno,
+            CcKind::Cubic | CcKind::CubicNs2 | CcKind::Westwood | CcKind::Bbr if sink_sack => {
+                RecoveryKind::Sack
+            }
+            CcKind::Cubic | CcKind::CubicNs2 | CcKind::Westwood | CcKind::Bbr => {
+                RecoveryKind::NewReno
+            }
         }
     }
 }

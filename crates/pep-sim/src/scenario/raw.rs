@@ -92,6 +92,11 @@ pub(crate) struct Link {
     pub queue: Option<Located>,
     pub loss: Option<Located>,
     pub medium: Option<Located>,
+    pub schedule: Option<Vec<Step>>,
+    pub trace: Option<S<String>>,
+    /// `"leo"`: both directions follow the LEO preset ([`Leo`] overrides).
+    pub preset: Option<S<String>>,
+    pub leo: Option<Leo>,
     pub forward: Option<LinkDir>,
     pub reverse: Option<LinkDir>,
 }
@@ -103,6 +108,33 @@ pub(crate) struct LinkDir {
     pub delay: Option<S<Dur>>,
     pub queue: Option<Located>,
     pub loss: Option<Located>,
+    pub schedule: Option<Vec<Step>>,
+    pub trace: Option<S<String>>,
+}
+
+/// One step of a link's schedule: what changes at `at`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Step {
+    pub at: S<Dur>,
+    pub rate: Option<S<RateV>>,
+    pub delay: Option<S<Dur>>,
+    pub loss: Option<S<f64>>,
+    pub ramp: Option<bool>,
+}
+
+/// Overrides of the LEO preset's parameters.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Leo {
+    pub interval: Option<S<Dur>>,
+    pub phase: Option<S<Dur>>,
+    pub min_delay: Option<S<Dur>>,
+    pub max_delay: Option<S<Dur>>,
+    pub burst_loss: Option<S<f64>>,
+    pub burst_before: Option<S<Dur>>,
+    pub burst_after: Option<S<Dur>>,
+    pub loss: Option<S<f64>>,
 }
 
 #[derive(Debug, Deserialize)]

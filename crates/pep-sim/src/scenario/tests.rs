@@ -723,8 +723,8 @@ fn other_checks() {
         "tcp =",
         "must lie within",
     );
-    let text = base_plus("tcp = { cc = \"bbr\" }\n");
-    expect(&text, "flow[0].tcp.cc", "bbr", "unknown variant `bbr`");
+    let text = base_plus("tcp = { cc = \"vegas\" }\n");
+    expect(&text, "flow[0].tcp.cc", "vegas", "unknown variant `vegas`");
     let text = base_with("[[flow]]", "[defaults.queue]\nkind = \"codel\"\n[[flow]]");
     expect(
         &text,

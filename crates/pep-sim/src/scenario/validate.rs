@@ -663,7 +663,7 @@ fn check_rack(ctx: &mut Ctx, b: &Base, flow: &str) {
     };
     let why = match (t.recovery, t.cc) {
         (Some(_), _) => format!("recovery = {:?}", lower(&recovery)),
-        (None, CcKind::Cubic | CcKind::CubicNs2 | CcKind::Westwood) => {
+        (None, CcKind::Cubic | CcKind::CubicNs2 | CcKind::Westwood | CcKind::Bbr) => {
             format!("cc = {cc:?} without sink.sack = true")
         }
         (None, _) => format!("cc = {cc:?}"),
@@ -952,6 +952,12 @@ fn cut(ctx: &mut Ctx, name: &Spanned<String>, sc: &Scenario) -> Option<CutSpec> 
             field,
             "a half-duplex link cannot be cut: its two directions share one transmitter",
         );
+        return None;
+    }
+    if l.forward.service.is_some() || l.reverse.service.is_some() {
+        // The lookahead is the delay, which a schedule may lower.
+        let msg = "a link with a schedule, trace or preset cannot be cut: its delay may change";
+        ctx.err(span, field, msg);
         return None;
     }
     if l.forward.delay == Duration::ZERO || l.reverse.delay == Duration::ZERO {

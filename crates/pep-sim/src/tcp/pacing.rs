@@ -54,6 +54,9 @@ pub(crate) struct RateInputs {
     pub ssthresh: u64,
     pub flight: u64,
     pub srtt: Option<Duration>,
+    /// A model-based congestion control's own rate (BBR's), in bytes per
+    /// second: it replaces the cwnd/srtt rule.
+    pub model_rate: Option<u64>,
 }
 
 impl Pacer {
@@ -70,9 +73,21 @@ impl Pacer {
         (self.next > now).then_some(self.next)
     }
 
+    /// When the next segment may leave (Linux's `tcp_wstamp_ns`).
+    #[inline]
+    pub fn next_release(&self) -> Instant {
+        self.next
+    }
+
     /// The gap a segment of `wire` bytes opens; `None`: unpaced.
     pub fn gap(&self, wire: u32, r: RateInputs) -> Option<Duration> {
         let cap = self.cfg.max_rate.map(|m| m.tx_time(wire as u64));
+        if let Some(rate) = r.model_rate {
+            // Wire bytes at the model's rate, as fq paces skb lengths.
+            let ns = wire as u128 * 1_000_000_000 / rate.max(1) as u128;
+            let gap = Duration::from_nanos(ns.min(u64::MAX as u128) as u64);
+            return Some(cap.map_or(gap, |c| c.max(gap)));
+        }
         let by_window = r.srtt.filter(|s| *s > Duration::ZERO).map(|srtt| {
             let ratio = if r.cwnd < r.ssthresh / 2 {
                 self.cfg.ss_ratio
@@ -108,6 +123,7 @@ mod tests {
             ssthresh,
             flight: 0,
             srtt: Some(Duration::from_millis(srtt_ms)),
+            model_rate: None,
         }
     }
 

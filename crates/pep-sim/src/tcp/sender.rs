@@ -204,6 +204,9 @@ pub struct TcpSender {
     /// Receiver's advertised window from the last acceptable ACK.
     rwnd: u32,
     cc: Congestion,
+    /// The congestion control is model-based (BBR): it samples the
+    /// delivery rate per segment and sets the pacing rate.
+    model: bool,
     rtt: RttEstimator,
     /// RTT measurement in progress: the ACK number that completes it and
     /// when the timed segment was sent.
@@ -317,7 +320,10 @@ impl TcpSender {
             (AppSource::Finite(0), false) => Some(now),
             _ => None,
         };
+        let mut cc = Congestion::new(&cfg.cc_config(), isn);
+        cc.seed_model(flow.0 as u64);
         TcpSender {
+            model: cc.is_model_based(),
             flow,
             mss: cfg.mss,
             hdr_len: cfg.hdr_len,
@@ -331,7 +337,7 @@ impl TcpSender {
             una_off: 0,
             rcv_nxt: Seq(1),
             rwnd: cfg.initial_rwnd,
-            cc: Congestion::new(&cfg.cc_config(), isn),
+            cc,
             rtt: RttEstimator::new(cfg.rtt_config()),
             timing: None,
             timer: None,
@@ -342,7 +348,11 @@ impl TcpSender {
             burst_left: cfg.max_burst,
             completion,
             closed: false,
-            pacer: cfg.pacing.map(Pacer::new),
+            // BBR always paces (Linux: SK_PACING_NEEDED, fq or internal).
+            pacer: cfg
+                .pacing
+                .or((cfg.growth == pep_core::cc::Growth::Bbr).then(Default::default))
+                .map(Pacer::new),
             paced: None,
             sndbuf: cfg.sndbuf,
             stats: SenderStats::default(),
@@ -389,6 +399,7 @@ impl TcpSender {
         self.burst_left = self.max_burst;
         let advanced = ack.gt(self.snd_una);
         let was_in_recovery = self.cc.in_recovery();
+        let prior_in_flight = if self.model { self.inflight() } else { 0 };
         if advanced {
             self.on_new_ack(now, seg);
         } else {
@@ -396,6 +407,40 @@ impl TcpSender {
         }
         if self.rack.is_some() {
             self.rack_on_ack(now, seg, advanced, was_in_recovery);
+        }
+        if self.model {
+            self.model_on_ack(now, seg, prior_in_flight);
+        }
+    }
+
+    /// A model-based control's rate sample for this ACK (after recovery
+    /// has acted on it).
+    #[cold]
+    fn model_on_ack(&mut self, now: Instant, seg: &Segment, prior_in_flight: u64) {
+        let next_send = self.pacer.map_or(now, |p| p.next_release().max(now));
+        let a = pep_core::cc::RateAck {
+            now,
+            una: self.snd_una,
+            blocks: seg.sack.as_slice(),
+            prior_in_flight,
+            inflight: self.inflight(),
+            next_send,
+        };
+        self.cc.rate_on_ack(a);
+    }
+
+    /// Bytes in flight, as Linux's `tcp_packets_in_flight`: SetPipe() with
+    /// SACK; otherwise what was sent and not acknowledged, less fast
+    /// recovery's inflation (the segments duplicate ACKs say have left).
+    fn inflight(&self) -> u64 {
+        let una = self.snd_una;
+        let nxt = self.snd_nxt.max(una);
+        match self.cc.pipe(una, nxt) {
+            Some(pipe) => pipe,
+            None => {
+                let flight = nxt.bytes_since(una) as u64;
+                flight.saturating_sub(self.cc.state().inflation)
+            }
         }
     }
 
@@ -536,6 +581,12 @@ impl TcpSender {
             Err(stop) => {
                 if !self.cc.in_sack_recovery() {
                     self.maybe_arm_persist(now);
+                }
+                if self.model && stop == Stop::Drained {
+                    // `tcp_rate_check_app_limited`: no data to fill the window.
+                    let lost_unsent = self.pending.is_some();
+                    let inflight = self.inflight();
+                    self.cc.rate_check_app_limited(inflight, lost_unsent);
                 }
                 if self.pacer.is_none() {
                     self.idle = match stop {
@@ -1029,6 +1080,13 @@ impl TcpSender {
             self.stats.window_probes += 1;
             return;
         }
+        if self.model && self.phase == Phase::Established {
+            let retrans = kind.is_retransmission();
+            // Every resend but a tail loss probe repairs a segment found lost.
+            let lost = retrans && kind != TxKind::TailLossProbe;
+            self.cc
+                .rate_on_sent(now, seg.seq, seg.end_seq(), retrans, lost);
+        }
         if self.pacer.is_some() {
             self.pace(now, seg);
         }
@@ -1107,6 +1165,7 @@ impl TcpSender {
             ssthresh: self.cc.ssthresh(),
             flight: end.bytes_since(self.snd_una) as u64,
             srtt: self.rtt.srtt(),
+            model_rate: self.cc.pacing_rate(),
         };
         if let Some(p) = self.pacer.as_mut() {
             p.on_sent(now, seg.wire_len(), r);
