@@ -18,7 +18,7 @@ use crate::scenario::{
     AckSpec, AgentSpec, AppReadSpec, CcKind, ClassifySpec, Dir, LinkDirSpec, LossSpec, MediumSpec,
     NodeKind, Profile, QueueSpec, ReadWhen, RecoveryKind, RedSpec, Scenario, Series, SourceSpec,
 };
-use crate::sim::{AgentSlot, Cpu, Flow, Port, Reader, RunInfo, Simulation, NONE, OFFER};
+use crate::sim::{AgentSlot, Cpu, Flow, Port, Reader, RunInfo, Simulation, NONE};
 use crate::tcp::{
     AckPolicy, AppSource, Growth, PacingConfig, Recovery, SinkConfig, TcpConfig, TcpSink,
 };
@@ -351,7 +351,6 @@ impl Simulation {
                 &sc.links.iter().map(|l| (l.a, l.b)).collect::<Vec<_>>(),
                 crate::hops::MAX_ENTRIES,
             ),
-            offered: OFFER,
             flows,
             metrics,
             events: 0,

@@ -441,7 +441,7 @@ impl Simulation {
         if !remote {
             return;
         }
-        self.offered = fwd as u32;
+        self.hops.offer(fwd as u32);
         self.cut_offering = true;
         let far = &mut *cut.far;
         far.ports[fwd].medium = FED;

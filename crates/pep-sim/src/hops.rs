@@ -12,6 +12,7 @@
 //! per packet instead.
 
 use crate::scenario::Routes;
+use crate::sim::OFFER;
 
 /// Most row entries the table may hold (64 MiB of ports); beyond it, the
 /// engine asks [`Routes::hop`] per packet.
@@ -31,8 +32,9 @@ pub(crate) enum Hops {
         first: Vec<u32>,
         rows: Vec<u32>,
     },
-    /// Too many rows for [`MAX_ENTRIES`].
-    Routes(Routes),
+    /// Too many rows for [`MAX_ENTRIES`]; answers equal to `offered`
+    /// become [`OFFER`].
+    Routes { routes: Routes, offered: u32 },
 }
 
 impl Hops {
@@ -63,7 +65,10 @@ impl Hops {
         let fits = ends.len() < (ROW as usize) >> 1;
         let row_count = (0..n).filter(|&v| routers[v] || only[v] >= MANY).count();
         if !fits || row_count.saturating_mul(n) > max_entries {
-            return Hops::Routes(routes.clone());
+            return Hops::Routes {
+                routes: routes.clone(),
+                offered: OFFER,
+            };
         }
         let mut first = Vec::with_capacity(n);
         let mut rows = Vec::with_capacity(row_count * n);
@@ -93,7 +98,29 @@ impl Hops {
                     rows[(f & !ROW) as usize * n + dst]
                 }
             }
-            Hops::Routes(r) => r.hop(node, dst),
+            Hops::Routes { routes, offered } => match routes.hop(node, dst) {
+                h if h == *offered => OFFER,
+                h => h,
+            },
+        }
+    }
+
+    /// What is sent on `port` from now on is offered to the other side of
+    /// a cut run: every answer `port` becomes [`OFFER`].
+    pub(crate) fn offer(&mut self, port: u32) {
+        match self {
+            Hops::Table { n, first, rows } => {
+                for h in rows.iter_mut().filter(|h| **h == port) {
+                    *h = OFFER;
+                }
+                // A host whose one link it is gets a row of its own (its
+                // entry holds ports only).
+                for f in first.iter_mut().filter(|f| **f == port) {
+                    *f = ROW | (rows.len() / (*n).max(1)) as u32;
+                    rows.extend(std::iter::repeat_n(OFFER, *n));
+                }
+            }
+            Hops::Routes { offered, .. } => *offered = port,
         }
     }
 }
@@ -168,10 +195,27 @@ mod tests {
             Hops::new(&r, &routers, &ends, 3),
             Hops::Table { .. }
         ));
-        let fallback = Hops::new(&r, &routers, &ends, 2);
-        assert!(matches!(fallback, Hops::Routes(_)));
+        let mut fallback = Hops::new(&r, &routers, &ends, 2);
+        assert!(matches!(fallback, Hops::Routes { .. }));
         assert_eq!(fallback.hop(0, 2), 0);
         assert_eq!(fallback.hop(1, 2), 3);
         assert_eq!(fallback.hop(2, 0), 2);
+        fallback.offer(3);
+        assert_eq!(fallback.hop(1, 2), OFFER);
+        assert_eq!(fallback.hop(0, 2), 0);
+    }
+
+    #[test]
+    fn an_offered_port_is_offered_from_routers_and_its_single_link_host() {
+        // h0 - r1 - h2: offering link 1's reverse (r1 -> h2 is 2; h2 -> r1
+        // is 3).
+        let (routers, ends) = (vec![false, true, false], vec![(0, 1), (2, 1)]);
+        let r = routes(&routers, &ends);
+        let mut t = Hops::new(&r, &routers, &ends, MAX_ENTRIES);
+        assert_eq!((t.hop(2, 0), t.hop(1, 2)), (2, 3));
+        t.offer(2);
+        t.offer(3);
+        assert_eq!((t.hop(2, 0), t.hop(1, 2)), (OFFER, OFFER));
+        assert_eq!((t.hop(0, 2), t.hop(1, 0)), (0, 1));
     }
 }

@@ -24,7 +24,7 @@ use crate::tseq::{TseqEvent, TseqRow};
 pub(crate) const NO_ROUTE: u32 = u32::MAX;
 /// A port on a full-duplex link; a node without a processor.
 pub(crate) const NONE: u32 = u32::MAX;
-/// From `send`: the cut link's direction whose transmitter runs on the
+/// From `Hops::hop`: the cut link's direction whose transmitter runs on the
 /// other side of a cut run; what is sent on it is offered there
 /// (`cut.rs`).
 pub(crate) const OFFER: u32 = u32::MAX - 1;
@@ -151,9 +151,6 @@ pub struct Simulation {
     /// packed link and direction is the port index), spread out at load
     /// into rows for routers only, so node counts are bounded by memory.
     pub(crate) hops: Hops,
-    /// The port whose packets are offered to the other side of a cut run
-    /// (`cut.rs`), or [`OFFER`] (no port has that index) when none is.
-    pub(crate) offered: u32,
     pub(crate) flows: Vec<Flow>,
     pub(crate) metrics: Metrics,
     pub(crate) events: u64,
@@ -461,7 +458,6 @@ impl Simulation {
     /// Puts a packet on the port `node` routes its destination through.
     fn send(&mut self, node: NodeIndex, p: Packet) {
         let port = self.hops.hop(node as usize, p.dst as usize);
-        let port = if port == self.offered { OFFER } else { port };
         // One compare for both: routes are validated at load.
         if port >= OFFER {
             debug_assert_ne!(port, NO_ROUTE, "routes are validated at load");
