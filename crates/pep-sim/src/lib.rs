@@ -29,6 +29,7 @@ pub mod output;
 pub mod packet;
 pub mod scenario;
 pub mod sim;
+pub mod table;
 pub mod tcp;
 pub mod trace;
 pub mod traffic;
