@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 use pep_exp::shard::{self, Shard};
+use pep_exp::slurm;
 use pep_exp::{plots, Experiment, Mode};
 
 use crate::exp_cmd::TableFormat;
@@ -40,6 +41,35 @@ pub enum ShardCommand {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Plan a sweep and write Slurm batch scripts for it: a job array
+    /// (runs.sbatch) whose task i runs shard i/N, a merge job
+    /// (merge.sbatch) and submit.sh, which submits both, the merge waiting
+    /// for the whole array.
+    Slurm {
+        /// Experiment file (TOML).
+        experiment: PathBuf,
+        /// The sweep's directory, on a file system the nodes share.
+        #[arg(long, short)]
+        out: PathBuf,
+        /// Runs per array task (short runs batched together).
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
+        tasks_per_job: u32,
+        /// CPUs per array task, each running one of its runs at a time.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+        cpus: u16,
+        /// The Slurm partition.
+        #[arg(long)]
+        partition: Option<String>,
+        /// Time limit per array task, as sbatch --time takes it.
+        #[arg(long)]
+        time: Option<String>,
+        /// The pep binary the jobs run [default: this one].
+        #[arg(long)]
+        pep: Option<PathBuf>,
+        /// Apply the experiment's [short] table.
+        #[arg(long)]
+        short: bool,
+    },
     /// Build results.csv, aggregate.csv and the plots once every shard has
     /// run; the same files `pep sim sweep` writes.
     Merge {
@@ -70,6 +100,46 @@ pub fn run(cmd: ShardCommand) -> Result<(), String> {
                 plural(plan.tasks.len(), "run", "runs"),
                 out.display(),
                 out.display()
+            );
+            Ok(())
+        }
+        ShardCommand::Slurm {
+            experiment,
+            out,
+            tasks_per_job,
+            cpus,
+            partition,
+            time,
+            pep,
+            short,
+        } => {
+            let exp = Experiment::load(&experiment).map_err(|e| e.to_string())?;
+            let mode = if short { Mode::Short } else { Mode::Full };
+            crate::sim_cmd::print_exp_warnings(exp.warnings(mode));
+            let plan = shard::plan(&exp, mode, &out).map_err(|e| e.to_string())?;
+            let absolute = |p: &std::path::Path| {
+                std::fs::canonicalize(p).map_err(|e| format!("{}: {e}", p.display()))
+            };
+            let pep = match pep {
+                Some(p) => absolute(&p)?,
+                None => std::env::current_exe().map_err(|e| format!("this pep's path: {e}"))?,
+            };
+            let o = slurm::SlurmOptions {
+                pep,
+                dir: absolute(&out)?,
+                tasks_per_job: tasks_per_job as usize,
+                cpus: cpus.into(),
+                partition,
+                time,
+            };
+            let (files, shards) = slurm::scripts(&exp.name, plan.tasks.len(), &o);
+            slurm::write(&o.dir, &files).map_err(|e| format!("{}: {e}", out.display()))?;
+            println!(
+                "{}: {} in {} array tasks; submit with {}/submit.sh",
+                exp.name,
+                plural(plan.tasks.len(), "run", "runs"),
+                shards,
+                o.dir.display()
             );
             Ok(())
         }

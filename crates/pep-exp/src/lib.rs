@@ -24,6 +24,7 @@ pub mod reproduce;
 pub mod results;
 pub mod runner;
 pub mod shard;
+pub mod slurm;
 pub mod tseq;
 
 pub use experiment::{ExpError, ExpWarning, Experiment, Mode};
