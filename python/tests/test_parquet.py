@@ -7,6 +7,9 @@ import pathlib
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+from conftest import ROOT
+
+DATA = ROOT / "crates" / "pep-exp" / "tests" / "data"
 
 F, U, I, S = pa.float64(), pa.uint64(), pa.int64(), pa.string()
 
@@ -62,24 +65,10 @@ def test_a_runs_parquet_tables_equal_its_csv(pep, tmp_path):
     assert (only / "goodput.parquet").is_file()
 
 
-EXPERIMENT = """
-[experiment]
-name = "pq"
-base = "base.toml"
-seeds = 2
-measures = ["mean(flow.*.goodput_mbps)", "flow.end-to-end.completion_s"]
-[set]
-"scenario.duration" = "2s"
-[vary]
-"flow[0].tcp.init_cwnd" = [2, 10]
-"flow[0].tcp.cc" = ["reno", "cubic"]
-"""
-
-
 def test_a_sweeps_parquet_tables_equal_its_csv(pep, tmp_path):
     base = pep("sim", "default").stdout
     (tmp_path / "base.toml").write_text(base)
-    (tmp_path / "pq.toml").write_text(EXPERIMENT)
+    (tmp_path / "pq.toml").write_text((DATA / "pq.toml").read_text())
     out = tmp_path / "out"
     pep("sim", "sweep", tmp_path / "pq.toml", "-q", "-o", out, "--no-plots", "--format", "parquet")
     assert_same(out, "results", [S, U, I, S, F, F])

@@ -1,50 +1,15 @@
 """The command line of a sweep in shards: plan, shards in any order (one
 twice), merge == one `pep sim sweep`, byte for byte, plots included."""
 
-BASE = """
-[scenario]
-name = "pair"
-duration = "2s"
-[[node]]
-name = "a"
-[[node]]
-name = "b"
-[[link]]
-between = ["a", "b"]
-rate = "10Mbps"
-delay = "10ms"
-queue = { limit = 30 }
-[link.forward]
-loss = { kind = "bernoulli", p = 0.002 }
-[[flow]]
-name = "f"
-from = "a"
-to = "b"
-[output]
-series = ["goodput", "queues"]
-"""
+from conftest import ROOT
 
-EXPERIMENT = """
-[experiment]
-name = "shards"
-base = "base.toml"
-seeds = 2
-measures = ["flow.f.goodput_mbps", "flow.f.retransmitted_segments"]
-[vary]
-"link[a-b].rate" = ["5Mbps", "20Mbps"]
-"link[0].forward.loss.p" = [0.001, 0.01, 0.02]
-[[plot]]
-name = "queue"
-kind = "over_time"
-csv = "queues"
-select = "a->b"
-"""
+DATA = ROOT / "crates" / "pep-exp" / "tests" / "data"
 
 
 def write_experiment(d):
-    """12 runs: 6 points x 2 seeds."""
-    (d / "base.toml").write_text(BASE)
-    (d / "shards.toml").write_text(EXPERIMENT)
+    """12 runs: 6 points x 2 seeds (the files tests/shard.rs uses)."""
+    for name in ["base.toml", "shards.toml"]:
+        (d / name).write_text((DATA / "shards" / name).read_text())
     return d / "shards.toml"
 
 

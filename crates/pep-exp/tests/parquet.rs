@@ -131,20 +131,7 @@ fn a_sweeps_parquet_tables_equal_its_csv() {
     let dir = tempfile::tempdir().unwrap();
     let base = pep_sim::scenario::DEFAULT_SCENARIO_TOML;
     std::fs::write(dir.path().join("base.toml"), base).unwrap();
-    // An integer parameter (an int64 column), a text one (a string
-    // column), and a measure that is empty where the flow does not finish.
-    let exp = r#"
-[experiment]
-name = "pq"
-base = "base.toml"
-seeds = 2
-measures = ["mean(flow.*.goodput_mbps)", "flow.end-to-end.completion_s"]
-[set]
-"scenario.duration" = "2s"
-[vary]
-"flow[0].tcp.init_cwnd" = [2, 10]
-"flow[0].tcp.cc" = ["reno", "cubic"]
-"#;
+    let exp = include_str!("data/pq.toml");
     std::fs::write(dir.path().join("pq.toml"), exp).unwrap();
     let exp = Experiment::load(&dir.path().join("pq.toml")).unwrap_or_else(|e| panic!("{e}"));
     let out = dir.path().join("out");

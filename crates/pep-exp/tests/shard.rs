@@ -7,49 +7,10 @@ use std::path::Path;
 use pep_exp::shard::{self, Shard};
 use pep_exp::{sweep, Experiment, Mode, SweepConfig};
 
-const BASE: &str = r#"
-[scenario]
-name = "pair"
-duration = "2s"
-[[node]]
-name = "a"
-[[node]]
-name = "b"
-[[link]]
-between = ["a", "b"]
-rate = "10Mbps"
-delay = "10ms"
-queue = { limit = 30 }
-[link.forward]
-loss = { kind = "bernoulli", p = 0.002 }
-[[flow]]
-name = "f"
-from = "a"
-to = "b"
-[output]
-series = ["goodput", "queues"]
-"#;
-
-const EXPERIMENT: &str = r#"
-[experiment]
-name = "shards"
-base = "base.toml"
-seeds = 2
-measures = ["flow.f.goodput_mbps", "flow.f.retransmitted_segments"]
-[vary]
-"link[a-b].rate" = ["5Mbps", "20Mbps"]
-"link[0].forward.loss.p" = [0.001, 0.01, 0.02]
-[[plot]]
-name = "queue"
-kind = "over_time"
-csv = "queues"
-select = "a->b"
-"#;
-
-fn experiment(dir: &Path) -> Experiment {
-    std::fs::write(dir.join("base.toml"), BASE).unwrap();
-    std::fs::write(dir.join("shards.toml"), EXPERIMENT).unwrap();
-    Experiment::load(&dir.join("shards.toml")).unwrap_or_else(|e| panic!("{e}"))
+/// 6 points x 2 seeds: the files python/tests use too.
+fn experiment() -> Experiment {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/shards/shards.toml");
+    Experiment::load(&path).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn read(dir: &Path, name: &str) -> String {
@@ -59,7 +20,7 @@ fn read(dir: &Path, name: &str) -> String {
 #[test]
 fn shards_in_any_order_then_merge_equal_one_sweep() {
     let tmp = tempfile::tempdir().unwrap();
-    let exp = experiment(tmp.path());
+    let exp = experiment();
     let whole = tmp.path().join("whole");
     let cfg = SweepConfig {
         out: whole.clone(),
@@ -106,7 +67,7 @@ fn shards_in_any_order_then_merge_equal_one_sweep() {
 #[test]
 fn a_killed_shard_runs_only_its_missing_tasks_again() {
     let tmp = tempfile::tempdir().unwrap();
-    let exp = experiment(tmp.path());
+    let exp = experiment();
     let dir = tmp.path().join("pieces");
     shard::plan(&exp, Mode::Full, &dir).unwrap();
     let whole = Shard { index: 1, count: 1 };
