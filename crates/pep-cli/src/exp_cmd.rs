@@ -13,9 +13,14 @@ use pep_exp::{Experiment, Mode, Progress, Results, SweepConfig};
 use crate::sim_summary::plural;
 
 #[derive(Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct SweepArgs {
+    /// A sweep in shards (plan, run, merge) instead of at once.
+    #[command(subcommand)]
+    pieces: Option<crate::shard_cmd::ShardCommand>,
     /// Experiment file (TOML): base scenario, parameters, seeds, measures, plots.
-    experiment: PathBuf,
+    #[arg(required = true)]
+    experiment: Option<PathBuf>,
     /// Worker threads, 1 to 1024 [default: the number of cores].
     #[arg(long, short, value_parser = clap::value_parser!(u16).range(1..=1024))]
     jobs: Option<u16>,
@@ -34,6 +39,37 @@ pub struct SweepArgs {
     /// Print nothing but errors.
     #[arg(long, short)]
     quiet: bool,
+    /// Table formats: results.csv and aggregate.csv are always written
+    /// (`pep sim plot` and resumed sweeps read them); `parquet` adds
+    /// results.parquet and aggregate.parquet, typed.
+    #[arg(long, value_delimiter = ',', default_value = "csv")]
+    format: Vec<TableFormat>,
+}
+
+/// How `pep sim run` and `pep sim sweep` write their tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum TableFormat {
+    /// Tidy CSV, one file per table (the default).
+    Csv,
+    /// Parquet, one file per table, typed columns (docs/experiments.md).
+    Parquet,
+}
+
+/// The file writers of `formats`, each once, in the order given.
+pub(crate) fn writers(formats: &[TableFormat]) -> Vec<pep_sim::table::FileWriter> {
+    let mut out: Vec<pep_sim::table::FileWriter> = Vec::new();
+    let mut seen = Vec::new();
+    for &f in formats {
+        if seen.contains(&f) {
+            continue;
+        }
+        seen.push(f);
+        out.push(match f {
+            TableFormat::Csv => pep_sim::table::write_csv_file,
+            TableFormat::Parquet => pep_exp::parquet::write_file,
+        });
+    }
+    out
 }
 
 #[derive(Args)]
@@ -78,7 +114,7 @@ pub struct ReproduceArgs {
     scenarios: Option<PathBuf>,
 }
 
-fn cores() -> usize {
+pub(crate) fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
@@ -109,7 +145,11 @@ fn update(bar: &Option<ProgressBar>, label: &str, p: &Progress) {
 }
 
 pub fn sweep(a: SweepArgs) -> Result<(), String> {
-    let exp = Experiment::load(&a.experiment).map_err(|e| e.to_string())?;
+    if let Some(c) = a.pieces {
+        return crate::shard_cmd::run(c);
+    }
+    let path = a.experiment.ok_or("no experiment file given")?;
+    let exp = Experiment::load(&path).map_err(|e| e.to_string())?;
     let out = a
         .out
         .unwrap_or_else(|| PathBuf::from("out").join(&exp.name));
@@ -144,6 +184,12 @@ pub fn sweep(a: SweepArgs) -> Result<(), String> {
     }
     let results = outcome.results.ok_or("the sweep did not finish")?;
     let mut files = vec![out.join("results.csv"), out.join("aggregate.csv")];
+    if a.format.contains(&TableFormat::Parquet) {
+        let names = results
+            .write_tables_as(&out, &[pep_exp::parquet::write_file])
+            .map_err(|e| e.to_string())?;
+        files.extend(names.iter().map(|n| out.join(n)));
+    }
     if !a.no_plots {
         let charts = plots::sweep_charts(&exp.plots, &results, &out)?;
         files.extend(plots::write(&charts, &out.join("plots"))?);

@@ -54,6 +54,11 @@ pub enum SimCommand {
         /// Print every flow and link direction, not the first 20.
         #[arg(long)]
         all: bool,
+        /// Table formats, comma-separated: csv (the default), parquet
+        /// (typed columns, one .parquet file per series), or both.
+        /// `--plot` reads the CSV files.
+        #[arg(long, value_delimiter = ',', default_value = "csv")]
+        format: Vec<crate::exp_cmd::TableFormat>,
     },
     /// Run an experiment: every point and seed on all cores, resumable;
     /// writes results.csv, aggregate.csv and plots.
@@ -114,14 +119,27 @@ pub fn run(cmd: SimCommand) -> Result<(), String> {
             set,
             duration,
             all,
+            format,
         } => {
             let changes = Changes {
                 pcap,
                 set,
                 duration,
             };
+            if plot && !format.contains(&crate::exp_cmd::TableFormat::Csv) {
+                return Err("--plot draws from the CSV files: add csv to --format".into());
+            }
             let show = Show { quiet, all, plot };
-            run_scenario(scenario.as_deref(), out, seed, &changes, show, threads)
+            let writers = crate::exp_cmd::writers(&format);
+            run_scenario(
+                scenario.as_deref(),
+                out,
+                seed,
+                &changes,
+                show,
+                threads,
+                &writers,
+            )
         }
         SimCommand::Sweep(a) => crate::exp_cmd::sweep(a),
         SimCommand::Plot(a) => crate::exp_cmd::plot(a),
@@ -275,6 +293,7 @@ fn run_scenario(
     changes: &Changes,
     show: Show,
     threads: Option<u8>,
+    writers: &[pep_sim::table::FileWriter],
 ) -> Result<(), String> {
     let quiet = show.quiet;
     let mut sc = load(path, changes)?;
@@ -301,7 +320,7 @@ fn run_scenario(
     let progress = !quiet && std::io::stderr().is_terminal();
     let wall = run_with_progress(&mut sim, progress);
     let mut files = sim
-        .write_outputs(&out)
+        .write_outputs_as(&out, writers)
         .map_err(|e| format!("writing results to {}: {e}", out.display()))?;
     for t in sim
         .finish_traces()

@@ -16,12 +16,15 @@
 
 pub mod experiment;
 pub mod measure;
+pub mod parquet;
 mod place;
 pub mod plots;
 pub mod plotspec;
 pub mod reproduce;
 pub mod results;
 pub mod runner;
+pub mod shard;
+pub mod slurm;
 pub mod tseq;
 
 pub use experiment::{ExpError, ExpWarning, Experiment, Mode};

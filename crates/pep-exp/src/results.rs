@@ -2,8 +2,10 @@
 //! point and measure (mean, sample standard deviation, Student-t 95%
 //! interval). Written as tidy CSV, read back for plots and claims.
 
-use std::fmt::Write as _;
 use std::path::Path;
+
+use pep_sim::table::{self, Cell, Column, ColumnType, Table};
+use ColumnType::{Float, Text, UInt};
 
 use toml::Value;
 
@@ -138,59 +140,109 @@ impl Results {
         })
     }
 
+    /// Parameter `k`'s column type: `Int` where every point's value is a
+    /// TOML integer (its CSV text is the same), `Text` otherwise.
+    fn param_type(&self, k: usize) -> ColumnType {
+        let ints = self
+            .points
+            .iter()
+            .all(|p| matches!(p.values[k], None | Some(Value::Integer(_))));
+        if ints {
+            ColumnType::Int
+        } else {
+            ColumnType::Text
+        }
+    }
+
+    /// Parameter `k` at point `p`, as its column holds it.
+    fn param_cell(&self, p: usize, k: usize, ty: ColumnType) -> Cell<'static> {
+        match (&self.points[p].values[k], ty) {
+            (None, _) => Cell::Null,
+            (Some(Value::Integer(i)), ColumnType::Int) => Cell::Int(*i),
+            (Some(v), _) => Cell::Text(value_text(v).into()),
+        }
+    }
+
+    fn param_columns(&self) -> Vec<Column> {
+        (0..self.params.len())
+            .map(|k| Column::new(self.params[k].as_str(), self.param_type(k)))
+            .collect()
+    }
+
+    /// The `results` table: point, seed, the parameters, one column per
+    /// measure.
+    pub fn results_table(&self) -> Table<'_> {
+        let mut cols = vec![Column::new("point", Text), Column::new("seed", UInt)];
+        cols.extend(self.param_columns());
+        let types: Vec<ColumnType> = cols[2..].iter().map(|c| c.ty).collect();
+        cols.extend(self.measures.iter().map(|m| Column::new(m.as_str(), Float)));
+        Table::new("results", cols, self.rows.len(), move |i, v| {
+            let r = &self.rows[i];
+            v.push(Cell::Text(self.points[r.point].id.as_str().into()));
+            v.push(Cell::UInt(r.seed));
+            for (k, &ty) in types.iter().enumerate() {
+                v.push(self.param_cell(r.point, k, ty));
+            }
+            v.extend(r.values.iter().map(|x| x.map_or(Cell::Null, Cell::Float)));
+        })
+    }
+
+    /// The `aggregate` table: one row per point and measure.
+    pub fn aggregate_table(&self) -> Table<'_> {
+        let mut cols = vec![Column::new("point", Text)];
+        cols.extend(self.param_columns());
+        let types: Vec<ColumnType> = cols[1..].iter().map(|c| c.ty).collect();
+        cols.push(Column::new("measure", Text));
+        cols.push(Column::new("n", UInt));
+        for name in ["mean", "sd", "ci95_lo", "ci95_hi"] {
+            cols.push(Column::new(name, Float));
+        }
+        let n_m = self.measures.len();
+        Table::new("aggregate", cols, self.points.len() * n_m, move |i, v| {
+            let (p, m) = (i / n_m, i % n_m);
+            let st = self.stats(p, m);
+            v.push(Cell::Text(self.points[p].id.as_str().into()));
+            for (k, &ty) in types.iter().enumerate() {
+                v.push(self.param_cell(p, k, ty));
+            }
+            v.push(Cell::Text(self.measures[m].as_str().into()));
+            v.push(Cell::UInt(st.n as u64));
+            let (lo, hi) = st.ci95.unzip();
+            let f = |x: Option<f64>| x.map_or(Cell::Null, Cell::Float);
+            v.extend([f(st.mean), f(st.sd), f(lo), f(hi)]);
+        })
+    }
+
     /// `results.csv` text.
     pub fn results_csv(&self) -> String {
-        let mut s = header(&["point", "seed"], &self.params, &self.measures);
-        for r in &self.rows {
-            let _ = write!(s, "{},{}", self.points[r.point].id, r.seed);
-            for k in 0..self.params.len() {
-                let _ = write!(s, ",{}", cell(&self.param_text(r.point, k)));
-            }
-            for v in &r.values {
-                let _ = write!(s, ",{}", num(*v));
-            }
-            s.push('\n');
-        }
-        s
+        self.results_table().csv()
     }
 
     /// `aggregate.csv` text: one row per point and measure.
     pub fn aggregate_csv(&self) -> String {
-        let tail = ["measure", "n", "mean", "sd", "ci95_lo", "ci95_hi"].map(String::from);
-        let mut s = header(&["point"], &self.params, &tail);
-        for (p, pt) in self.points.iter().enumerate() {
-            for (m, name) in self.measures.iter().enumerate() {
-                let st = self.stats(p, m);
-                s.push_str(&pt.id);
-                for k in 0..self.params.len() {
-                    let _ = write!(s, ",{}", cell(&self.param_text(p, k)));
-                }
-                let (lo, hi) = st.ci95.unzip();
-                let _ = writeln!(
-                    s,
-                    ",{},{},{},{},{},{}",
-                    cell(name),
-                    st.n,
-                    num(st.mean),
-                    num(st.sd),
-                    num(lo),
-                    num(hi)
-                );
-            }
-        }
-        s
+        self.aggregate_table().csv()
     }
 
     /// Writes `results.csv` and `aggregate.csv` into `out`.
     pub fn write_tables(&self, out: &Path) -> Result<(), SweepError> {
-        for (name, body) in [
-            ("results.csv", self.results_csv()),
-            ("aggregate.csv", self.aggregate_csv()),
-        ] {
-            let path = out.join(name);
-            std::fs::write(&path, body).map_err(io_err(&path))?;
+        self.write_tables_as(out, &[table::write_csv_file])
+            .map(drop)
+    }
+
+    /// Writes the `results` and `aggregate` tables into `out` with each
+    /// of `writers` (CSV, Parquet); returns the files' names.
+    pub fn write_tables_as(
+        &self,
+        out: &Path,
+        writers: &[table::FileWriter],
+    ) -> Result<Vec<String>, SweepError> {
+        let mut names = Vec::new();
+        for t in [self.results_table(), self.aggregate_table()] {
+            for w in writers {
+                names.push(w(&t, out).map_err(io_err(&out.join(&t.name)))?);
+            }
         }
-        Ok(())
+        Ok(names)
     }
 
     /// Reads `results.csv` back, with the parameters and measures of the
@@ -273,25 +325,9 @@ fn text_value(t: &str) -> Value {
     }
 }
 
-fn header(first: &[&str], params: &[String], rest: &[String]) -> String {
-    let mut cols: Vec<String> = first.iter().map(|s| s.to_string()).collect();
-    cols.extend(params.iter().map(|p| cell(p)));
-    cols.extend(rest.iter().map(|m| cell(m)));
-    cols.join(",") + "\n"
-}
-
 /// Quotes a cell that holds a comma or a quote (RFC 4180).
 pub fn cell(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// Shortest text that reads back as the same number; empty for none.
-fn num(v: Option<f64>) -> String {
-    v.map(|x| x.to_string()).unwrap_or_default()
+    pep_sim::table::quote(s).into_owned()
 }
 
 #[cfg(test)]

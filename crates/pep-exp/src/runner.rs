@@ -37,7 +37,7 @@ use crate::experiment::{Experiment, Mode};
 use crate::results::Results;
 
 /// One run to do: everything it depends on, as data.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Task {
     /// Index into the experiment's points.
     pub point: usize,
@@ -570,6 +570,54 @@ fn relocate(
     Ok(())
 }
 
+/// Runs `todo` on `jobs` threads, each task's record written atomically
+/// into `out/runs/` (its series, if it has them, into `out/points/<id>`),
+/// until done or `cancel` is set; `done(ok)` after each. Returns how many
+/// ran and the failures, `"<point> seed <seed>: <why>"`.
+pub(crate) fn run_tasks(
+    todo: &[&Task],
+    out: &Path,
+    jobs: usize,
+    cancel: Option<&AtomicBool>,
+    done: &mut dyn FnMut(bool),
+) -> (usize, Vec<String>) {
+    let next = AtomicUsize::new(0);
+    let stop = || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    std::thread::scope(|s| {
+        let (tx, rx) = mpsc::channel::<Result<(), String>>();
+        for _ in 0..jobs.max(1) {
+            let tx = tx.clone();
+            let next = &next;
+            let stop = &stop;
+            s.spawn(move || loop {
+                if stop() {
+                    return;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(t) = todo.get(i) else { return };
+                let dir = out.join("points").join(&t.point_id);
+                let res = run_task(t, Some(&dir))
+                    .and_then(|r| write_record(out, t, &r).map_err(|e| e.to_string()))
+                    .map_err(|e| format!("{} seed {}: {e}", t.point_id, t.seed));
+                if tx.send(res).is_err() {
+                    return;
+                }
+            });
+        }
+        drop(tx);
+        for res in rx {
+            done(res.is_ok());
+            match res {
+                Ok(()) => ran += 1,
+                Err(e) => failures.push(e),
+            }
+        }
+    });
+    (ran, failures)
+}
+
 /// Runs (or reuses) every run of `exp`, then writes the tables.
 pub fn sweep(
     exp: &Experiment,
@@ -636,40 +684,10 @@ pub fn sweep(
     };
     progress(&p);
 
-    let next = AtomicUsize::new(0);
-    let stop = |c: Option<&AtomicBool>| c.is_some_and(|c| c.load(Ordering::Relaxed));
     let jobs = cfg.jobs.max(1).min(todo.len().max(1));
-    let mut failures = Vec::new();
-    let mut ran = 0;
-    std::thread::scope(|s| {
-        let (tx, rx) = mpsc::channel::<Result<(), String>>();
-        for _ in 0..jobs {
-            let tx = tx.clone();
-            let (todo, next) = (&todo, &next);
-            s.spawn(move || loop {
-                if stop(cfg.cancel) {
-                    return;
-                }
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(t) = todo.get(i) else { return };
-                let dir = out.join("points").join(&t.point_id);
-                let res = run_task(t, Some(&dir))
-                    .and_then(|r| write_record(out, t, &r).map_err(|e| e.to_string()))
-                    .map_err(|e| format!("{} seed {}: {e}", t.point_id, t.seed));
-                if tx.send(res).is_err() {
-                    return;
-                }
-            });
-        }
-        drop(tx);
-        for res in rx {
-            match res {
-                Ok(()) => ran += 1,
-                Err(e) => failures.push(e),
-            }
-            p.done += 1;
-            progress(&p);
-        }
+    let (ran, failures) = run_tasks(&todo, out, jobs, cfg.cancel, &mut |_| {
+        p.done += 1;
+        progress(&p);
     });
 
     let complete = failures.is_empty() && reused + ran == total;

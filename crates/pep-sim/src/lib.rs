@@ -32,6 +32,7 @@ pub mod packet;
 pub mod scenario;
 pub mod sim;
 pub mod spread;
+pub mod table;
 pub mod tcp;
 pub mod trace;
 pub mod traffic;

@@ -4,13 +4,14 @@
 //! figures (wall time, events per second) belong to the caller's `run.json`.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
 
 use pep_core::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::sim::Simulation;
+use crate::table::{self, Cell, Column, ColumnType, Table};
 
 /// Per-flow results.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -311,132 +312,141 @@ impl Simulation {
         }
     }
 
-    /// Writes `summary.json` and one CSV per recorded series into `dir`
-    /// (created if missing). Returns the file names written.
-    pub fn write_outputs(&self, dir: &Path) -> io::Result<Vec<String>> {
-        fs::create_dir_all(dir)?;
-        let mut written = Vec::new();
-        // Each file is streamed through a buffer: a long series is never
-        // held twice, as rows and as text.
-        let mut put = |name: &str, fill: &dyn Fn(&mut dyn Write) -> io::Result<()>| {
-            let mut w = io::BufWriter::new(fs::File::create(dir.join(name))?);
-            fill(&mut w)?;
-            w.into_inner().map_err(io::IntoInnerError::into_error)?;
-            written.push(name.to_string());
-            io::Result::Ok(())
-        };
+    /// The recorded series as tables (goodput, links, queues, cwnd, tseq,
+    /// agents), in that order; a series not recorded has none.
+    pub fn tables(&self) -> Vec<Table<'_>> {
+        use ColumnType::{Float, Text, UInt};
         let m = &self.metrics;
+        let flow = move |i: u32| Cell::Text(self.flows[i as usize].name.as_str().into());
+        let port = move |i: u32| Cell::Text(self.ports[i as usize].name.as_str().into());
+        let cols = |c: &[(&str, ColumnType)]| -> Vec<Column> {
+            c.iter().map(|&(n, t)| Column::new(n, t)).collect()
+        };
+        let mut out = Vec::new();
         if m.series.goodput && !m.per_flow {
-            put("goodput.csv", &|w| crate::spread::goodput(w, &m.goodput))?;
-            put("goodput_total.csv", &|w| {
-                crate::spread::goodput_total(w, &m.goodput)
-            })?;
+            out.push(crate::spread::goodput(&m.goodput));
+            out.push(crate::spread::goodput_total(&m.goodput));
         } else if m.series.goodput {
-            put("goodput.csv", &|w| {
-                rows(w, "time_s,flow,bytes,goodput_mbps", &m.goodput, |w, r| {
-                    writeln!(
-                        w,
-                        "{},{},{},{}",
-                        secs(r.t),
-                        self.flows[r.flow as usize].name,
-                        r.bytes,
-                        mbps(r.bytes, r.bin)
-                    )
-                })
-            })?;
+            let c = cols(&[
+                ("time_s", Float),
+                ("flow", Text),
+                ("bytes", UInt),
+                ("goodput_mbps", Float),
+            ]);
+            out.push(Table::new("goodput", c, m.goodput.len(), move |i, v| {
+                let r = &m.goodput[i];
+                v.extend([
+                    Cell::Time(r.t),
+                    flow(r.flow),
+                    Cell::UInt(r.bytes),
+                    Cell::Float(mbps(r.bytes, r.bin)),
+                ]);
+            }));
         }
         if m.series.links {
-            put("links.csv", &|w| {
-                rows(
-                    w,
-                    "time_s,link,bytes,throughput_mbps,utilisation",
-                    &m.links,
-                    |w, r| {
-                        writeln!(
-                            w,
-                            "{},{},{},{},{}",
-                            secs(r.t),
-                            self.ports[r.port as usize].name,
-                            r.bytes,
-                            mbps(r.bytes, r.bin),
-                            round6(r.busy_ns as f64 / r.bin.as_nanos() as f64)
-                        )
-                    },
-                )
-            })?;
+            let c = cols(&[
+                ("time_s", Float),
+                ("link", Text),
+                ("bytes", UInt),
+                ("throughput_mbps", Float),
+                ("utilisation", Float),
+            ]);
+            out.push(Table::new("links", c, m.links.len(), move |i, v| {
+                let r = &m.links[i];
+                v.extend([
+                    Cell::Time(r.t),
+                    port(r.port),
+                    Cell::UInt(r.bytes),
+                    Cell::Float(mbps(r.bytes, r.bin)),
+                    Cell::Float(round6(r.busy_ns as f64 / r.bin.as_nanos() as f64)),
+                ]);
+            }));
         }
         if m.series.queues {
-            put("queues.csv", &|w| {
-                rows(w, "time_s,link,packets,bytes", &m.queues, |w, r| {
-                    writeln!(
-                        w,
-                        "{},{},{},{}",
-                        secs(r.t),
-                        self.ports[r.port as usize].name,
-                        r.packets,
-                        r.bytes
-                    )
-                })
-            })?;
+            let c = cols(&[
+                ("time_s", Float),
+                ("link", Text),
+                ("packets", UInt),
+                ("bytes", UInt),
+            ]);
+            out.push(Table::new("queues", c, m.queues.len(), move |i, v| {
+                let r = &m.queues[i];
+                v.extend([
+                    Cell::Time(r.t),
+                    port(r.port),
+                    Cell::UInt(r.packets.into()),
+                    Cell::UInt(r.bytes),
+                ]);
+            }));
         }
         if m.series.cwnd && !m.per_flow {
-            put("cwnd.csv", &|w| crate::spread::cwnd(w, &m.cwnd))?;
+            out.push(crate::spread::cwnd(&m.cwnd));
         } else if m.series.cwnd {
-            put("cwnd.csv", &|w| {
-                rows(
-                    w,
-                    "time_s,flow,cwnd_bytes,ssthresh_bytes",
-                    &m.cwnd,
-                    |w, r| {
-                        let ss = r.ssthresh.map(|v| v.to_string()).unwrap_or_default();
-                        writeln!(
-                            w,
-                            "{},{},{},{}",
-                            secs(r.t),
-                            self.flows[r.flow as usize].name,
-                            r.cwnd,
-                            ss
-                        )
-                    },
-                )
-            })?;
+            let c = cols(&[
+                ("time_s", Float),
+                ("flow", Text),
+                ("cwnd_bytes", UInt),
+                ("ssthresh_bytes", UInt),
+            ]);
+            out.push(Table::new("cwnd", c, m.cwnd.len(), move |i, v| {
+                let r = &m.cwnd[i];
+                let ss = r.ssthresh.map_or(Cell::Null, Cell::UInt);
+                v.extend([Cell::Time(r.t), flow(r.flow), Cell::UInt(r.cwnd), ss]);
+            }));
         }
         if m.series.tseq {
             let starts: Vec<_> = self.flows.iter().map(|f| f.data_start).collect();
-            let names: Vec<_> = self.flows.iter().map(|f| f.name.clone()).collect();
-            let body = crate::tseq::csv(&m.tseq, &starts, &names);
-            put("tseq.csv", &|w| w.write_all(body.as_bytes()))?;
+            let names: Vec<&str> = self.flows.iter().map(|f| f.name.as_str()).collect();
+            out.push(crate::tseq::table(&m.tseq, starts, names));
         }
         if !self.agent_rows.is_empty() {
-            put("agents.csv", &|w| {
-                rows(w, "time_s,agent,name,value", &self.agent_rows, |w, r| {
-                    writeln!(
-                        w,
-                        "{},{},{},{}",
-                        secs(r.t),
-                        self.agents[r.agent as usize].name,
-                        r.name,
-                        r.value
-                    )
-                })
-            })?;
+            let c = cols(&[
+                ("time_s", Float),
+                ("agent", Text),
+                ("name", Text),
+                ("value", Float),
+            ]);
+            out.push(Table::new(
+                "agents",
+                c,
+                self.agent_rows.len(),
+                move |i, v| {
+                    let r = &self.agent_rows[i];
+                    v.extend([
+                        Cell::Time(r.t),
+                        Cell::Text(self.agents[r.agent as usize].name.as_str().into()),
+                        Cell::Text(r.name.into()),
+                        Cell::Float(r.value),
+                    ]);
+                },
+            ));
+        }
+        out
+    }
+
+    /// Writes `summary.json` and one CSV per recorded series into `dir`
+    /// (created if missing). Returns the file names written.
+    pub fn write_outputs(&self, dir: &Path) -> io::Result<Vec<String>> {
+        self.write_outputs_as(dir, &[table::write_csv_file])
+    }
+
+    /// [`Self::write_outputs`] with each table written by each of
+    /// `writers` (CSV, Parquet) in turn.
+    pub fn write_outputs_as(
+        &self,
+        dir: &Path,
+        writers: &[table::FileWriter],
+    ) -> io::Result<Vec<String>> {
+        fs::create_dir_all(dir)?;
+        let mut written = Vec::new();
+        for t in self.tables() {
+            for w in writers {
+                written.push(w(&t, dir)?);
+            }
         }
         let json = serde_json::to_string_pretty(&self.summary()).map_err(io::Error::other)?;
-        put("summary.json", &|w| writeln!(w, "{json}"))?;
+        fs::write(dir.join("summary.json"), json + "\n")?;
+        written.push("summary.json".to_string());
         Ok(written)
     }
-}
-
-/// Writes a CSV `header` line, then each of `rows` with `row`.
-fn rows<T>(
-    w: &mut dyn Write,
-    header: &str,
-    rows: &[T],
-    row: impl Fn(&mut dyn Write, &T) -> io::Result<()>,
-) -> io::Result<()> {
-    writeln!(w, "{header}")?;
-    for r in rows {
-        row(w, r)?;
-    }
-    Ok(())
 }

@@ -8,12 +8,12 @@
 //! those files works unchanged. `[output] per_flow = true` (or `--set
 //! output.per_flow=true`) keeps every flow's rows.
 
-use std::io::{self, Write};
-
 use pep_core::{Duration, Instant};
 
 use crate::metrics::{CwndRow, GoodputRow};
-use crate::output::{round6, secs};
+use crate::output::round6;
+use crate::table::{Cell, Column, ColumnType, Table};
+use ColumnType::{Float, Text, UInt};
 
 /// Most flows whose per-flow rows are written by default.
 pub const PER_FLOW_LIMIT: usize = 1000;
@@ -75,44 +75,89 @@ fn mbps_f(bytes: f64, bin: Duration) -> f64 {
     round6(bytes * 8.0 / bin.as_secs_f64() / 1e6)
 }
 
-/// `goodput.csv` as distributions: per bin, each statistic of the bytes
-/// the flows delivered.
-pub fn goodput(w: &mut dyn Write, rows: &[GoodputRow]) -> io::Result<()> {
-    writeln!(w, "time_s,flow,bytes,goodput_mbps")?;
+/// `goodput` as distributions: per bin, each statistic of the bytes the
+/// flows delivered. Statistics are fractional, so `bytes` is a float here.
+pub fn goodput<'a>(rows: &[GoodputRow]) -> Table<'a> {
+    let mut out: Vec<(Instant, &'static str, f64, f64)> = Vec::new();
     for g in by_time(rows, |r| r.t) {
         let bin = g[0].bin;
         let mut bytes: Vec<u64> = g.iter().map(|r| r.bytes).collect();
         for (name, v) in STATS.iter().zip(stats(&mut bytes)) {
-            let t = secs(g[0].t);
-            writeln!(w, "{t},{name},{},{}", round6(v), mbps_f(v, bin))?;
+            out.push((g[0].t, name, round6(v), mbps_f(v, bin)));
         }
     }
-    Ok(())
+    let columns = columns(&[
+        ("time_s", Float),
+        ("flow", Text),
+        ("bytes", Float),
+        ("goodput_mbps", Float),
+    ]);
+    Table::new("goodput", columns, out.len(), move |i, v| {
+        let (t, name, bytes, rate) = out[i];
+        v.extend([
+            Cell::Time(t),
+            Cell::Text(name.into()),
+            Cell::Float(bytes),
+            Cell::Float(rate),
+        ]);
+    })
 }
 
-/// `goodput_total.csv`: per bin, the bytes all flows delivered (flow
-/// `all`).
-pub fn goodput_total(w: &mut dyn Write, rows: &[GoodputRow]) -> io::Result<()> {
-    writeln!(w, "time_s,flow,bytes,goodput_mbps")?;
-    for g in by_time(rows, |r| r.t) {
-        let total: u64 = g.iter().map(|r| r.bytes).sum();
-        let t = secs(g[0].t);
-        writeln!(w, "{t},all,{total},{}", mbps_f(total as f64, g[0].bin))?;
-    }
-    Ok(())
+/// `goodput_total`: per bin, the bytes all flows delivered (flow `all`).
+pub fn goodput_total<'a>(rows: &[GoodputRow]) -> Table<'a> {
+    let out: Vec<(Instant, u64, f64)> = by_time(rows, |r| r.t)
+        .into_iter()
+        .map(|g| {
+            let total: u64 = g.iter().map(|r| r.bytes).sum();
+            (g[0].t, total, mbps_f(total as f64, g[0].bin))
+        })
+        .collect();
+    let columns = columns(&[
+        ("time_s", Float),
+        ("flow", Text),
+        ("bytes", UInt),
+        ("goodput_mbps", Float),
+    ]);
+    Table::new("goodput_total", columns, out.len(), move |i, v| {
+        let (t, total, rate) = out[i];
+        v.extend([
+            Cell::Time(t),
+            Cell::Text("all".into()),
+            Cell::UInt(total),
+            Cell::Float(rate),
+        ]);
+    })
 }
 
-/// `cwnd.csv` as distributions: per sample, each statistic of the
-/// congestion windows of the flows that have started (no ssthresh).
-pub fn cwnd(w: &mut dyn Write, rows: &[CwndRow]) -> io::Result<()> {
-    writeln!(w, "time_s,flow,cwnd_bytes,ssthresh_bytes")?;
+/// `cwnd` as distributions: per sample, each statistic of the congestion
+/// windows of the flows that have started (no ssthresh).
+pub fn cwnd<'a>(rows: &[CwndRow]) -> Table<'a> {
+    let mut out: Vec<(Instant, &'static str, f64)> = Vec::new();
     for g in by_time(rows, |r| r.t) {
         let mut cwnd: Vec<u64> = g.iter().map(|r| r.cwnd).collect();
         for (name, v) in STATS.iter().zip(stats(&mut cwnd)) {
-            writeln!(w, "{},{name},{},", secs(g[0].t), round6(v))?;
+            out.push((g[0].t, name, round6(v)));
         }
     }
-    Ok(())
+    let columns = columns(&[
+        ("time_s", Float),
+        ("flow", Text),
+        ("cwnd_bytes", Float),
+        ("ssthresh_bytes", UInt),
+    ]);
+    Table::new("cwnd", columns, out.len(), move |i, v| {
+        let (t, name, cwnd) = out[i];
+        v.extend([
+            Cell::Time(t),
+            Cell::Text(name.into()),
+            Cell::Float(cwnd),
+            Cell::Null,
+        ]);
+    })
+}
+
+fn columns(c: &[(&str, ColumnType)]) -> Vec<Column> {
+    c.iter().map(|&(n, t)| Column::new(n, t)).collect()
 }
 
 #[cfg(test)]
@@ -147,18 +192,14 @@ mod tests {
                 })
             })
             .collect();
-        let mut out = Vec::new();
-        goodput(&mut out, &rows).unwrap();
-        let text = String::from_utf8(out).unwrap();
+        let text = goodput(&rows).csv();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 1 + 2 * STATS.len());
         // Bin 2: flow f delivered 2f bytes; the median of 0, 2, .., 3998 by
         // nearest rank is the 1000th, 1998 B, 15984 bit/s.
         assert!(lines.contains(&"2,p50,1998,0.015984"), "{text}");
         assert!(lines.contains(&"1,max,1999,0.015992"), "{text}");
-        let mut out = Vec::new();
-        goodput_total(&mut out, &rows).unwrap();
-        let text = String::from_utf8(out).unwrap();
+        let text = goodput_total(&rows).csv();
         // Sum of 0..2000 is 1,999,000 B in bin 1.
         assert!(text.contains("\n1,all,1999000,15.992\n"), "{text}");
     }

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use pep_core::{Instant, Segment, Seq};
 
-use crate::output::secs;
+use crate::table::{Cell, Column, ColumnType, Table};
 use crate::tcp::TxKind;
 
 /// What a row records.
@@ -44,33 +44,47 @@ fn event_name(e: TseqEvent) -> &'static str {
     }
 }
 
-/// The CSV body: `time_s,flow,event,seq,ack,len,wnd,sack`. `seq` and `len`
-/// are the segment's (for an ACK, the data it carries, usually none); `ack`
-/// is the cumulative ACK of an ACK row (empty for sent rows); `sack` is
-/// `start-end` blocks separated by spaces. `data_start` gives each flow's
-/// first data byte, `names` its name.
-pub fn csv(rows: &[TseqRow], data_start: &[Seq], names: &[String]) -> String {
-    let mut s = String::from("time_s,flow,event,seq,ack,len,wnd,sack\n");
-    for r in rows {
+/// The table `tseq`: `time_s,flow,event,seq,ack,len,wnd,sack`. `seq`
+/// and `len` are the segment's (for an ACK, the data it carries, usually
+/// none); `ack` is the cumulative ACK of an ACK row (null for sent rows);
+/// `sack` is `start-end` blocks separated by spaces. `data_start` gives
+/// each flow's first data byte, `names` its name.
+pub fn table<'a>(rows: &'a [TseqRow], data_start: Vec<Seq>, names: Vec<&'a str>) -> Table<'a> {
+    use ColumnType::{Float, Int, Text, UInt};
+    let columns = [
+        ("time_s", Float),
+        ("flow", Text),
+        ("event", Text),
+        ("seq", Int),
+        ("ack", Int),
+        ("len", UInt),
+        ("wnd", UInt),
+        ("sack", Text),
+    ]
+    .map(|(n, t)| Column::new(n, t))
+    .to_vec();
+    Table::new("tseq", columns, rows.len(), move |i, v| {
+        let r = &rows[i];
         let base = data_start[r.flow as usize];
         let off = |x: Seq| x.0.wrapping_sub(base.0) as i32 as i64;
-        let _ = write!(
-            s,
-            "{},{},{},{},",
-            secs(r.t),
-            names[r.flow as usize],
-            event_name(r.event),
-            off(r.seg.seq)
-        );
-        if r.event == TseqEvent::Ack {
-            let _ = write!(s, "{}", off(r.seg.ack));
+        let mut sack = String::new();
+        for (k, b) in r.seg.sack.as_slice().iter().enumerate() {
+            let sep = if k == 0 { "" } else { " " };
+            let _ = write!(sack, "{sep}{}-{}", off(b.0), off(b.1));
         }
-        let _ = write!(s, ",{},{},", r.seg.len, r.seg.wnd);
-        for (i, b) in r.seg.sack.as_slice().iter().enumerate() {
-            let sep = if i == 0 { "" } else { " " };
-            let _ = write!(s, "{sep}{}-{}", off(b.0), off(b.1));
-        }
-        s.push('\n');
-    }
-    s
+        v.extend([
+            Cell::Time(r.t),
+            Cell::Text(names[r.flow as usize].into()),
+            Cell::Text(event_name(r.event).into()),
+            Cell::Int(off(r.seg.seq)),
+            if r.event == TseqEvent::Ack {
+                Cell::Int(off(r.seg.ack))
+            } else {
+                Cell::Null
+            },
+            Cell::UInt(r.seg.len.into()),
+            Cell::UInt(r.seg.wnd.into()),
+            Cell::Text(sack.into()),
+        ]);
+    })
 }
