@@ -4,10 +4,11 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 mod amp_cmd;
 mod exp_cmd;
+mod generate_cmd;
 mod lab_cmd;
 mod lab_compare;
 mod lab_like;
@@ -63,6 +64,9 @@ enum Command {
     /// The AMP model of an asymmetric path: forward throughput bound
     /// min(F, A x M x P), Lakshman's k, and the two-class bidirectional table.
     Amp(amp_cmd::AmpArgs),
+    /// Man pages and shell completions for packaging (scripts/package-deb.sh).
+    #[command(subcommand, hide = true)]
+    Generate(generate_cmd::GenerateCommand),
 }
 
 /// The simulator's commands print tables and CSV that are often piped
@@ -93,6 +97,7 @@ fn main() -> ExitCode {
         Command::Reproduce(a) => exp_cmd::reproduce(a),
         Command::Proxy(cmd) => proxy_cmd::run(cmd),
         Command::Amp(a) => amp_cmd::run(a),
+        Command::Generate(cmd) => generate_cmd::run(cmd, Cli::command()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,7 +2,8 @@
 //! builds it from a `pep` binary; it installs into a clean root with
 //! dpkg (`--root`: the host is untouched, and a killed test leaves only a
 //! temporary directory), holds the binary, the unit, the default config
-//! as a conffile and the docs, its unit verifies with `systemd-analyze`,
+//! as a conffile, the docs, the man pages and the shell completions
+//! (pep.1 renders without a warning), its unit verifies with `systemd-analyze`,
 //! and a purge removes every file.
 //!
 //! Packages `target/debug/pep` (or `$PEP_BINARY`): build it first with
@@ -28,6 +29,37 @@ fn run(cmd: &mut Command) -> String {
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// pep.1 as installed renders with groff and no warning (`-ww`), or,
+/// without groff, at least carries the man macros' title line.
+fn man_page_renders(gz: &Path) {
+    let roff = run(Command::new("gzip").arg("-dc").arg(gz));
+    assert!(roff.contains("\n.TH pep 1 "), "{roff}");
+    assert!(
+        roff.contains(".SH SUBCOMMANDS") && roff.contains("pep\\-proxy(1)"),
+        "{roff}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("pep.1");
+    std::fs::write(&page, &roff).unwrap();
+    match Command::new("groff")
+        .args(["-man", "-ww", "-z"])
+        .arg(&page)
+        .output()
+    {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            eprintln!("groff not installed: checked pep.1's header only")
+        }
+        Err(e) => panic!("groff: {e}"),
+        Ok(out) => {
+            let warnings = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                out.status.success() && warnings.is_empty(),
+                "groff on pep.1: {warnings}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -75,10 +107,22 @@ fn the_package_installs_in_a_clean_root_and_its_unit_verifies() {
         "lib/systemd/system/pep-proxy.service",
         "etc/pep/pep.toml",
         "usr/share/doc/pepkit/daemon.md",
+        "usr/share/man/man1/pep.1.gz",
+        "usr/share/man/man1/pep-proxy-run.1.gz",
+        "usr/share/bash-completion/completions/pep",
+        "usr/share/zsh/vendor-completions/_pep",
+        "usr/share/fish/vendor_completions.d/pep.fish",
     ];
     for f in files {
         assert!(r.join(f).is_file(), "{f} not installed");
     }
+    man_page_renders(&r.join("usr/share/man/man1/pep.1.gz"));
+    let bash =
+        std::fs::read_to_string(r.join("usr/share/bash-completion/completions/pep")).unwrap();
+    assert!(
+        bash.contains("complete ") && bash.contains("proxy"),
+        "{bash}"
+    );
     // The installed binary runs, and its default config is the one shipped.
     let help = run(Command::new(r.join("usr/bin/pep")).args(["proxy", "--help"]));
     assert!(help.contains("run"), "{help}");
