@@ -8,17 +8,19 @@ use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
+use pep_core::queue::QueueLimit;
 use pep_core::{Duration, KindFilter, Rate};
 use pep_lab::emu::EmuOptions;
 use pep_lab::probe::{MAX_PING_COUNT, MAX_PING_PAYLOAD};
 use pep_lab::report;
 use pep_lab::signals::TerminationSignals;
 use pep_lab::state::{self, LabState};
-use pep_lab::topology::{id_from, valid_id, DirParams, LabTopology, LossParams};
+use pep_lab::topology::{id_from, valid_id, DirParams, Discipline, LabTopology, LossParams};
 use pep_lab::traffic::{self, Amount, FlowSpec, TrafficOptions, TrafficReport};
 use pep_lab::{Endpoint, Lab, LabOptions};
 use pep_sim::scenario::{
-    FlowSpec as SimFlow, LinkDirSpec, LossSpec, MediumSpec, QueueSpec, Scenario, Series, SourceSpec,
+    ClassifySpec, FlowSpec as SimFlow, LinkDirSpec, LossSpec, MediumSpec, QueueSpec, Scenario,
+    Series, SourceSpec,
 };
 use pep_sim::units;
 
@@ -363,10 +365,11 @@ fn preflight(sc: &Scenario, run: &RunArgs) -> Result<(), String> {
 }
 
 /// The lab topology of a scenario: same nodes, links, rates, delays,
-/// queues and random loss. Scripted drops name segments of the simulator's
-/// TCP and have no meaning for the kernel's, so they are refused; so are,
-/// for now, the models the lab's link parameters do not carry yet (RED,
-/// priority and two-class queues, loss on one packet kind only,
+/// queue disciplines (the core's machines), random loss (on every packet,
+/// or on data or ACKs only), and the TCP settings Linux keeps per route
+/// or per namespace ([`crate::lab_tcp`]). Scripted drops name segments of
+/// the simulator's TCP and have no meaning for the kernel's, so they are
+/// refused; so are the models the lab does not carry (priority by flow,
 /// half-duplex media, host processing cost), rather than silently
 /// emulating something else. The agents are the daemon's: see
 /// [`crate::lab_pep::plan`].
@@ -378,48 +381,73 @@ pub fn topology_from_scenario(sc: &Scenario) -> Result<LabTopology, String> {
             return Err(sim_only(format!("node {}: a processing cost", n.name)));
         }
     }
-    let dir = |link: &str, d: &LinkDirSpec| -> Result<DirParams, String> {
-        // DropTail, or the Smart ACK Dropper over DropTail.
-        let (limit, sad_max_flows) = match &d.queue {
-            QueueSpec::DropTail { limit } => (*limit, None),
+    // The queue of a direction: its discipline, its (band) limit, and
+    // SAD's flows when SAD runs in front.
+    type Q = (Discipline, QueueLimit, Option<u32>);
+    let queue = |link: &str, d: &LinkDirSpec| -> Result<Q, String> {
+        let (q, sad) = match &d.queue {
             QueueSpec::Sad { inner, max_flows } => match **inner {
-                QueueSpec::DropTail { limit } => (limit, Some(*max_flows)),
+                QueueSpec::DropTail { .. } => (&**inner, Some(*max_flows)),
                 _ => {
                     return Err(sim_only(format!(
                         "link {link}: a sad queue over anything but DropTail"
                     )))
                 }
             },
-            _ => {
-                return Err(sim_only(format!(
-                    "link {link}: a queue other than DropTail or sad"
-                )))
+            q => (q, None),
+        };
+        let (disc, limit) = match q {
+            QueueSpec::DropTail { limit } => (Discipline::DropTail, *limit),
+            QueueSpec::Red(r) => (
+                Discipline::Red(pep_sim::build::red_params(r, d.rate, d.delay)),
+                r.limit,
+            ),
+            QueueSpec::Priority { classify, limit } => match classify {
+                ClassifySpec::AcksFirst => (Discipline::Priority { acks_first: true }, *limit),
+                ClassifySpec::DataFirst => (Discipline::Priority { acks_first: false }, *limit),
+                // The emulator numbers flows as it sees them, not as the
+                // scenario lists them.
+                ClassifySpec::Flow { .. } => {
+                    return Err(sim_only(format!("link {link}: a priority queue by flow")))
+                }
+            },
+            QueueSpec::TwoClass {
+                data_weight,
+                ack_weight,
+                limit,
+            } => (
+                Discipline::TwoClass {
+                    data_weight: *data_weight,
+                    ack_weight: *ack_weight,
+                },
+                *limit,
+            ),
+            QueueSpec::Sad { .. } => {
+                return Err(format!("link {link}: a sad queue inside a sad queue"))
             }
         };
-        let loss = match &d.loss {
-            LossSpec::None => LossParams::None,
-            LossSpec::Bernoulli {
-                p,
-                applies_to: KindFilter::All,
-            } => LossParams::Bernoulli { p: *p },
-            LossSpec::Bernoulli { .. } => {
-                return Err(sim_only(format!("link {link}: loss on one packet kind")))
-            }
+        Ok((disc, limit, sad))
+    };
+    let dir = |link: &str, d: &LinkDirSpec| -> Result<DirParams, String> {
+        let (discipline, limit, sad_max_flows) = queue(link, d)?;
+        let (loss, loss_applies_to) = match &d.loss {
+            LossSpec::None => (LossParams::None, KindFilter::All),
+            LossSpec::Bernoulli { p, applies_to } => (LossParams::Bernoulli { p: *p }, *applies_to),
             LossSpec::GilbertElliott {
                 p,
                 r,
                 loss_good,
                 loss_bad,
-                applies_to: KindFilter::All,
-            } => LossParams::GilbertElliott {
-                p: *p,
-                r: *r,
-                loss_good: *loss_good,
-                loss_bad: *loss_bad,
-            },
-            LossSpec::GilbertElliott { .. } => {
-                return Err(sim_only(format!("link {link}: loss on one packet kind")))
-            }
+                applies_to,
+            } => (
+                LossParams::GilbertElliott {
+                    p: *p,
+                    r: *r,
+                    loss_good: *loss_good,
+                    loss_bad: *loss_bad,
+                },
+                *applies_to,
+            ),
             LossSpec::Drop { .. } => {
                 return Err(format!(
                     "link {link}: scripted drops are simulator-only (they name segments of \
@@ -431,7 +459,9 @@ pub fn topology_from_scenario(sc: &Scenario) -> Result<LabTopology, String> {
             rate: d.rate,
             delay: d.delay,
             queue: limit,
+            discipline,
             loss,
+            loss_applies_to,
             sad_max_flows,
         })
     };
@@ -445,6 +475,7 @@ pub fn topology_from_scenario(sc: &Scenario) -> Result<LabTopology, String> {
         // the simulator: the same core pieces.
         lab.service = [l.forward.service.clone(), l.reverse.service.clone()];
     }
+    crate::lab_tcp::apply(sc, &mut t)?;
     t.validate().map_err(|e| e.to_string())?;
     Ok(t)
 }
@@ -1140,26 +1171,34 @@ mod tests {
             t.links[0].forward.loss,
             LossParams::GilbertElliott { p, r, .. } if p == 0.1 && r == 0.5
         ));
+        // The core's queues and per-kind loss: carried as they are.
+        let red = "queue = { kind = \"red\", auto = true }";
+        let t = topology_from_scenario(&scenario(red, "")).unwrap();
+        assert!(matches!(t.links[0].forward.discipline, Discipline::Red(p) if p.min_th >= 5.0));
+        let two = "queue = { kind = \"two-class\", data_share = 0.5 }";
+        let t = topology_from_scenario(&scenario(two, "")).unwrap();
+        assert!(matches!(
+            t.links[0].reverse.discipline,
+            Discipline::TwoClass { data_weight, ack_weight } if data_weight == ack_weight
+        ));
+        let prio = "queue = { kind = \"priority\", classify = \"acks-first\", limit = 7 }";
+        let t = topology_from_scenario(&scenario(prio, "")).unwrap();
+        assert_eq!(
+            t.links[0].forward.discipline,
+            Discipline::Priority { acks_first: true }
+        );
+        assert_eq!(t.links[0].forward.queue, QueueLimit::Packets(7));
+        let acks = "loss = { kind = \"bernoulli\", p = 0.1, applies_to = \"acks\" }";
+        let t = topology_from_scenario(&scenario(acks, "")).unwrap();
+        assert_eq!(t.links[0].forward.loss_applies_to, KindFilter::Acks);
+        let data = "loss = { kind = \"gilbert-elliott\", p = 0.1, r = 0.5, applies_to = \"data\" }";
+        let t = topology_from_scenario(&scenario(data, "")).unwrap();
+        assert_eq!(t.links[0].forward.loss_applies_to, KindFilter::Data);
         for (link, node, says) in [
             (
-                "queue = { kind = \"red\", auto = true }",
+                "queue = { kind = \"priority\", classify = \"flow\", flows = { f = 0 } }",
                 "",
-                "a queue other than DropTail",
-            ),
-            (
-                "queue = { kind = \"two-class\", data_share = 0.5 }",
-                "",
-                "DropTail",
-            ),
-            (
-                "loss = { kind = \"gilbert-elliott\", p = 0.1, r = 0.5, applies_to = \"data\" }",
-                "",
-                "one packet kind",
-            ),
-            (
-                "loss = { kind = \"bernoulli\", p = 0.1, applies_to = \"acks\" }",
-                "",
-                "one packet kind",
+                "a priority queue by flow",
             ),
             ("medium = \"half-duplex\"", "", "half-duplex"),
             ("", "processing = { data = \"1ms\" }", "processing cost"),

@@ -1,9 +1,11 @@
 //! Like with like: the TCP `pep lab compare` simulates is the TCP the lab's
 //! kernel runs. Every flow gets the `linux` profile (docs/tcp.md,
-//! "Profiles"), keeping only what the lab sets per socket: the congestion
-//! control (`TCP_CONGESTION`), the segment size (`TCP_MAXSEG`) and the
-//! receive window (`TCP_WINDOW_CLAMP`). Each other setting the scenario
-//! gives differently is named, with the value Linux runs instead.
+//! "Profiles"), keeping what the lab sets per socket (the congestion
+//! control `TCP_CONGESTION`, the segment size `TCP_MAXSEG`, the receive
+//! window `TCP_WINDOW_CLAMP`) and per route or node ([`crate::lab_tcp`]:
+//! the initial window, an ACK for every segment, SACK off). Each other
+//! setting the scenario gives differently is named, with the value Linux
+//! runs instead.
 
 use pep_sim::scenario::{AckSpec, CcKind, Profile, Scenario, SinkSpec, TcpSpec};
 
@@ -37,9 +39,15 @@ pub fn as_linux_runs_it(sc: &Scenario) -> (Scenario, Vec<String>) {
             cc => cc,
         };
         new.mss = tcp.mss.saturating_sub(TIMESTAMP_BYTES).max(1);
+        // Carried per route or node (crate::lab_tcp).
+        new.init_cwnd = tcp.init_cwnd;
         let mut new_sink = lsink.clone();
         new_sink.rwnd = sink.rwnd;
         new_sink.app = sink.app;
+        new_sink.sack = sink.sack;
+        if crate::lab_tcp::carries_ack(&sink.ack, &lsink.ack) {
+            new_sink.ack = sink.ack.clone();
+        }
         let mut differ = |field: &str, was: String, now: String| {
             if was != now {
                 notes.push(format!("flow {:?}: {field} {was} -> Linux's {now}", f.name));
@@ -66,11 +74,6 @@ pub fn as_linux_runs_it(sc: &Scenario) -> (Scenario, Vec<String>) {
         }
         let d = |x: pep_core::Duration| x.to_string();
         for (field, was, now) in [
-            (
-                "tcp.init_cwnd",
-                tcp.init_cwnd.to_string(),
-                new.init_cwnd.to_string(),
-            ),
             ("tcp.min_rto", d(tcp.min_rto), d(new.min_rto)),
             ("tcp.initial_rto", d(tcp.initial_rto), d(new.initial_rto)),
             ("tcp.max_rto", d(tcp.max_rto), d(new.max_rto)),
@@ -92,11 +95,6 @@ pub fn as_linux_runs_it(sc: &Scenario) -> (Scenario, Vec<String>) {
             ("tcp.pacing", tcp.pacing.to_string(), new.pacing.to_string()),
             ("tcp.rack", tcp.rack.to_string(), new.rack.to_string()),
             ("sink.ack", ack_text(&sink.ack), ack_text(&new_sink.ack)),
-            (
-                "sink.sack",
-                sink.sack.to_string(),
-                new_sink.sack.to_string(),
-            ),
         ] {
             differ(field, was, now);
         }
@@ -143,15 +141,16 @@ mod tests {
         // Mapped: the window and the packet size on the wire (1040 B).
         assert_eq!(f.sink.rwnd, 20_000);
         assert_eq!((f.tcp.mss, f.tcp.header), (988, 52));
-        assert!(f.sink.sack);
+        // Carried by the lab's routes and nodes: IW2, quickack, SACK off.
+        assert_eq!(f.tcp.init_cwnd, 2);
+        assert_eq!(f.sink.ack, AckSpec::Every);
+        assert!(!f.sink.sack);
         let all = notes.join("\n");
-        for field in [
-            "tcp.init_cwnd 2 -> Linux's 10",
-            "tcp.header 40 B",
-            "sink.ack every segment -> Linux's delayed (2 segments, 40ms)",
-            "tcp.cc reno",
-        ] {
+        for field in ["tcp.header 40 B", "tcp.cc reno"] {
             assert!(all.contains(field), "{field}: {all}");
+        }
+        for carried in ["init_cwnd", "sink.ack", "sink.sack"] {
+            assert!(!all.contains(carried), "{carried} is carried: {all}");
         }
     }
 

@@ -13,6 +13,7 @@ mod lab_cmd;
 mod lab_compare;
 mod lab_like;
 mod lab_pep;
+mod lab_tcp;
 #[cfg(feature = "daemon")]
 mod proxy_cmd;
 // Built without the daemon: `pep proxy` says so.

@@ -31,14 +31,14 @@ use std::thread::JoinHandle;
 use pep_core::link::service::ServiceSpec;
 use pep_core::link::{LinkDir, LinkStats};
 use pep_core::loss::{GilbertElliott, LossModel};
-use pep_core::queue::{Qdisc, Queue, QueueStats};
+use pep_core::queue::{Classful, Classifier, Qdisc, Queue, QueueStats, Scheduler};
 use pep_core::rng::Stream;
 use pep_core::sad::SadStats;
-use pep_core::{Duration, Instant};
+use pep_core::{Duration, Instant, KindFilter};
 
 use crate::error::{io_err, last_os, LabError, Result};
 use crate::netns;
-use crate::topology::{emu_ifname, DirParams, LossParams};
+use crate::topology::{emu_ifname, DirParams, Discipline, LossParams};
 use pep_io::clock::{timespec, tune_timing_thread, Clock, Histogram};
 use pep_io::frame::{FlowTable, Frame, WriteBack};
 use pep_io::packet_socket::{PacketSocket, Recv};
@@ -205,11 +205,25 @@ impl LinkEmulator {
                     Stream::derive(seed, &format!("link/{name}/{dir}/loss")),
                 ))),
             };
+            let loss = match p.loss_applies_to {
+                KindFilter::All => loss,
+                only => LossModel::Only {
+                    only,
+                    inner: Box::new(loss),
+                },
+            };
             let task = DirTask {
                 netns: netns.to_string(),
                 rx_if,
                 tx_if,
-                link: LinkDir::new(p.rate, p.delay, queue_of(&p), loss),
+                link: LinkDir::new(
+                    p.rate,
+                    p.delay,
+                    queue_of(&p, || {
+                        Stream::derive(seed, &format!("link/{name}/{dir}/red"))
+                    }),
+                    loss,
+                ),
                 // The simulator's label, as for the loss.
                 service: services[i].clone().map(|s| {
                     (
@@ -382,9 +396,26 @@ fn run_direction(mut t: DirTask, ready: mpsc::Sender<Result<()>>) {
     );
 }
 
-/// The queue of a direction: DropTail, with SAD in front if asked.
-fn queue_of(p: &DirParams) -> Queue<Frame> {
-    let q = Queue::drop_tail(p.queue);
+/// The queue of a direction: its discipline (the core's machine, as the
+/// simulator builds it), with SAD in front if asked. `red_rng` is RED's
+/// stream, under the simulator's label.
+fn queue_of(p: &DirParams, red_rng: impl FnOnce() -> Stream) -> Queue<Frame> {
+    let q = match p.discipline {
+        Discipline::DropTail => Queue::drop_tail(p.queue),
+        Discipline::Red(r) => Queue::red(r, red_rng()),
+        Discipline::Priority { acks_first } => {
+            let (acks, data) = if acks_first { (0, 1) } else { (1, 0) };
+            Queue::classful(Classful::new(
+                Classifier::Kind { acks, data },
+                Scheduler::Strict,
+                &[p.queue, p.queue],
+            ))
+        }
+        Discipline::TwoClass {
+            data_weight,
+            ack_weight,
+        } => Queue::classful(Classful::two_class(data_weight, ack_weight, p.queue)),
+    };
     match p.sad_max_flows {
         Some(n) => Queue::sad(q, n as usize),
         None => q,

@@ -119,7 +119,8 @@ impl Lab {
     fn build(&mut self, emu: &EmuOptions, ipv6: bool) -> Result<()> {
         let id = self.state.id.clone();
         let topo = &self.topo;
-        for n in &topo.nodes {
+        for (i, n) in topo.nodes.iter().enumerate() {
+            let sack_off = topo.sack_off.contains(&i);
             let ns = node_netns(&id, &n.name);
             netns::add(&ns)?;
             let forward = if n.role == Role::Router { "1" } else { "0" };
@@ -132,6 +133,9 @@ impl Lab {
                         netns::write_sysctl(k, v)?;
                     }
                     netns::write_sysctl("net/ipv6/conf/all/forwarding", forward)?;
+                }
+                if sack_off {
+                    netns::write_sysctl("net/ipv4/tcp_sack", "0")?;
                 }
                 netns::write_sysctl("net/ipv4/ip_forward", forward)
             })?;
@@ -477,12 +481,22 @@ fn address_plan(
             continue;
         };
         let side = usize::from(dir == pep_model::Dir::Reverse);
+        let tcp = topo.route_tcp(n, d).map(|r| r.attrs()).unwrap_or_default();
         for (dl, dside) in topo.attachments(d) {
-            if mine.iter().any(|&(ml, _)| ml == dl) {
-                continue; // on a shared subnet: the connected route serves
+            if let Some(&(ml, _)) = mine.iter().find(|&&(ml, _)| ml == dl) {
+                // On a shared subnet the connected route serves, unless
+                // TCP settings need a route of their own.
+                if !tcp.is_empty() {
+                    cmds.push(format!(
+                        "route replace {}/{host} dev {}{tcp}",
+                        addr(dl, dside),
+                        node_ifname(ml)
+                    ));
+                }
+                continue;
             }
             cmds.push(format!(
-                "route replace {}/{host} via {} dev {}",
+                "route replace {}/{host} via {} dev {}{tcp}",
                 addr(dl, dside),
                 addr(l, 1 - side),
                 node_ifname(l)
@@ -538,5 +552,66 @@ mod tests {
             "{s6:?}"
         );
         assert!(!node_commands6(&t, 1).iter().any(|c| c.starts_with("route")));
+    }
+
+    #[test]
+    fn route_tcp_settings_ride_on_the_routes_to_that_node_only() {
+        let d = DirParams::new(Rate::mbps(10), Duration::from_millis(1), 10);
+        let mut t = LabTopology::new("t", 1);
+        t.node("s", Role::Host);
+        t.node("r", Role::Router);
+        t.node("d", Role::Host);
+        t.link("s", "r", d, d);
+        t.link("r", "d", d, d);
+        t.route_tcp.push(crate::topology::RouteTcp {
+            from: 0,
+            to: 2,
+            initcwnd: Some(4),
+            ..Default::default()
+        });
+        t.route_tcp.push(crate::topology::RouteTcp {
+            from: 2,
+            to: 0,
+            initrwnd: Some(40),
+            quickack: true,
+            ..Default::default()
+        });
+        t.route_tcp.push(crate::topology::RouteTcp {
+            from: 1,
+            to: 2,
+            initcwnd: Some(20),
+            ..Default::default()
+        });
+        t.validate().unwrap();
+        let s = node_commands(&t, 0);
+        assert!(
+            s.contains(
+                &"route replace 198.18.1.2/32 via 198.18.0.2 dev pep0 initcwnd 4".to_string()
+            ),
+            "{s:?}"
+        );
+        let dcmds = node_commands(&t, 2);
+        assert!(dcmds.contains(
+            &"route replace 198.18.0.1/32 via 198.18.1.1 dev pep1 initrwnd 40 quickack 1"
+                .to_string()
+        ));
+        // A neighbour on a shared subnet gets a host route of its own.
+        let r = node_commands(&t, 1);
+        assert!(
+            r.contains(&"route replace 198.18.1.2/32 dev pep1 initcwnd 20".to_string()),
+            "{r:?}"
+        );
+        assert_eq!(r.iter().filter(|c| c.starts_with("route")).count(), 1);
+        // Two settings for one pair of nodes: refused.
+        t.route_tcp.push(crate::topology::RouteTcp {
+            from: 0,
+            to: 2,
+            ..Default::default()
+        });
+        assert!(t
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("a second setting"));
     }
 }

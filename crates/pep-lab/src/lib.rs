@@ -54,4 +54,4 @@ pub mod traffic;
 pub use error::{LabError, Result};
 pub use lab::{Lab, LabOptions};
 pub use state::Endpoint;
-pub use topology::{DirParams, LabTopology, LossParams, Role};
+pub use topology::{DirParams, Discipline, LabTopology, LossParams, Role, RouteTcp};

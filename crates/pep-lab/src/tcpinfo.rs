@@ -19,6 +19,9 @@ pub struct TcpSample {
     pub t: Instant,
     /// `TCP_CA_Open` = 0, Disorder, CWR, Recovery, Loss = 4.
     pub ca_state: u8,
+    /// The connection negotiated SACK (`TCPI_OPT_SACK` in `tcpi_options`).
+    #[serde(skip)]
+    pub sack: bool,
     /// Sender MSS, bytes.
     pub snd_mss: u32,
     /// Congestion window, segments.
@@ -53,6 +56,9 @@ pub struct TcpSample {
     pub total_rto: Option<u32>,
 }
 
+/// `tcpi_options` bit: SACK in use (`linux/tcp.h`).
+const TCPI_OPT_SACK: u8 = 2;
+
 /// Samples `TCP_INFO` of socket `fd` at lab time `t`.
 pub fn sample(fd: RawFd, t: Instant) -> io::Result<TcpSample> {
     // SAFETY: tcp_info is plain data; zero is valid.
@@ -76,6 +82,7 @@ pub fn sample(fd: RawFd, t: Instant) -> io::Result<TcpSample> {
     Ok(TcpSample {
         t,
         ca_state: ti.tcpi_ca_state,
+        sack: ti.tcpi_options & TCPI_OPT_SACK != 0,
         snd_mss: ti.tcpi_snd_mss,
         cwnd: ti.tcpi_snd_cwnd,
         ssthresh: (ti.tcpi_snd_ssthresh < 0x7fff_ffff).then_some(ti.tcpi_snd_ssthresh),

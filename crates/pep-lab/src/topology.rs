@@ -24,8 +24,8 @@
 use std::net::Ipv4Addr;
 
 use pep_core::link::service::ServiceSpec;
-use pep_core::queue::QueueLimit;
-use pep_core::{Duration, Rate};
+use pep_core::queue::{QueueLimit, RedParams};
+use pep_core::{Duration, KindFilter, Rate};
 use pep_model::{Graph, Routes};
 
 use crate::error::{LabError, Result};
@@ -67,6 +67,24 @@ pub enum LossParams {
     },
 }
 
+/// The queue discipline of a direction: the core's own machines
+/// (`pep_core::queue`), the ones the simulator runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Discipline {
+    /// FIFO, dropping arrivals past [`DirParams::queue`].
+    DropTail,
+    /// RED as ns-2 2.35 has it; its own `limit` is the hard bound. Its
+    /// random drops draw from the stream `link/<name>/<fwd|rev>/red`.
+    Red(RedParams),
+    /// Strict priority between pure ACKs and everything else, each band
+    /// [`DirParams::queue`] long.
+    Priority { acks_first: bool },
+    /// Weighted sharing by bytes between data (band 0) and pure ACKs
+    /// (band 1), each class [`DirParams::queue`] long: the CBQ sharing of
+    /// the ACK-regulation papers.
+    TwoClass { data_weight: u32, ack_weight: u32 },
+}
+
 /// One direction of a link, as the core's `LinkDir` models it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DirParams {
@@ -74,9 +92,15 @@ pub struct DirParams {
     pub rate: Rate,
     /// One-way propagation delay.
     pub delay: Duration,
-    /// DropTail limit on waiting packets (or bytes).
+    /// DropTail limit on waiting packets (or bytes); each band's, for the
+    /// classful disciplines.
     pub queue: QueueLimit,
+    /// DropTail unless set otherwise.
+    pub discipline: Discipline,
     pub loss: LossParams,
+    /// Which packets `loss` applies to (the others pass untouched and do
+    /// not advance its state, as in the simulator).
+    pub loss_applies_to: KindFilter,
     /// Run the Smart ACK Dropper (`pep_core::sad`) in front of the queue,
     /// keeping state for at most this many flows: pure ACKs waiting for a
     /// slow direction are merged and rewritten in the frames' bytes (see
@@ -91,12 +115,26 @@ impl DirParams {
             rate,
             delay,
             queue: QueueLimit::Packets(queue_packets),
+            discipline: Discipline::DropTail,
             loss: LossParams::None,
+            loss_applies_to: KindFilter::All,
             sad_max_flows: None,
         }
     }
     pub fn with_loss(mut self, loss: LossParams) -> DirParams {
         self.loss = loss;
+        self
+    }
+    /// The same direction with `loss` applied to data packets or pure ACKs
+    /// only.
+    pub fn with_loss_on(mut self, loss: LossParams, only: KindFilter) -> DirParams {
+        self.loss = loss;
+        self.loss_applies_to = only;
+        self
+    }
+    /// The same direction with another queue discipline.
+    pub fn with_discipline(mut self, d: Discipline) -> DirParams {
+        self.discipline = d;
         self
     }
     /// The same direction with the Smart ACK Dropper on its queue.
@@ -127,6 +165,41 @@ pub struct LabLink {
     pub bridged: bool,
 }
 
+/// TCP settings Linux keeps per route, on node `from`'s routes to every
+/// address of node `to` (`ip route ... initcwnd N initrwnd M quickack 1`).
+/// They apply to every connection `from` opens or accepts towards `to`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RouteTcp {
+    pub from: usize,
+    pub to: usize,
+    /// Initial congestion window, in segments (`initcwnd`; Linux's default
+    /// is 10).
+    pub initcwnd: Option<u32>,
+    /// Initial receive window offered, in segments (`initrwnd`; Linux's
+    /// default caps the first window at 10 segments, which would hold a
+    /// larger `initcwnd` at the sender back).
+    pub initrwnd: Option<u32>,
+    /// ACK every segment: no delayed ACKs (`quickack 1`).
+    pub quickack: bool,
+}
+
+impl RouteTcp {
+    /// The route attributes, as `ip route` takes them (empty if none).
+    pub fn attrs(&self) -> String {
+        let mut s = String::new();
+        if let Some(n) = self.initcwnd {
+            s += &format!(" initcwnd {n}");
+        }
+        if let Some(n) = self.initrwnd {
+            s += &format!(" initrwnd {n}");
+        }
+        if self.quickack {
+            s += " quickack 1";
+        }
+        s
+    }
+}
+
 /// A network to build.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LabTopology {
@@ -136,6 +209,11 @@ pub struct LabTopology {
     pub seed: u64,
     pub nodes: Vec<LabNode>,
     pub links: Vec<LabLink>,
+    /// Per-route TCP settings ([`RouteTcp`]); at most one per (from, to).
+    pub route_tcp: Vec<RouteTcp>,
+    /// Nodes whose TCP neither offers nor accepts SACK
+    /// (`net.ipv4.tcp_sack = 0` in the namespace).
+    pub sack_off: Vec<usize>,
 }
 
 impl LabTopology {
@@ -145,7 +223,14 @@ impl LabTopology {
             seed,
             nodes: vec![],
             links: vec![],
+            route_tcp: vec![],
+            sack_off: vec![],
         }
+    }
+
+    /// The TCP settings of `from`'s routes to `to`, if any were set.
+    pub fn route_tcp(&self, from: usize, to: usize) -> Option<&RouteTcp> {
+        self.route_tcp.iter().find(|r| r.from == from && r.to == to)
     }
 
     /// Adds a node; returns its index.
@@ -222,12 +307,46 @@ impl LabTopology {
                 if p.rate.as_bps() == 0 {
                     return bad(format!("link {} {d}: rate must be positive", l.name));
                 }
+                if let Discipline::TwoClass {
+                    data_weight,
+                    ack_weight,
+                } = p.discipline
+                {
+                    if data_weight == 0 || ack_weight == 0 {
+                        return bad(format!(
+                            "link {} {d}: two-class weights must be positive",
+                            l.name
+                        ));
+                    }
+                }
                 if let LossParams::Bernoulli { p } = p.loss {
                     if !(0.0..=1.0).contains(&p) {
                         return bad(format!("link {} {d}: loss p={p} not in [0, 1]", l.name));
                     }
                 }
             }
+        }
+        for (i, r) in self.route_tcp.iter().enumerate() {
+            if r.from >= self.nodes.len() || r.to >= self.nodes.len() || r.from == r.to {
+                return bad(format!("route_tcp[{i}]: names unknown or equal nodes"));
+            }
+            if self.route_tcp[..i]
+                .iter()
+                .any(|o| (o.from, o.to) == (r.from, r.to))
+            {
+                return bad(format!(
+                    "route_tcp[{i}]: a second setting for the routes of {} to {}",
+                    self.nodes[r.from].name, self.nodes[r.to].name
+                ));
+            }
+            if r.initcwnd == Some(0) || r.initrwnd == Some(0) {
+                return bad(format!(
+                    "route_tcp[{i}]: initcwnd and initrwnd must be positive"
+                ));
+            }
+        }
+        if let Some(&n) = self.sack_off.iter().find(|&&n| n >= self.nodes.len()) {
+            return bad(format!("sack_off: node {n} is unknown"));
         }
         Ok(())
     }
