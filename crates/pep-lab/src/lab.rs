@@ -521,8 +521,8 @@ mod tests {
     use crate::topology::DirParams;
     use pep_core::{Duration, Rate};
 
-    #[test]
-    fn node_commands_route_through_the_router() {
+    /// Host s, router r, host d in a line.
+    fn chain() -> LabTopology {
         let d = DirParams::new(Rate::mbps(10), Duration::from_millis(1), 10);
         let mut t = LabTopology::new("t", 1);
         t.node("s", Role::Host);
@@ -530,6 +530,12 @@ mod tests {
         t.node("d", Role::Host);
         t.link("s", "r", d, d);
         t.link("r", "d", d, d);
+        t
+    }
+
+    #[test]
+    fn node_commands_route_through_the_router() {
+        let t = chain();
         let s = node_commands(&t, 0);
         assert!(
             s.contains(&"addr add 198.18.0.1/24 dev pep0".to_string()),
@@ -556,13 +562,7 @@ mod tests {
 
     #[test]
     fn route_tcp_settings_ride_on_the_routes_to_that_node_only() {
-        let d = DirParams::new(Rate::mbps(10), Duration::from_millis(1), 10);
-        let mut t = LabTopology::new("t", 1);
-        t.node("s", Role::Host);
-        t.node("r", Role::Router);
-        t.node("d", Role::Host);
-        t.link("s", "r", d, d);
-        t.link("r", "d", d, d);
+        let mut t = chain();
         t.route_tcp.push(crate::topology::RouteTcp {
             from: 0,
             to: 2,
