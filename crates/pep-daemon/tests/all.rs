@@ -20,3 +20,4 @@ mod tunnel;
 mod tunnel_localq;
 mod tunnel_open;
 mod turnover;
+mod upgrade;
