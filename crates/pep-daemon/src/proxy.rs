@@ -85,8 +85,6 @@ struct Admission {
     /// Descriptors open before any connection: listeners, the runtime,
     /// the reserve. A connection adds two.
     base_fds: u64,
-    /// Bytes the admitted connections count against `memory_budget`.
-    committed: std::sync::atomic::AtomicU64,
 }
 
 /// Descriptors kept free beyond the connections' own: the metrics
@@ -104,7 +102,10 @@ struct Slot {
 impl Drop for Slot {
     fn drop(&mut self) {
         self.adm.metrics.active.fetch_sub(1, Relaxed);
-        self.adm.committed.fetch_sub(self.memory, Relaxed);
+        self.adm
+            .metrics
+            .memory_committed
+            .fetch_sub(self.memory, Relaxed);
         let mut pc = self
             .adm
             .per_client
@@ -164,14 +165,14 @@ impl Admission {
         // check and the charge are one step.
         let memory = match (s.memory_budget, s.connection_memory(dst.ip())) {
             (Some(budget), Some(need)) => {
-                if self.committed.load(Relaxed) + need > budget {
+                if self.metrics.memory_committed.load(Relaxed) + need > budget {
                     return Err(Refusal::Memory);
                 }
                 need
             }
             _ => 0,
         };
-        self.committed.fetch_add(memory, Relaxed);
+        self.metrics.memory_committed.fetch_add(memory, Relaxed);
         *n += 1;
         self.metrics.active.fetch_add(1, Relaxed);
         Ok(Slot {
@@ -743,11 +744,17 @@ async fn main_task(
         metrics: metrics.clone(),
         reserve: Mutex::new(reserve),
         base_fds: net::open_fds(),
-        committed: Default::default(),
     });
     metrics
         .max_connections
         .store(settings.max_connections as u64, Relaxed);
+    metrics
+        .memory_budget
+        .store(settings.memory_budget.unwrap_or(0), Relaxed);
+    metrics
+        .tunnel
+        .configured
+        .store(i64::from(settings.tunnel.is_some()), Relaxed);
     let mut accepts = Vec::new();
     use std::os::fd::AsRawFd;
     let listener_fds: Vec<_> = listeners.iter().map(|l| l.as_raw_fd()).collect();
@@ -951,6 +958,9 @@ fn apply_reload(
     adm.metrics
         .max_connections
         .store(new.max_connections as u64, Relaxed);
+    adm.metrics
+        .memory_budget
+        .store(new.memory_budget.unwrap_or(0), Relaxed);
     *adm.settings.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
     adm.metrics.reloads.fetch_add(1, Relaxed);
     info!("configuration reloaded");

@@ -15,6 +15,7 @@ mod package;
 mod packet_root;
 mod packet_watermark_root;
 mod paths;
+mod prometheus;
 mod systemd_notify;
 mod tunnel;
 mod tunnel_localq;
