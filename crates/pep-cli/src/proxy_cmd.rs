@@ -34,6 +34,12 @@ pub enum ProxyCommand {
     Check {
         #[command(flatten)]
         cfg: ConfigArgs,
+        /// Also check this host: the kernel's TPROXY and socket match (the
+        /// rules dry-run by the kernel; root), the congestion controls,
+        /// interfaces up, forwarding, routes back to the client subnets
+        /// and the descriptor limit. Exits 1 naming what is missing.
+        #[arg(long)]
+        system: bool,
     },
     /// Print an annotated example configuration.
     DefaultConfig,
@@ -178,8 +184,21 @@ pub fn run(cmd: ProxyCommand) -> Result<(), String> {
             print!("{}", rules::render(&cfg.load()?));
             Ok(())
         }
-        ProxyCommand::Check { cfg } => {
+        ProxyCommand::Check { cfg, system } => {
             let s = cfg.load()?;
+            if system && s.packet.is_none() {
+                let findings = pep_daemon::syscheck::check(&s);
+                let missing = findings.iter().filter(|f| f.is_err()).count();
+                for f in &findings {
+                    match f {
+                        Ok(m) => println!("ok: {m}"),
+                        Err(m) => println!("missing: {m}"),
+                    }
+                }
+                if missing > 0 {
+                    return Err(format!("{missing} thing(s) missing on this host (above)"));
+                }
+            }
             if let Some(p) = &s.packet {
                 println!("ok: packet mode, {}", p.summary());
                 return Ok(());

@@ -34,6 +34,7 @@ pub mod privileges;
 pub mod proxy;
 pub mod rules;
 pub mod splice;
+pub mod syscheck;
 pub mod tunnel;
 pub mod units;
 pub mod upgrade;
