@@ -360,6 +360,7 @@ impl Daemon {
                     rcvbuf,
                     client_mss,
                     settings.out_mark,
+                    settings.copy_dscp,
                 )
                 .map_err(|e| format!("listener: {e}"))?,
             );
@@ -370,6 +371,7 @@ impl Daemon {
                     rcvbuf,
                     client_mss,
                     settings.out_mark,
+                    settings.copy_dscp,
                 ) {
                     Ok(l) => listeners.push(l),
                     // A host without IPv6 still serves IPv4.
@@ -917,8 +919,9 @@ fn apply_reload(
         || new.tunnel != old.tunnel
         || new.client_leg.mss != old.client_leg.mss
         || new.out_mark != old.out_mark
+        || new.copy_dscp != old.copy_dscp
     {
-        warn!("reload: proxy.port, proxy.ipv6, proxy.metrics, proxy.user, client_leg.mss and intercept.out_mark (set on the listeners) and [tunnel] need a restart; keeping the old values");
+        warn!("reload: proxy.port, proxy.ipv6, proxy.metrics, proxy.user, client_leg.mss, proxy.copy_dscp and intercept.out_mark (set on the listeners) and [tunnel] need a restart; keeping the old values");
     }
     let new = Settings {
         port: old.port,
@@ -931,6 +934,7 @@ fn apply_reload(
             ..new.client_leg
         },
         out_mark: old.out_mark,
+        copy_dscp: old.copy_dscp,
         ..new
     };
     let new = match preflight(&new)

@@ -7,6 +7,7 @@
 mod common;
 
 mod dead_clients;
+mod dscp;
 mod intercept;
 mod lab;
 mod memory_budget;
