@@ -14,20 +14,14 @@ use std::time::Duration as StdDuration;
 
 use common::*;
 use pep_daemon::net;
-use pep_lab::{netns, Lab, LabOptions, LabTopology, Role};
+use pep_lab::{netns, Lab};
 use socket2::{Domain, Protocol, Socket, Type};
 
 const PORT: u16 = 7500;
 const EF: u8 = 0xb8;
 
 fn lab() -> Lab {
-    let mut t = LabTopology::new("dmn-dscp", 7);
-    t.node("client", Role::Host);
-    t.node("proxy", Role::Router);
-    t.node("server", Role::Host);
-    t.wire("client", "proxy");
-    t.wire("proxy", "server");
-    Lab::up(&t, &LabOptions::default()).expect("lab up")
+    wired_three("dmn-dscp")
 }
 
 /// The DSCP the server saw on the SYN of one connection from a client

@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::time::{Duration as StdDuration, Instant};
 
 use common::*;
-use pep_lab::{netns, Lab, LabOptions, LabTopology, Role};
+use pep_lab::{netns, Lab};
 
 const METRICS: &str = "127.0.0.1:9187";
 const PROM: &str = "127.0.0.1:9390";
@@ -38,13 +38,7 @@ const CLIENTS: usize = 12;
 const MAX_PER_CLIENT: usize = 8;
 
 fn lab() -> Lab {
-    let mut t = LabTopology::new("dmn-prom", 7);
-    t.node("client", Role::Host);
-    t.node("proxy", Role::Router);
-    t.node("server", Role::Host);
-    t.wire("client", "proxy");
-    t.wire("proxy", "server");
-    Lab::up(&t, &LabOptions::default()).expect("lab up")
+    wired_three("dmn-prom")
 }
 
 fn contrib(name: &str) -> PathBuf {

@@ -22,7 +22,7 @@ use std::time::{Duration as StdDuration, Instant};
 
 use common::*;
 use pep_daemon::{config as cfg, Daemon, StartOptions};
-use pep_lab::{netns, Lab, LabOptions, LabTopology, Role};
+use pep_lab::{netns, Lab};
 
 const LIVE: usize = 200;
 const NEW_PER_SECOND: u64 = 50;
@@ -37,13 +37,7 @@ const LONG_PORT: u16 = 7300;
 const SHORT_PORT: u16 = 7301;
 
 fn lab() -> Lab {
-    let mut t = LabTopology::new("dmn-upg", 7);
-    t.node("client", Role::Host);
-    t.node("proxy", Role::Router);
-    t.node("server", Role::Host);
-    t.wire("client", "proxy");
-    t.wire("proxy", "server");
-    Lab::up(&t, &LabOptions::default()).expect("lab up")
+    wired_three("dmn-upg")
 }
 
 fn pattern(k: u64, i: usize) -> u8 {
