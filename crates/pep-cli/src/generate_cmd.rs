@@ -25,10 +25,13 @@ pub enum GenerateCommand {
 }
 
 /// `cli` is the whole `pep` command (`Cli::command()`).
-pub fn run(cmd: GenerateCommand, mut cli: clap::Command) -> Result<(), String> {
+pub fn run(cmd: GenerateCommand, cli: clap::Command) -> Result<(), String> {
+    let mut cli = without_hidden(cli);
     match cmd {
         GenerateCommand::Man { dir } => {
             create(&dir)?;
+            // Each page's header names the version, subcommands' too.
+            cli = with_version(cli, env!("CARGO_PKG_VERSION"));
             clap_mangen::generate_to(cli, &dir)
                 .map_err(|e| format!("man pages into {}: {e}", dir.display()))
         }
@@ -40,6 +43,50 @@ pub fn run(cmd: GenerateCommand, mut cli: clap::Command) -> Result<(), String> {
             Ok(())
         }
     }
+}
+
+/// `cli` less its hidden subcommands (`generate`): clap_complete's bash
+/// script offers hidden ones too.
+fn without_hidden(cli: clap::Command) -> clap::Command {
+    let shown: Vec<clap::Command> = cli
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .cloned()
+        .collect();
+    let hidden: Vec<String> = cli
+        .get_subcommands()
+        .filter(|s| s.is_hide_set())
+        .map(|s| s.get_name().to_string())
+        .collect();
+    if hidden.is_empty() {
+        return cli;
+    }
+    let mut top = clap::Command::new("pep")
+        .version(env!("CARGO_PKG_VERSION"))
+        .args(cli.get_arguments().cloned())
+        .subcommands(shown);
+    if let Some(a) = cli.get_about() {
+        top = top.about(a.clone());
+    }
+    if let Some(a) = cli.get_long_about() {
+        top = top.long_about(a.clone());
+    }
+    if let Some(a) = cli.get_after_help() {
+        top = top.after_help(a.clone());
+    }
+    top.subcommand_required(cli.is_subcommand_required_set())
+}
+
+fn with_version(cmd: clap::Command, v: &'static str) -> clap::Command {
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    let mut cmd = cmd.version(v);
+    for n in names {
+        cmd = cmd.mut_subcommand(n, |s| with_version(s, v));
+    }
+    cmd
 }
 
 fn create(dir: &Path) -> Result<(), String> {

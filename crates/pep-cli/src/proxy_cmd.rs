@@ -12,14 +12,17 @@ pub enum ProxyCommand {
     /// `[packet]` section, runs packet mode (docs/packet-mode.md) instead.
     Run {
         #[command(flatten)]
-        cfg: ConfigArgs,
-        /// Apply the interception rules (nft/iptables and policy routing)
-        /// at start and remove them on exit.
-        #[arg(long)]
-        install_rules: bool,
-        /// error, warn, info, debug or trace.
-        #[arg(long, default_value = "info")]
-        log_level: String,
+        run: RunArgs,
+    },
+    /// Start this binary as the new proxy without dropping a connection:
+    /// it takes the listening sockets (and the installed rules) from the
+    /// proxy running with the same upgrade socket, which then stops
+    /// accepting, drains its connections in place and exits. SIGUSR2 to
+    /// the running proxy starts this for you (`systemctl kill -s USR2
+    /// --kill-whom=main pep-proxy`). See docs/operations.md.
+    Upgrade {
+        #[command(flatten)]
+        run: RunArgs,
     },
     /// Print the interception rules and routes for the configuration.
     Rules {
@@ -31,6 +34,12 @@ pub enum ProxyCommand {
     Check {
         #[command(flatten)]
         cfg: ConfigArgs,
+        /// Also check this host: the kernel's TPROXY and socket match (the
+        /// rules dry-run by the kernel; root), the congestion controls,
+        /// interfaces up, forwarding, routes back to the client subnets
+        /// and the descriptor limit. Exits 1 naming what is missing.
+        #[arg(long)]
+        system: bool,
     },
     /// Print an annotated example configuration.
     DefaultConfig,
@@ -45,6 +54,25 @@ pub enum ProxyCommand {
         #[arg(long)]
         name: String,
     },
+}
+
+/// How to run (`run` and `upgrade`).
+#[derive(Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    cfg: ConfigArgs,
+    /// Apply the interception rules (nft/iptables and policy routing)
+    /// at start and remove them on exit.
+    #[arg(long)]
+    install_rules: bool,
+    /// error, warn, info, debug or trace.
+    #[arg(long, default_value = "info")]
+    log_level: String,
+    /// Unix socket over which the running proxy hands its listening
+    /// sockets to a new one (`pep proxy upgrade`); "none" to serve no
+    /// upgrades.
+    #[arg(long, default_value = "/run/pep/upgrade.sock")]
+    upgrade_socket: PathBuf,
 }
 
 /// The config file and flags for its common fields (flags win).
@@ -156,8 +184,21 @@ pub fn run(cmd: ProxyCommand) -> Result<(), String> {
             print!("{}", rules::render(&cfg.load()?));
             Ok(())
         }
-        ProxyCommand::Check { cfg } => {
+        ProxyCommand::Check { cfg, system } => {
             let s = cfg.load()?;
+            if system && s.packet.is_none() {
+                let findings = pep_daemon::syscheck::check(&s);
+                let missing = findings.iter().filter(|f| f.is_err()).count();
+                for f in &findings {
+                    match f {
+                        Ok(m) => println!("ok: {m}"),
+                        Err(m) => println!("missing: {m}"),
+                    }
+                }
+                if missing > 0 {
+                    return Err(format!("{missing} thing(s) missing on this host (above)"));
+                }
+            }
             if let Some(p) = &s.packet {
                 println!("ok: packet mode, {}", p.summary());
                 return Ok(());
@@ -196,23 +237,49 @@ pub fn run(cmd: ProxyCommand) -> Result<(), String> {
             );
             Ok(())
         }
-        ProxyCommand::Run {
-            cfg,
-            install_rules,
-            log_level,
-        } => {
-            pep_daemon::init_logging(&log_level)?;
-            let s = cfg.load()?;
-            if s.packet.is_some() {
-                return pep_daemon::packet::run_foreground(s);
-            }
-            let opts = StartOptions {
-                install_rules,
-                signals: true,
-                config_path: cfg.config.clone(),
-                drop_privileges: true,
-            };
-            proxy::run_foreground(s, opts)
-        }
+        ProxyCommand::Run { run } => run_proxy(run, false),
+        ProxyCommand::Upgrade { run } => run_proxy(run, true),
     }
+}
+
+fn run_proxy(run: RunArgs, take_over: bool) -> Result<(), String> {
+    let RunArgs {
+        cfg,
+        install_rules,
+        log_level,
+        upgrade_socket,
+    } = run;
+    pep_daemon::init_logging(&log_level)?;
+    let s = cfg.load()?;
+    if s.packet.is_some() {
+        if take_over {
+            return Err("upgrade: packet mode holds no listeners to hand over; restart it".into());
+        }
+        return pep_daemon::packet::run_foreground(s);
+    }
+    let socket = (upgrade_socket.as_os_str() != "none").then_some(upgrade_socket);
+    if take_over && socket.is_none() {
+        return Err("upgrade: --upgrade-socket none: nothing to take over from".into());
+    }
+    let opts = StartOptions {
+        install_rules,
+        signals: true,
+        config_path: cfg.config.clone(),
+        drop_privileges: true,
+        take_over: socket.clone().filter(|_| take_over),
+        upgrade_command: socket.as_ref().map(|_| upgrade_command()),
+        upgrade_socket: socket,
+    };
+    proxy::run_foreground(s, opts)
+}
+
+/// This command line with `run` as `upgrade`: SIGUSR2 starts it. The
+/// binary is named by the path it was started by, not /proc/self/exe: an
+/// upgrade replaces the file, and the new one must run.
+fn upgrade_command() -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(a) = args.iter_mut().skip(1).find(|a| *a == "run") {
+        *a = "upgrade".into();
+    }
+    args
 }

@@ -65,6 +65,13 @@ fn the_man_page_names_every_top_level_subcommand() {
         let text =
             std::fs::read_to_string(&own).unwrap_or_else(|e| panic!("{}: {e}", own.display()));
         assert!(text.contains(&format!(".TH pep-{sub} 1 ")), "{text}");
+        // Subcommand pages name the version too.
+        let version = env!("CARGO_PKG_VERSION");
+        assert!(
+            text.contains(&format!("\"{sub} {version}\"")),
+            "pep-{sub}.1 lacks the version:\n{}",
+            text.lines().find(|l| l.starts_with(".TH")).unwrap_or("")
+        );
     }
     // The packaging command itself is hidden from users.
     assert!(!page.contains("generate"), "{page}");
@@ -84,6 +91,10 @@ fn completions_for_bash_zsh_and_fish_complete_every_subcommand() {
             assert!(text.contains(sub.as_str()), "{shell} script lacks {sub}");
         }
     }
+    // The hidden packaging command is not offered (bash's script has no
+    // help texts that could name it otherwise).
+    let bash = std::fs::read_to_string(dir.path().join("pep.bash")).unwrap();
+    assert!(!bash.contains("generate"), "pep.bash offers `generate`");
     let syntax = Command::new("bash")
         .arg("-n")
         .arg(dir.path().join("pep.bash"))

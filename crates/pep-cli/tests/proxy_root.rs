@@ -36,18 +36,23 @@ fn nft_tables(ns: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-#[test]
-#[ignore = "needs root"]
-fn runs_as_nobody_with_two_capabilities_and_cleans_up() {
-    pep_lab::error::require_root_for_test("runs_as_nobody_with_two_capabilities_and_cleans_up");
+/// client - proxy - server over 100 Mbit/s, 1 ms links.
+fn three_nodes(name: &str) -> Lab {
     let d = DirParams::new(Rate::mbps(100), Duration::from_millis(1), 1000);
-    let mut t = LabTopology::new("cli-priv", 7);
+    let mut t = LabTopology::new(name, 7);
     t.node("client", Role::Host);
     t.node("proxy", Role::Router);
     t.node("server", Role::Host);
     t.link("client", "proxy", d, d);
     t.link("proxy", "server", d, d);
-    let lab = Lab::up(&t, &LabOptions::default()).expect("lab up");
+    Lab::up(&t, &LabOptions::default()).expect("lab up")
+}
+
+#[test]
+#[ignore = "needs root"]
+fn runs_as_nobody_with_two_capabilities_and_cleans_up() {
+    pep_lab::error::require_root_for_test("runs_as_nobody_with_two_capabilities_and_cleans_up");
+    let lab = three_nodes("cli-priv");
     let client = lab.endpoint("client").unwrap();
     let proxy = lab.endpoint("proxy").unwrap();
     let server = lab.endpoint("server").unwrap();
@@ -141,6 +146,185 @@ fn runs_as_nobody_with_two_capabilities_and_cleans_up() {
     assert!(
         !String::from_utf8_lossy(&rules.stdout).contains("fwmark"),
         "policy rule removed"
+    );
+    lab.down().unwrap();
+}
+
+/// The pids of `pid`'s children.
+fn children(pid: u32) -> Vec<u32> {
+    // By each process's parent (gVisor has no /proc/PID/task/PID/children).
+    let want = pid.to_string();
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&p| status_field(p, "PPid:").as_deref() == Some(want.as_str()))
+        .collect()
+}
+
+/// Kills a proxy this test started when the test ends early (a panic):
+/// the new process is not our child, nothing else would stop it.
+struct Stop(u32);
+
+impl Drop for Stop {
+    fn drop(&mut self) {
+        let cmd = std::fs::read_to_string(format!("/proc/{}/cmdline", self.0)).unwrap_or_default();
+        if cmd.contains("proxy") {
+            // SAFETY: signalling a proxy this test started.
+            unsafe { libc::kill(self.0 as i32, libc::SIGKILL) };
+        }
+    }
+}
+
+/// One request byte, one reply byte (the server adds 1).
+fn exchange(c: &mut TcpStream, b: u8) -> std::io::Result<u8> {
+    c.write_all(&[b])?;
+    let mut r = [0u8];
+    c.read_exact(&mut r)?;
+    Ok(r[0])
+}
+
+/// SIGUSR2, as `systemctl kill -s USR2` sends it: the running proxy starts
+/// its own command line as `pep proxy upgrade`, which takes the listeners
+/// and the rules; the old process keeps its connection until it closes,
+/// then exits; the new one serves new connections and, on SIGTERM,
+/// removes the rules it inherited.
+#[test]
+#[ignore = "needs root"]
+fn sigusr2_upgrades_to_a_new_process_without_dropping_a_connection() {
+    pep_lab::error::require_root_for_test(
+        "sigusr2_upgrades_to_a_new_process_without_dropping_a_connection",
+    );
+    let lab = three_nodes("cli-upg");
+    let (client, proxy, server) = (
+        lab.endpoint("client").unwrap(),
+        lab.endpoint("proxy").unwrap(),
+        lab.endpoint("server").unwrap(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("pep.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[proxy]\nipv6 = false\ndrain_timeout = \"30s\"\n\
+             [intercept]\ninterfaces = [\"{}\"]\nsubnets = [\"{}/32\"]\n",
+            pep_lab::topology::node_ifname(0),
+            client.addr
+        ),
+    )
+    .unwrap();
+    let sock = dir.path().join("upgrade.sock");
+    let mut old = Command::new("ip")
+        .args(["netns", "exec", &proxy.netns, env!("CARGO_BIN_EXE_pep")])
+        .args(["proxy", "run", "--install-rules", "--config"])
+        .arg(&cfg)
+        .arg("--upgrade-socket")
+        .arg(&sock)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let old_pid = old.id();
+    let _stop_old = Stop(old_pid);
+    let addr = SocketAddr::from((server.addr, 7110));
+    let l = in_ns(&server.netns, || TcpListener::bind(addr));
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { return };
+            std::thread::spawn(move || {
+                let mut b = [0u8];
+                while s.read_exact(&mut b).is_ok() {
+                    if s.write_all(&[b[0].wrapping_add(1)]).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    let connect = || {
+        let c = in_ns(&client.netns, || {
+            TcpStream::connect_timeout(&addr, StdDuration::from_secs(5))
+        });
+        c.set_read_timeout(Some(StdDuration::from_secs(10)))
+            .unwrap();
+        c
+    };
+    let t0 = Instant::now();
+    while !sock.exists() {
+        assert!(old.try_wait().unwrap().is_none(), "the proxy exited early");
+        assert!(
+            t0.elapsed() < StdDuration::from_secs(10),
+            "no upgrade socket"
+        );
+        std::thread::sleep(StdDuration::from_millis(20));
+    }
+    let mut before = connect();
+    assert_eq!(exchange(&mut before, 1).unwrap(), 2);
+
+    // SAFETY: signalling our child.
+    assert_eq!(unsafe { libc::kill(old_pid as i32, libc::SIGUSR2) }, 0);
+    let t0 = Instant::now();
+    let new_pid = loop {
+        if let Some(&p) = children(old_pid).first() {
+            break p;
+        }
+        assert!(old.try_wait().unwrap().is_none(), "the old process exited");
+        assert!(t0.elapsed() < StdDuration::from_secs(10), "no new process");
+        std::thread::sleep(StdDuration::from_millis(20));
+    };
+    let _stop_new = Stop(new_pid);
+    // The old process stops accepting once the new one is ready; it stays
+    // while `before` is open.
+    let t0 = Instant::now();
+    while std::fs::read_to_string(format!("/proc/{new_pid}/cmdline"))
+        .is_ok_and(|c| !c.contains("upgrade"))
+    {
+        assert!(t0.elapsed() < StdDuration::from_secs(10));
+        std::thread::sleep(StdDuration::from_millis(20));
+    }
+    std::thread::sleep(StdDuration::from_secs(1));
+    assert!(
+        old.try_wait().unwrap().is_none(),
+        "the old process left its connection"
+    );
+    for k in 0..5u8 {
+        let mut c = connect();
+        assert_eq!(
+            exchange(&mut c, 10 + k).unwrap(),
+            11 + k,
+            "new connection {k}"
+        );
+    }
+    assert_eq!(
+        exchange(&mut before, 3).unwrap(),
+        4,
+        "the old connection lives"
+    );
+    drop(before);
+    // Drained: the old process exits by itself, leaving the rules.
+    let status = old.wait().unwrap();
+    assert!(status.success(), "{status}");
+    assert!(
+        nft_tables(&proxy.netns).contains("pepkit"),
+        "rules kept for the new process"
+    );
+    let mut c = connect();
+    assert_eq!(exchange(&mut c, 20).unwrap(), 21);
+    drop(c);
+    // SAFETY: a process we started (through the old one).
+    assert_eq!(unsafe { libc::kill(new_pid as i32, libc::SIGTERM) }, 0);
+    let t0 = Instant::now();
+    while std::path::Path::new(&format!("/proc/{new_pid}")).exists() {
+        assert!(
+            t0.elapsed() < StdDuration::from_secs(40),
+            "the new process did not stop"
+        );
+        std::thread::sleep(StdDuration::from_millis(50));
+    }
+    assert!(
+        !nft_tables(&proxy.netns).contains("pepkit"),
+        "rules removed"
     );
     lab.down().unwrap();
 }

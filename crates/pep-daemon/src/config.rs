@@ -202,6 +202,7 @@ struct RawProxy {
     drain_timeout: Option<String>,
     keep_client_source: Option<bool>,
     reuse_time_wait: Option<bool>,
+    copy_dscp: Option<bool>,
     memory_budget: Option<String>,
     workers: Option<i64>,
     metrics: Option<String>,
@@ -411,6 +412,10 @@ pub struct Settings {
     /// runs, so server legs take ports whose earlier legs wait in
     /// TIME_WAIT (docs/daemon.md, "Source ports").
     pub reuse_time_wait: bool,
+    /// Copy the DSCP of the client's SYN to the server leg (`IP_TOS` /
+    /// `IPV6_TCLASS`), so the network past the proxy keeps the client's
+    /// marking.
+    pub copy_dscp: bool,
     /// Bytes all connections may hold at most, relay buffers and kernel
     /// socket buffers together ([`Settings::connection_memory`]); `None`:
     /// unbounded.
@@ -1148,6 +1153,7 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         drain_timeout: dur("proxy.drain_timeout", &p.drain_timeout, "30s")?,
         keep_client_source: p.keep_client_source.unwrap_or(false),
         reuse_time_wait: p.reuse_time_wait.unwrap_or(true),
+        copy_dscp: p.copy_dscp.unwrap_or(false),
         memory_budget,
         workers: int_in("proxy.workers", p.workers, 0, 0, 256)? as usize,
         metrics,

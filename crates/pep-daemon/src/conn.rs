@@ -85,8 +85,16 @@ async fn connect(
     opts: &crate::config::LegOptions,
 ) -> Connect {
     let source = s.keep_client_source.then_some(peer);
+    let dscp = if s.copy_dscp {
+        net::syn_dscp(client)
+    } else {
+        None
+    };
     let attempt = async {
         let sock = net::server_socket(dst, s.out_mark, source, opts)?;
+        if let Some(d) = dscp.filter(|&d| d != 0) {
+            net::set_dscp(&sock, dst.is_ipv6(), d)?;
+        }
         let sock = TcpSocket::from_std_stream(std::net::TcpStream::from(sock));
         match tokio::time::timeout(s.connect_timeout, sock.connect(dst)).await {
             Ok(r) => r,

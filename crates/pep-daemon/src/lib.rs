@@ -17,6 +17,8 @@
 //! * [`conn`]: the per-connection driver of the relay.
 //! * [`metrics`]: counters and the Prometheus endpoint.
 //! * [`net`]: socket options, `TCP_INFO`, subnets.
+//! * [`upgrade`]: handing the listeners to a new process (upgrades
+//!   without drops).
 //! * [`packet`]: packet mode, a bump in the wire regulating ACKs.
 //!
 //! The driver is the only place that reads the clock: it passes
@@ -32,8 +34,10 @@ pub mod privileges;
 pub mod proxy;
 pub mod rules;
 pub mod splice;
+pub mod syscheck;
 pub mod tunnel;
 pub mod units;
+pub mod upgrade;
 
 pub use config::Settings;
 pub use proxy::{Daemon, StartOptions};

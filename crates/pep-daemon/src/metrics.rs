@@ -1,6 +1,15 @@
 //! Counters and the Prometheus text endpoint. A hand-rolled HTTP/1.0
 //! responder: one GET, one plain-text answer, close; no HTTP library is
 //! worth its dependencies for that.
+//!
+//! Names follow Prometheus' naming guide: `pep_` prefix, base units in
+//! the name (`_seconds`, `_bytes`), counters end in `_total`, and the
+//! process's own state under the client libraries' standard `process_*`
+//! names, so stock dashboards and alerts apply. `promtool check metrics`
+//! finds nothing to complain about (the root test `prometheus::` runs it
+//! on a live scrape). The dashboard and alert rules reading these are
+//! `contrib/grafana-dashboard.json` and `contrib/prometheus-alerts.yml`
+//! (docs/operations.md).
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
@@ -144,6 +153,10 @@ pub struct Metrics {
     pub port_exhausted: AtomicU64,
     /// `max_connections` in force (lowered to what the descriptors hold).
     pub max_connections: AtomicU64,
+    /// `memory_budget` in force (0: none).
+    pub memory_budget: AtomicU64,
+    /// Bytes the admitted connections hold of `memory_budget`.
+    pub memory_committed: AtomicU64,
     pub accept_errors: AtomicU64,
     pub reloads: AtomicU64,
     pub reload_errors: AtomicU64,
@@ -169,6 +182,8 @@ pub const TUNNEL_ENDS: [&str; 6] = [
 /// The tunnel of a two-node PEP.
 #[derive(Default)]
 pub struct TunnelMetrics {
+    /// 1 when this node runs a two-node tunnel (`[tunnel]`).
+    pub configured: AtomicI64,
     /// 1 while the tunnel is connected.
     pub up: AtomicI64,
     pub connects: AtomicU64,
@@ -244,6 +259,8 @@ impl Default for Metrics {
             splice_fallbacks: AtomicU64::new(0),
             port_exhausted: AtomicU64::new(0),
             max_connections: AtomicU64::new(0),
+            memory_budget: AtomicU64::new(0),
+            memory_committed: AtomicU64::new(0),
             accept_errors: AtomicU64::new(0),
             reloads: AtomicU64::new(0),
             reload_errors: AtomicU64::new(0),
@@ -335,6 +352,18 @@ impl Metrics {
             "max_connections in force (lowered at start to what the descriptor limit holds).",
             &[("", l(&self.max_connections))],
         );
+        gauge(
+            "pep_memory_budget_bytes",
+            "gauge",
+            "memory_budget in force (0: no budget).",
+            &[("", l(&self.memory_budget))],
+        );
+        gauge(
+            "pep_memory_committed_bytes",
+            "gauge",
+            "Worst-case memory the admitted connections reserve against memory_budget.",
+            &[("", l(&self.memory_committed))],
+        );
         let refused: Vec<(String, i128)> = REFUSALS
             .iter()
             .zip(&self.refused)
@@ -416,6 +445,12 @@ impl Metrics {
         let t = &self.tunnel;
         for (name, kind, help, v) in [
             (
+                "pep_tunnel_configured",
+                "gauge",
+                "1 when this node runs a two-node tunnel.",
+                g(&t.configured),
+            ),
+            (
                 "pep_tunnel_up",
                 "gauge",
                 "1 while the two-node tunnel is connected.",
@@ -434,27 +469,21 @@ impl Metrics {
                 l(&t.auth_failures),
             ),
             (
-                "pep_tunnel_rtt_microseconds",
-                "gauge",
-                "Tunnel RTT estimate.",
-                l(&t.rtt_us),
-            ),
-            (
                 "pep_tunnel_cwnd_bytes",
                 "gauge",
                 "Tunnel congestion window.",
                 l(&t.cwnd_bytes),
             ),
             (
-                "pep_tunnel_lost_packets",
-                "gauge",
-                "Packets the tunnel's connection has declared lost.",
+                "pep_tunnel_packets_lost_total",
+                "counter",
+                "Packets the tunnel's connection has declared lost (restarts with each connection).",
                 l(&t.lost_packets),
             ),
             (
-                "pep_tunnel_sent_packets",
-                "gauge",
-                "Packets the tunnel's connection has sent.",
+                "pep_tunnel_packets_sent_total",
+                "counter",
+                "Packets the tunnel's connection has sent (restarts with each connection).",
                 l(&t.sent_packets),
             ),
             (
@@ -514,6 +543,13 @@ impl Metrics {
                 ],
             );
         }
+        write_family(
+            &mut o,
+            "pep_tunnel_rtt_seconds",
+            "gauge",
+            "Tunnel RTT estimate.",
+            &[("", t.rtt_us.load(Relaxed) as f64 / 1e6)],
+        );
         for (name, help) in [
             (
                 "pep_leg_rtt_seconds",
@@ -523,7 +559,10 @@ impl Metrics {
                 "pep_leg_cwnd_segments",
                 "Congestion window per leg, sampled from TCP_INFO.",
             ),
-            ("pep_connect_seconds", "Time to open the server leg."),
+            (
+                "pep_server_leg_connect_seconds",
+                "Time to open the server leg.",
+            ),
         ] {
             write_header(&mut o, name, "histogram", help);
             match name {
@@ -539,7 +578,90 @@ impl Metrics {
             }
         }
         self.packet.render(&mut o);
+        process(&mut o);
         o
+    }
+}
+
+/// The process's own state under the names Prometheus' client libraries
+/// use (`process_*`), read from /proc, and the build.
+fn process(o: &mut String) {
+    write_family(
+        o,
+        "pep_build_info",
+        "gauge",
+        "The running build: 1, labelled with its version.",
+        &[(
+            format!("{{version=\"{}\"}}", env!("CARGO_PKG_VERSION")).as_str(),
+            1,
+        )],
+    );
+    write_family(
+        o,
+        "process_open_fds",
+        "gauge",
+        "Open file descriptors.",
+        &[("", crate::net::open_fds())],
+    );
+    write_family(
+        o,
+        "process_max_fds",
+        "gauge",
+        "The descriptor limit (RLIMIT_NOFILE).",
+        &[("", crate::net::nofile_limit())],
+    );
+    // SAFETY: sysconf has no preconditions.
+    let (page, tick) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PAGESIZE),
+            libc::sysconf(libc::_SC_CLK_TCK),
+        )
+    };
+    if let Some(rss) = std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|t| t.split_whitespace().nth(1)?.parse::<u64>().ok())
+    {
+        write_family(
+            o,
+            "process_resident_memory_bytes",
+            "gauge",
+            "Resident memory.",
+            &[("", rss * page.max(1) as u64)],
+        );
+    }
+    // /proc/self/stat: fields after the command's closing parenthesis;
+    // utime, stime are the 12th and 13th of those, starttime the 20th.
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let f: Vec<u64> = stat
+        .rsplit_once(')')
+        .map(|(_, r)| {
+            r.split_whitespace()
+                .map(|v| v.parse().unwrap_or(0))
+                .collect()
+        })
+        .unwrap_or_default();
+    let btime = std::fs::read_to_string("/proc/stat").ok().and_then(|t| {
+        t.lines()
+            .find_map(|l| l.strip_prefix("btime ")?.trim().parse::<u64>().ok())
+    });
+    if let (Some(&ut), Some(&st), Some(&start), Some(btime)) =
+        (f.get(11), f.get(12), f.get(19), btime)
+    {
+        let tick = tick.max(1) as f64;
+        write_family(
+            o,
+            "process_cpu_seconds_total",
+            "counter",
+            "User and system CPU time.",
+            &[("", (ut + st) as f64 / tick)],
+        );
+        write_family(
+            o,
+            "process_start_time_seconds",
+            "gauge",
+            "Start time, seconds since the Unix epoch.",
+            &[("", btime as f64 + start as f64 / tick)],
+        );
     }
 }
 
@@ -608,7 +730,7 @@ pub async fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
                 ("404 Not Found", "try /metrics\n".to_string())
             };
             let resp = format!(
-                "HTTP/1.0 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                "HTTP/1.0 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                 body.len()
             );
             let mut out = resp.as_bytes();
@@ -683,7 +805,10 @@ mod tests {
         m.tunnel.bytes_to_tunnel.store(7, Relaxed);
         let t = m.render();
         assert!(t.contains("pep_connections_accepted_total 3"));
-        assert!(t.contains("pep_tunnel_sent_packets 40"));
+        assert!(t.contains("pep_tunnel_packets_sent_total 40"));
+        assert!(t.contains("process_open_fds "));
+        assert!(t.contains("process_cpu_seconds_total "), "{t}");
+        assert!(t.contains("process_resident_memory_bytes "));
         assert!(t.contains("pep_tunnel_flows_ended_total{how=\"reset_by_tunnel\"} 1"));
         assert!(t.contains("pep_tunnel_bytes_total{dir=\"out\"} 7"));
         assert!(t.contains("pep_connections_refused_total{reason=\"limit\"} 1"));

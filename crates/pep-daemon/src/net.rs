@@ -115,10 +115,14 @@ pub fn transparent_listener(
     rcvbuf: Option<usize>,
     mss: Option<u32>,
     mark: u32,
+    save_syn: bool,
 ) -> io::Result<std::net::TcpListener> {
     let v6 = addr.is_ipv6();
     let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     s.set_reuse_address(true)?;
+    if save_syn {
+        set_save_syn(&s)?;
+    }
     if v6 {
         s.set_only_v6(true)?;
     }
@@ -140,6 +144,50 @@ pub fn transparent_listener(
     s.listen(backlog)?;
     s.set_nonblocking(true)?;
     Ok(s.into())
+}
+
+/// Keeps each accepted connection's SYN (`TCP_SAVE_SYN`): its IP header
+/// carries the client's DSCP ([`syn_dscp`]).
+pub fn set_save_syn(fd: &impl AsFd) -> io::Result<()> {
+    setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_SAVE_SYN, 1).map_err(ctx("TCP_SAVE_SYN".into()))
+}
+
+/// The DSCP (the TOS or traffic class byte less its ECN bits) of the SYN
+/// that opened `fd`, accepted on a listener with [`set_save_syn`]. Read
+/// once: the kernel frees the SYN then.
+pub fn syn_dscp(fd: &impl AsFd) -> Option<u8> {
+    let mut buf = [0u8; 512];
+    let mut len = buf.len() as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes into `buf`.
+    let r = unsafe {
+        libc::getsockopt(
+            fd.as_fd().as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_SAVED_SYN,
+            buf.as_mut_ptr() as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    if r != 0 || len < 2 {
+        return None;
+    }
+    let tos = match buf[0] >> 4 {
+        4 => buf[1],
+        6 => (buf[0] << 4) | (buf[1] >> 4),
+        _ => return None,
+    };
+    Some(tos & !0x03)
+}
+
+/// Marks `fd`'s packets with `dscp` (ECN bits left to the kernel).
+pub fn set_dscp(fd: &impl AsFd, v6: bool, dscp: u8) -> io::Result<()> {
+    let s = SockRef::from(fd);
+    if v6 {
+        s.set_tclass_v6(u32::from(dscp & !0x03))
+    } else {
+        s.set_tos(u32::from(dscp & !0x03))
+    }
+    .map_err(ctx(format!("DSCP {dscp:#04x} on the server leg")))
 }
 
 /// Applies a leg's options. On the server leg this runs before `connect`;

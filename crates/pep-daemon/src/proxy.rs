@@ -30,6 +30,15 @@ pub struct StartOptions {
     /// `pep proxy run` sets it; a daemon embedded in a program that must
     /// stay root (the tests) does not.
     pub drop_privileges: bool,
+    /// Serve upgrades here: a new process that connects is handed the
+    /// listening sockets ([`crate::upgrade`]), and this one drains.
+    pub upgrade_socket: Option<PathBuf>,
+    /// Take the listening sockets (and the rules) of the proxy serving
+    /// this upgrade socket instead of binding new ones.
+    pub take_over: Option<PathBuf>,
+    /// What SIGUSR2 starts: the new binary, told to take over (`pep proxy
+    /// upgrade ...`). Unset: SIGUSR2 is logged and ignored.
+    pub upgrade_command: Option<Vec<std::ffi::OsString>>,
 }
 
 /// What a two-node PEP's tunnel needs, prepared before the runtime runs
@@ -49,6 +58,11 @@ struct TunnelSetup {
 enum Control {
     Stop,
     Reload(Box<Settings>),
+    /// SIGUSR2: start the new binary, which takes over.
+    Upgrade,
+    /// A new process accepts on our listeners: drain and exit, leaving the
+    /// rules and sysctls to it.
+    HandedOver,
 }
 
 /// A running proxy. Dropping it stops it without draining.
@@ -71,8 +85,6 @@ struct Admission {
     /// Descriptors open before any connection: listeners, the runtime,
     /// the reserve. A connection adds two.
     base_fds: u64,
-    /// Bytes the admitted connections count against `memory_budget`.
-    committed: std::sync::atomic::AtomicU64,
 }
 
 /// Descriptors kept free beyond the connections' own: the metrics
@@ -90,7 +102,10 @@ struct Slot {
 impl Drop for Slot {
     fn drop(&mut self) {
         self.adm.metrics.active.fetch_sub(1, Relaxed);
-        self.adm.committed.fetch_sub(self.memory, Relaxed);
+        self.adm
+            .metrics
+            .memory_committed
+            .fetch_sub(self.memory, Relaxed);
         let mut pc = self
             .adm
             .per_client
@@ -150,14 +165,14 @@ impl Admission {
         // check and the charge are one step.
         let memory = match (s.memory_budget, s.connection_memory(dst.ip())) {
             (Some(budget), Some(need)) => {
-                if self.committed.load(Relaxed) + need > budget {
+                if self.metrics.memory_committed.load(Relaxed) + need > budget {
                     return Err(Refusal::Memory);
                 }
                 need
             }
             _ => 0,
         };
-        self.committed.fetch_add(memory, Relaxed);
+        self.metrics.memory_committed.fetch_add(memory, Relaxed);
         *n += 1;
         self.metrics.active.fetch_add(1, Relaxed);
         Ok(Slot {
@@ -316,13 +331,28 @@ impl Daemon {
         let want = settings.max_connections as u64 * settings.fds_per_connection() + 64;
         let got = net::raise_nofile(want);
         let settings = fit_descriptors(settings, got, net::open_fds())?;
+        let mut received = match &opts.take_over {
+            Some(_) if settings.tunnel.is_some() => {
+                return Err(
+                    "upgrade: a two-node PEP's tunnel cannot be handed over; restart it".into(),
+                )
+            }
+            Some(path) => Some(crate::upgrade::take_over(path, settings.port)?),
+            None => None,
+        };
         let mut listeners = Vec::new();
         let rcvbuf = settings.client_leg.rcvbuf;
         let client_mss = match settings.client_leg.mss {
             Some(config::Mss::Fixed(m)) => Some(m),
             _ => None,
         };
-        if !split_end {
+        if let Some(r) = received.as_mut() {
+            listeners = std::mem::take(&mut r.listeners);
+            info!(
+                listeners = listeners.len(),
+                "upgrade: took over the running proxy's listeners"
+            );
+        } else if !split_end {
             listeners.push(
                 net::transparent_listener(
                     SocketAddr::new(net::UNSPECIFIED_V4, settings.port),
@@ -330,6 +360,7 @@ impl Daemon {
                     rcvbuf,
                     client_mss,
                     settings.out_mark,
+                    settings.copy_dscp,
                 )
                 .map_err(|e| format!("listener: {e}"))?,
             );
@@ -340,6 +371,7 @@ impl Daemon {
                     rcvbuf,
                     client_mss,
                     settings.out_mark,
+                    settings.copy_dscp,
                 ) {
                     Ok(l) => listeners.push(l),
                     // A host without IPv6 still serves IPv4.
@@ -347,7 +379,11 @@ impl Daemon {
                 }
             }
         }
+        let handed_metrics = received.as_mut().and_then(|r| r.metrics.take());
         let metrics_listener = match settings.metrics {
+            Some(a) if handed_metrics.as_ref().and_then(|l| l.local_addr().ok()) == Some(a) => {
+                handed_metrics
+            }
             Some(a) => {
                 let l = std::net::TcpListener::bind(a)
                     .map_err(|e| format!("proxy.metrics: bind {a}: {e}"))?;
@@ -361,9 +397,14 @@ impl Daemon {
             .filter_map(|l| l.local_addr().ok())
             .collect();
         let metrics_addr = metrics_listener.as_ref().and_then(|l| l.local_addr().ok());
-        if opts.install_rules {
+        // Handed-over rules stay as they are (reinstalling them would let
+        // live connections' packets bypass the proxy for a moment); this
+        // process owns them now and removes them at exit.
+        let handed_rules = received.as_ref().is_some_and(|r| r.owned.rules);
+        if opts.install_rules && !handed_rules {
             rules::install(&settings)?;
         }
+        opts.install_rules |= handed_rules;
         if let (true, Some(who)) = (opts.drop_privileges, &settings.user) {
             if let Err(e) = crate::privileges::drop_to(who) {
                 if opts.install_rules {
@@ -411,10 +452,22 @@ impl Daemon {
         } else {
             None
         };
-        let tw_restore = time_wait_reuse(&settings);
+        let tw_set = time_wait_reuse(&settings);
+        // The first proxy's original value, whichever process restores it.
+        let tw_restore = match &received {
+            Some(r) => r.owned.tw_restore.clone(),
+            None => tw_set,
+        };
         let notifier = crate::notify::Notifier::from_env();
         let (ctl, ctl_rx) = mpsc::unbounded_channel();
         let m = metrics.clone();
+        let handed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let upgrade = UpgradeState {
+            received,
+            ctl: ctl.clone(),
+            handed: handed.clone(),
+            tw_restore: tw_restore.clone(),
+        };
         let thread = std::thread::Builder::new()
             .name("pep-proxy-main".into())
             .spawn(move || {
@@ -425,6 +478,7 @@ impl Daemon {
                     tunnel,
                     splice_ok,
                     notifier,
+                    upgrade,
                 };
                 let r = rt.block_on(main_task(
                     settings.clone(),
@@ -435,12 +489,15 @@ impl Daemon {
                 ));
                 // Whatever is still running is dropped with the runtime.
                 rt.shutdown_timeout(Duration::from_secs(1));
-                if let Some(old) = tw_restore {
+                // Handed over: the rules and the sysctl are the new
+                // process's now.
+                let handed = handed.load(Relaxed);
+                if let (Some(old), false) = (tw_restore, handed) {
                     if let Err(e) = net::restore_tw_reuse(&old) {
                         warn!("restoring net.ipv4.tcp_tw_reuse: {e}");
                     }
                 }
-                if opts.install_rules {
+                if opts.install_rules && !handed {
                     if let Err(e) = rules::remove(&settings) {
                         warn!("removing rules: {e}");
                     }
@@ -513,6 +570,16 @@ struct Prepared {
     splice_ok: Arc<std::sync::atomic::AtomicBool>,
     /// systemd's `NOTIFY_SOCKET` and watchdog, read at start.
     notifier: crate::notify::Notifier,
+    upgrade: UpgradeState,
+}
+
+/// Upgrades: what this process took over, and how it hands over in turn.
+struct UpgradeState {
+    received: Option<crate::upgrade::Received>,
+    ctl: mpsc::UnboundedSender<Control>,
+    /// Set once a new process took our listeners.
+    handed: Arc<std::sync::atomic::AtomicBool>,
+    tw_restore: Option<String>,
 }
 
 /// Descriptors kept beside the connections' at start: listeners, the
@@ -616,6 +683,7 @@ async fn main_task(
         tunnel,
         splice_ok,
         notifier,
+        upgrade,
     } = prepared;
     let (abort_tx, abort_rx) = watch::channel(false);
     let mut tunnel_client = None;
@@ -678,12 +746,21 @@ async fn main_task(
         metrics: metrics.clone(),
         reserve: Mutex::new(reserve),
         base_fds: net::open_fds(),
-        committed: Default::default(),
     });
     metrics
         .max_connections
         .store(settings.max_connections as u64, Relaxed);
+    metrics
+        .memory_budget
+        .store(settings.memory_budget.unwrap_or(0), Relaxed);
+    metrics
+        .tunnel
+        .configured
+        .store(i64::from(settings.tunnel.is_some()), Relaxed);
     let mut accepts = Vec::new();
+    use std::os::fd::AsRawFd;
+    let listener_fds: Vec<_> = listeners.iter().map(|l| l.as_raw_fd()).collect();
+    let metrics_fd = metrics_listener.as_ref().map(|l| l.as_raw_fd());
     for l in listeners {
         let l = TcpListener::from_std(l).map_err(|e| format!("listener: {e}"))?;
         accepts.push(tokio::spawn(accept_loop(l, adm.clone(), shared.clone())));
@@ -710,9 +787,44 @@ async fn main_task(
             "proxy running"
         ),
     }
+    // Accepting on the handed listeners: the old process may stop.
+    let took_over = upgrade.received.is_some();
+    if let Some(r) = upgrade.received {
+        r.ready()?;
+    }
+    let _upgrade_server = match &opts.upgrade_socket {
+        Some(path) => match crate::upgrade::bind(path, took_over) {
+            Ok(unix) => {
+                let ctl = upgrade.ctl.clone();
+                Some(crate::upgrade::serve(
+                    unix,
+                    path.clone(),
+                    listener_fds,
+                    metrics_fd,
+                    crate::upgrade::Owned {
+                        rules: opts.install_rules,
+                        tw_restore: upgrade.tw_restore.clone(),
+                    },
+                    move || {
+                        let _ = ctl.send(Control::HandedOver);
+                    },
+                ))
+            }
+            Err(e) => {
+                warn!("{e}: upgrades will drop connections (restart only)");
+                None
+            }
+        },
+        None => None,
+    };
     // Listeners accept and the metrics serve: ready. The watchdog is fed
     // from the runtime itself, so a runtime that stops turning stops it.
-    notifier.notify("READY=1");
+    // A process that took over is the service's main process now.
+    if took_over {
+        notifier.notify(&format!("MAINPID={}\nREADY=1", std::process::id()));
+    } else {
+        notifier.notify("READY=1");
+    }
     let watchdog = notifier.watchdog_every.map(|every| {
         let n = notifier.clone();
         tokio::spawn(async move {
@@ -729,9 +841,15 @@ async fn main_task(
         };
         match ev {
             Control::Stop => break,
+            Control::HandedOver => {
+                upgrade.handed.store(true, Relaxed);
+                break;
+            }
+            Control::Upgrade => start_upgrade(opts.upgrade_command.as_deref()),
             Control::Reload(new) => apply_reload(&adm, *new, &opts, &splice_ok),
         }
     }
+    let handed = upgrade.handed.load(Relaxed);
     // Drain: no new connections (closing the listeners makes the kernel
     // reset new SYNs), existing ones get drain_timeout to finish.
     for a in &accepts {
@@ -739,8 +857,15 @@ async fn main_task(
     }
     let drain = adm.settings().drain_timeout;
     let active = metrics.active.load(Relaxed);
-    info!(active, ?drain, "draining");
-    notifier.notify("STOPPING=1");
+    info!(active, ?drain, handed, "draining");
+    if handed {
+        // The successor serves the metrics and is the main process.
+        if let Some(t) = &metrics_task {
+            t.abort();
+        }
+    } else {
+        notifier.notify("STOPPING=1");
+    }
     let t0 = tokio::time::Instant::now();
     while metrics.active.load(Relaxed) > 0 && t0.elapsed() < drain {
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -767,6 +892,19 @@ async fn main_task(
     Ok(())
 }
 
+/// Starts the new binary (SIGUSR2); it takes over when ready, and until
+/// then nothing changes here.
+fn start_upgrade(cmd: Option<&[std::ffi::OsString]>) {
+    let Some((exe, args)) = cmd.and_then(|c| c.split_first()) else {
+        warn!("SIGUSR2: no upgrade command (run with an upgrade socket from `pep proxy run`)");
+        return;
+    };
+    match std::process::Command::new(exe).args(args).spawn() {
+        Ok(c) => info!(pid = c.id(), exe = ?exe, "upgrade: started the new binary"),
+        Err(e) => error!(exe = ?exe, "upgrade: starting the new binary: {e}"),
+    }
+}
+
 fn apply_reload(
     adm: &Arc<Admission>,
     new: Settings,
@@ -781,8 +919,9 @@ fn apply_reload(
         || new.tunnel != old.tunnel
         || new.client_leg.mss != old.client_leg.mss
         || new.out_mark != old.out_mark
+        || new.copy_dscp != old.copy_dscp
     {
-        warn!("reload: proxy.port, proxy.ipv6, proxy.metrics, proxy.user, client_leg.mss and intercept.out_mark (set on the listeners) and [tunnel] need a restart; keeping the old values");
+        warn!("reload: proxy.port, proxy.ipv6, proxy.metrics, proxy.user, client_leg.mss, proxy.copy_dscp and intercept.out_mark (set on the listeners) and [tunnel] need a restart; keeping the old values");
     }
     let new = Settings {
         port: old.port,
@@ -795,6 +934,7 @@ fn apply_reload(
             ..new.client_leg
         },
         out_mark: old.out_mark,
+        copy_dscp: old.copy_dscp,
         ..new
     };
     let new = match preflight(&new)
@@ -822,6 +962,9 @@ fn apply_reload(
     adm.metrics
         .max_connections
         .store(new.max_connections as u64, Relaxed);
+    adm.metrics
+        .memory_budget
+        .store(new.memory_budget.unwrap_or(0), Relaxed);
     *adm.settings.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
     adm.metrics.reloads.fetch_add(1, Relaxed);
     info!("configuration reloaded");
@@ -831,6 +974,7 @@ struct Signals {
     term: tokio::signal::unix::Signal,
     int: tokio::signal::unix::Signal,
     hup: tokio::signal::unix::Signal,
+    usr2: tokio::signal::unix::Signal,
     path: Option<PathBuf>,
     metrics: Arc<Metrics>,
 }
@@ -843,6 +987,7 @@ impl Signals {
             term: s(SignalKind::terminate())?,
             int: s(SignalKind::interrupt())?,
             hup: s(SignalKind::hangup())?,
+            usr2: s(SignalKind::user_defined2())?,
             path,
             metrics,
         })
@@ -853,6 +998,7 @@ impl Signals {
             tokio::select! {
                 _ = self.term.recv() => return Control::Stop,
                 _ = self.int.recv() => return Control::Stop,
+                _ = self.usr2.recv() => return Control::Upgrade,
                 _ = self.hup.recv() => {
                     let Some(p) = self.path.clone() else {
                         warn!("SIGHUP: no config file to reload");

@@ -330,7 +330,7 @@ pub fn render(s: &Settings) -> String {
     o
 }
 
-fn run(cmd: &str, args: &[String], stdin: Option<&str>) -> Result<(), String> {
+pub(crate) fn run(cmd: &str, args: &[String], stdin: Option<&str>) -> Result<(), String> {
     let shown = format!("{cmd} {}", args.join(" "));
     let mut child = Command::new(cmd)
         .args(args)

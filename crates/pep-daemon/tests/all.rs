@@ -7,6 +7,7 @@
 mod common;
 
 mod dead_clients;
+mod dscp;
 mod intercept;
 mod lab;
 mod memory_budget;
@@ -15,8 +16,10 @@ mod package;
 mod packet_root;
 mod packet_watermark_root;
 mod paths;
+mod prometheus;
 mod systemd_notify;
 mod tunnel;
 mod tunnel_localq;
 mod tunnel_open;
 mod turnover;
+mod upgrade;

@@ -19,7 +19,7 @@ use std::time::{Duration as StdDuration, Instant};
 
 use common::*;
 use pep_daemon::metrics::Refusal;
-use pep_lab::{Endpoint, Lab, LabOptions, LabTopology, Role};
+use pep_lab::{Endpoint, Lab};
 
 const MIB: u64 = 1 << 20;
 const BUFFER: u64 = MIB;
@@ -28,13 +28,7 @@ const UPLOADS: usize = 10;
 const PORT: u16 = 7300;
 
 fn lab() -> Lab {
-    let mut t = LabTopology::new("dmn-mem", 7);
-    t.node("client", Role::Host);
-    t.node("proxy", Role::Router);
-    t.node("server", Role::Host);
-    t.wire("client", "proxy");
-    t.wire("proxy", "server");
-    Lab::up(&t, &LabOptions::default()).expect("lab up")
+    wired_three("dmn-mem")
 }
 
 /// (bytes held, bytes the buffers may grow to) of the TCP sockets in

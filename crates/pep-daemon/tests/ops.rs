@@ -29,6 +29,7 @@ fn start_from_file(proxy: &Endpoint, path: &std::path::Path) -> Daemon {
         signals: true,
         config_path: Some(path.to_path_buf()),
         drop_privileges: false,
+        ..StartOptions::default()
     };
     start_in(proxy, s, opts).expect("daemon")
 }

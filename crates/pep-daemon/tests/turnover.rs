@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::time::{Duration as StdDuration, Instant};
 
 use common::*;
-use pep_lab::{netns, Lab, LabOptions, LabTopology, Role};
+use pep_lab::{netns, Lab};
 
 const CONNECTIONS: usize = 50_000;
 /// The window: TIME_WAIT lasts 60 s, so 50,000 within it need
@@ -32,13 +32,7 @@ const ACCEPTORS: usize = 4;
 const PORT: u16 = 7200;
 
 fn lab() -> Lab {
-    let mut t = LabTopology::new("dmn-turn", 7);
-    t.node("client", Role::Host);
-    t.node("proxy", Role::Router);
-    t.node("server", Role::Host);
-    t.wire("client", "proxy");
-    t.wire("proxy", "server");
-    Lab::up(&t, &LabOptions::default()).expect("lab up")
+    wired_three("dmn-turn")
 }
 
 /// One exchange: a request, the client's FIN, the reply to its end.

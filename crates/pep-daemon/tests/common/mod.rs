@@ -32,6 +32,18 @@ pub fn three_nodes(name: &str, client_side: DirParams, server_side: DirParams) -
     Lab::up(&t, &LabOptions::default()).expect("lab up")
 }
 
+/// client - proxy - server on plain bridged wires (no emulator): for tests
+/// of the proxy itself, not of a link.
+pub fn wired_three(name: &str) -> Lab {
+    let mut t = LabTopology::new(name, 7);
+    t.node("client", Role::Host);
+    t.node("proxy", Role::Router);
+    t.node("server", Role::Host);
+    t.wire("client", "proxy");
+    t.wire("proxy", "server");
+    Lab::up(&t, &LabOptions::default()).expect("lab up")
+}
+
 pub struct Nodes {
     pub client: Endpoint,
     pub proxy: Endpoint,
