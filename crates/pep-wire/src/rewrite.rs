@@ -41,6 +41,14 @@ pub fn rewrite_tcp_ack(packet: &mut [u8], ack: u32) -> Result<(), WireError> {
     rewrite(packet, 8, &ack.to_be_bytes())
 }
 
+/// Sets the flags byte (CWR to FIN); the data offset beside it is kept.
+pub fn rewrite_tcp_flags(packet: &mut [u8], flags: u8) -> Result<(), WireError> {
+    let (segment, _) = segment_mut(packet)?;
+    let data_offset = segment[12];
+    patch_field(segment, TCP_CHECKSUM_OFFSET, 12, &[data_offset, flags]);
+    Ok(())
+}
+
 /// Sets the raw (unscaled) window field.
 pub fn rewrite_tcp_window(packet: &mut [u8], window: u16) -> Result<(), WireError> {
     rewrite(packet, 14, &window.to_be_bytes())

@@ -148,8 +148,8 @@ proptest! {
     #[test]
     fn incremental_equals_full(
         bytes in arb_any_valid(),
-        ack: u32, seq: u32, window: u16, ts: (u32, u32),
-        order in Just([0u8, 1, 2, 3]).prop_shuffle(),
+        ack: u32, seq: u32, window: u16, ts: (u32, u32), fl: u8,
+        order in Just([0u8, 1, 2, 3, 4]).prop_shuffle(),
     ) {
         let mut p = bytes.clone();
         let had_ts = parse_tcp(&bytes).tcp.options.timestamps.is_some();
@@ -159,6 +159,7 @@ proptest! {
                 0 => rewrite_tcp_ack(&mut p, ack).unwrap(),
                 1 => rewrite_tcp_seq(&mut p, seq).unwrap(),
                 2 => rewrite_tcp_window(&mut p, window).unwrap(),
+                4 => rewrite_tcp_flags(&mut p, fl).unwrap(),
                 _ => prop_assert_eq!(rewrite_tcp_timestamps(&mut p, ts).unwrap(), had_ts),
             }
             prop_assert_eq!(verify_checksums(&p), Ok(()));
@@ -167,13 +168,13 @@ proptest! {
         fill_checksums(&mut full).unwrap();
         prop_assert_eq!(&p, &full);
         let t = parse_tcp(&p).tcp;
-        prop_assert_eq!((t.ack, t.seq, t.window), (ack, seq, window));
+        prop_assert_eq!((t.ack, t.seq, t.window, t.flags), (ack, seq, window, fl));
         if had_ts {
             prop_assert_eq!(t.options.timestamps, Some(ts));
         }
         // Only the rewritten fields and the checksum changed.
         let orig = parse_tcp(&bytes).tcp;
-        let mut expect = TcpRepr { ack, seq, window, ..orig };
+        let mut expect = TcpRepr { ack, seq, window, flags: fl, ..orig };
         if had_ts {
             expect.options.timestamps = Some(ts);
         }

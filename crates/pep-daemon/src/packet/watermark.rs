@@ -278,12 +278,16 @@ impl WatermarkStage {
         if self.due.is_none_or(|d| d > now) {
             return;
         }
-        let due: Vec<FlowId> = self
+        let mut due: Vec<FlowId> = self
             .conns
             .iter()
             .filter(|(_, c)| c.core.poll_timeout().is_some_and(|t| t <= now))
             .map(|(&k, _)| k)
             .collect();
+        // In flow order, not the map's (seeded per process): connections
+        // due at one instant send in the same order on every run, as the
+        // simulator's agent sends them.
+        due.sort_unstable();
         for k in due {
             if let Some(c) = self.conns.get_mut(&k) {
                 c.core.handle_timeout(now);
