@@ -97,11 +97,11 @@ pub fn frame(s: &Step) -> Vec<u8> {
         window: (seg.wnd >> shift).min(u16::MAX as u32) as u16,
         options: TcpOptions {
             wscale: if syn { s.wscale } else { None },
-            timestamps: seg.ts.map(|t| pep_wire::Timestamps {
+            timestamps: seg.ts.map(|t| pep_wire::TimestampOption {
                 val: t.val,
                 ecr: t.ecr,
             }),
-            sack: pep_wire::SackBlocks::from_slice(&sack),
+            sack: pep_wire::SackOption::from_slice(&sack),
             ..TcpOptions::default()
         },
         payload_len: seg.len as usize,
@@ -353,6 +353,19 @@ pub fn assert_same(daemon: &[Seen], sim: &[Seen], what: &str) {
         daemon.len(),
         sim.len()
     );
+}
+
+/// A pure ACK of `flow` carrying its step number as TSval (how the ACK
+/// scripts name what leaves), with a plain header and timestamps.
+pub fn pure_ack(flow: u32, step: u32) -> Segment {
+    Segment {
+        flow: pep_core::FlowId(flow),
+        seq: pep_core::Seq(77),
+        flags: Flags::ACK,
+        hdr_len: 52,
+        ts: Some(pep_core::Timestamps { val: step, ecr: 5 }),
+        ..Default::default()
+    }
 }
 
 /// Time advanced by `us` microseconds.

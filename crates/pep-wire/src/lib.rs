@@ -70,7 +70,7 @@ pub use ether::{
 };
 pub use ip::{IpRepr, Ipv4Repr, Ipv6Repr, NotTcpReason, PROTO_TCP};
 pub use options::{
-    kind as option_kind, SackBlocks, TcpOptions, Timestamps, MAX_OPTIONS_LEN, MAX_SACK_BLOCKS,
+    kind as option_kind, SackOption, TcpOptions, TimestampOption, MAX_OPTIONS_LEN, MAX_SACK_BLOCKS,
 };
 pub use packet::{
     emit_headers, emit_packet, emit_packet_vec, packet_len, parse_ip_packet, NotTcp, Parsed,

@@ -10,7 +10,7 @@
 use crate::checksum::{patch_field, TCP_CHECKSUM_OFFSET};
 use crate::error::WireError;
 use crate::ip::parse_ip;
-use crate::options::{kind, OptionIter, TcpOptions, Timestamps};
+use crate::options::{kind, OptionIter, TcpOptions, TimestampOption};
 use crate::tcp::{split_segment, TcpRepr};
 
 /// The TCP segment of `packet` (header and payload, up to the IP length),
@@ -58,7 +58,7 @@ pub fn rewrite_tcp_window(packet: &mut [u8], window: u16) -> Result<(), WireErro
 /// changing nothing, when the segment carries no timestamps option. If the
 /// option appears more than once, the last one (the one parsing reports) is
 /// rewritten.
-pub fn rewrite_tcp_timestamps(packet: &mut [u8], ts: Timestamps) -> Result<bool, WireError> {
+pub fn rewrite_tcp_timestamps(packet: &mut [u8], ts: TimestampOption) -> Result<bool, WireError> {
     let (segment, header_len) = segment_mut(packet)?;
     let options = &segment[TcpRepr::MIN_HEADER_LEN..header_len];
     // Validate as parse does; after this the walk below cannot fail.

@@ -32,7 +32,7 @@ fn with_raw_options(ip: &IpRepr, tcp: &TcpRepr, options: &[u8], payload: &[u8]) 
 
 /// Options bytes with the timestamps option after `pad` NOPs, possibly with
 /// an unknown option in front, padded to a word with EOL.
-fn arb_odd_ts_options() -> impl Strategy<Value = (Vec<u8>, Timestamps)> {
+fn arb_odd_ts_options() -> impl Strategy<Value = (Vec<u8>, TimestampOption)> {
     (0usize..8, any::<bool>(), any::<(u32, u32)>()).prop_map(|(pad, unknown, (val, ecr))| {
         let mut o = Vec::new();
         if unknown {
@@ -45,7 +45,7 @@ fn arb_odd_ts_options() -> impl Strategy<Value = (Vec<u8>, Timestamps)> {
         while o.len() % 4 != 0 {
             o.push(0);
         }
-        (o, Timestamps { val, ecr })
+        (o, TimestampOption { val, ecr })
     })
 }
 
@@ -84,7 +84,7 @@ fn check_no_panic(bytes: &[u8]) {
         rewrite_tcp_ack(&mut m, 0x0102_0304),
         rewrite_tcp_seq(&mut m, 0xfffe_fffd),
         rewrite_tcp_window(&mut m, 0xffff),
-        rewrite_tcp_timestamps(&mut m, Timestamps { val: 1, ecr: 2 }).map(|_| ()),
+        rewrite_tcp_timestamps(&mut m, TimestampOption { val: 1, ecr: 2 }).map(|_| ()),
         fill_checksums(&mut m),
     ] {
         if res.is_err() {
@@ -153,7 +153,7 @@ proptest! {
     ) {
         let mut p = bytes.clone();
         let had_ts = parse_tcp(&bytes).tcp.options.timestamps.is_some();
-        let ts = Timestamps { val: ts.0, ecr: ts.1 };
+        let ts = TimestampOption { val: ts.0, ecr: ts.1 };
         for op in order {
             match op {
                 0 => rewrite_tcp_ack(&mut p, ack).unwrap(),
