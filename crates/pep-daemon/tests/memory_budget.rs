@@ -19,23 +19,13 @@ use std::time::{Duration as StdDuration, Instant};
 
 use common::*;
 use pep_daemon::metrics::Refusal;
-use pep_lab::{Endpoint, Lab, LabOptions, LabTopology, Role};
+use pep_lab::Endpoint;
 
 const MIB: u64 = 1 << 20;
 const BUFFER: u64 = MIB;
 const BUDGET: u64 = 40 * MIB;
 const UPLOADS: usize = 10;
 const PORT: u16 = 7300;
-
-fn lab() -> Lab {
-    let mut t = LabTopology::new("dmn-mem", 7);
-    t.node("client", Role::Host);
-    t.node("proxy", Role::Router);
-    t.node("server", Role::Host);
-    t.wire("client", "proxy");
-    t.wire("proxy", "server");
-    Lab::up(&t, &LabOptions::default()).expect("lab up")
-}
 
 /// (bytes held, bytes the buffers may grow to) of the TCP sockets in
 /// `node`'s namespace, from `ss -tm`'s skmem: r (receive queue) + w
@@ -100,7 +90,7 @@ fn stuff(n: &Nodes, count: usize) -> (Vec<std::net::TcpStream>, Vec<std::net::Tc
 #[ignore = "needs root"]
 fn connections_into_servers_that_never_read_stay_within_the_budget() {
     let _g = root_test("memory_budget");
-    let lab = lab();
+    let lab = three_wired("dmn-mem");
     let n = nodes(&lab);
     let base = format!("relay = \"copy\"\nbuffer = \"{BUFFER}\"\n");
     let subnet = format!("{}/32", n.client.addr);

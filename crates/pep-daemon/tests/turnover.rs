@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::time::{Duration as StdDuration, Instant};
 
 use common::*;
-use pep_lab::{netns, Lab, LabOptions, LabTopology, Role};
+use pep_lab::netns;
 
 const CONNECTIONS: usize = 50_000;
 /// The window: TIME_WAIT lasts 60 s, so 50,000 within it need
@@ -30,16 +30,6 @@ const WITHIN: StdDuration = StdDuration::from_secs(60);
 const CLIENTS: usize = 16;
 const ACCEPTORS: usize = 4;
 const PORT: u16 = 7200;
-
-fn lab() -> Lab {
-    let mut t = LabTopology::new("dmn-turn", 7);
-    t.node("client", Role::Host);
-    t.node("proxy", Role::Router);
-    t.node("server", Role::Host);
-    t.wire("client", "proxy");
-    t.wire("proxy", "server");
-    Lab::up(&t, &LabOptions::default()).expect("lab up")
-}
 
 /// One exchange: a request, the client's FIN, the reply to its end.
 fn exchange(to: SocketAddr, k: u64) -> Result<(), String> {
@@ -61,7 +51,7 @@ fn exchange(to: SocketAddr, k: u64) -> Result<(), String> {
 #[ignore = "needs root"]
 fn fifty_thousand_connections_a_minute_to_one_server_get_ports() {
     let _g = root_test("turnover");
-    let lab = lab();
+    let lab = three_wired("dmn-turn");
     let n = nodes(&lab);
     // The load generator's own ports: the clients close first and hold
     // TIME_WAIT too; the client host reuses them (the proxy's are tested).

@@ -13,10 +13,10 @@
 //! them in the daemon (`packet::engine::build_ack`), by design.
 
 use pep_core::ack_regen::AckRegenConfig;
-use pep_core::{Flags, FlowId, Instant, Segment, Seq, Timestamps};
+use pep_core::{Flags, Instant, Seq};
 use pep_daemon::packet::PacketSettings;
 
-use super::{after, assert_same, drive, rng, Daemon, Sim, Step};
+use super::{after, assert_same, drive, pure_ack, rng, Daemon, Sim, Step};
 
 /// A reproducible mix of what regeneration treats differently: ACKs that
 /// advance by one to six segments (some by a part of one), duplicates,
@@ -38,15 +38,8 @@ fn script(seed: u64) -> Vec<Step> {
         );
         let flow = next(3) as u32;
         let f = flow as usize;
-        let mut seg = Segment {
-            flow: FlowId(flow),
-            seq: Seq(77),
-            flags: Flags::ACK,
-            hdr_len: 52,
-            wnd: 20_000 + 100 * next(10) as u32,
-            ts: Some(Timestamps { val: i, ecr: 5 }),
-            ..Default::default()
-        };
+        let mut seg = pure_ack(flow, i);
+        seg.wnd = 20_000 + 100 * next(10) as u32;
         match next(12) {
             0 => {}                            // duplicate
             1 => seg.ack = Seq(acks[f] - 500), // older

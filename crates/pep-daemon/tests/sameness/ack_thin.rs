@@ -20,10 +20,10 @@
 //! nothing is reordered, but which ACKs are thinned still differs. The
 //! script keeps to three flows, within every bound.
 
-use pep_core::{Duration, Flags, FlowId, Instant, SackBlocks, Segment, Seq, Timestamps};
+use pep_core::{Duration, Flags, Instant, SackBlocks, Seq};
 use pep_daemon::packet::PacketSettings;
 
-use super::{drive, rng, Daemon, Seen, Sim, Step};
+use super::{drive, pure_ack, rng, Daemon, Seen, Sim, Step};
 
 /// What left, when: (time, step number).
 type Actions = Vec<(Instant, u32)>;
@@ -46,14 +46,7 @@ fn script() -> Vec<Step> {
         });
         let flow = next(3) as u32;
         let f = flow as usize;
-        let mut seg = Segment {
-            flow: FlowId(flow),
-            seq: Seq(77),
-            flags: Flags::ACK,
-            hdr_len: 52,
-            ts: Some(Timestamps { val: i, ecr: 5 }),
-            ..Default::default()
-        };
+        let mut seg = pure_ack(flow, i);
         match next(12) {
             0 => {} // duplicate
             1 => wnd[f] += 1000,

@@ -22,12 +22,12 @@
 
 use std::any::Any;
 
-use pep_core::{Duration, Flags, FlowId, Instant, Rate, SackBlocks, Segment, Seq, Timestamps};
+use pep_core::{Duration, Instant, Rate, SackBlocks, Seq};
 use pep_daemon::packet::{PacketSettings, PacketStats};
 use pep_sim::agent::{NodeAgent, Outbox};
 use pep_sim::{Packet, Scenario, Simulation};
 
-use super::{after, assert_same, drive, rng, sized, Daemon, Seen, Step, TAIL};
+use super::{after, assert_same, drive, pure_ack, rng, sized, Daemon, Seen, Step, TAIL};
 
 const LIMIT: u32 = 20;
 const MAX_FLOWS: usize = 64;
@@ -55,13 +55,7 @@ fn script(seed: u64) -> Vec<Step> {
         t += Duration::from_nanos(next(1000)); // off any grid
         let flow = next(3) as u32;
         let f = flow as usize;
-        let mut seg = Segment {
-            flow: FlowId(flow),
-            seq: Seq(77),
-            flags: Flags::ACK,
-            ts: Some(Timestamps { val: i, ecr: 5 }),
-            ..Default::default()
-        };
+        let mut seg = pure_ack(flow, i);
         match next(12) {
             0 | 1 => {} // duplicate
             // Below 64 KiB: the frames carry no window scale.
