@@ -23,7 +23,7 @@ use pep_core::watermark::WatermarkConfig;
 use pep_core::{Flags, FlowId, Instant, Segment, Seq, Timestamps};
 use pep_daemon::packet::{PacketSettings, WatermarkSettings};
 
-use super::{after, assert_same, drive, rng, Daemon, Seen, Sim, Step};
+use super::{after, assert_same, drive, pure_ack, rng, Daemon, Seen, Sim, Step};
 
 const N: usize = 12;
 const W: usize = 6;
@@ -100,7 +100,8 @@ fn script(seed: u64) -> Vec<Step> {
         let f = next(3) as usize;
         let flow = f as u32;
         let base = isn(f) + 1;
-        if next(2) == 0 {
+        let from_client = next(2) != 0;
+        let seg = if !from_client {
             // Data from the server: new, or now and then old.
             let seq = if next(30) == 0 && sent[f] > acked[f] {
                 acked[f] + MSS * next(((sent[f] - acked[f]) / MSS).max(1) as u64) as u32
@@ -109,47 +110,34 @@ fn script(seed: u64) -> Vec<Step> {
                 sent[f] - MSS
             };
             tsval += 1;
-            let seg = Segment {
-                flow: FlowId(flow),
+            Segment {
                 seq: Seq(base + seq),
                 ack: Seq(6),
-                flags: Flags::ACK,
                 len: MSS,
                 wnd: 65535,
                 ts: ts(tsval, 900 + i),
-                hdr_len: 52,
-                ..Default::default()
-            };
-            v.push(Step {
-                at: t,
-                flow,
-                seg,
-                from_client: false,
-                wscale: None,
-            });
+                ..pure_ack(flow, 0)
+            }
         } else {
             // An ACK from the client: stalled (a duplicate) or advanced.
             if next(4) != 0 && sent[f] > acked[f] {
                 acked[f] += MSS * (1 + next(((sent[f] - acked[f]) / MSS) as u64) as u32);
             }
-            let seg = Segment {
-                flow: FlowId(flow),
+            Segment {
                 seq: Seq(6),
                 ack: Seq(base + acked[f]),
-                flags: Flags::ACK,
                 wnd: rwnd(f),
                 ts: ts(1000 + i, tsval),
-                hdr_len: 52,
-                ..Default::default()
-            };
-            v.push(Step {
-                at: t,
-                flow,
-                seg,
-                from_client: true,
-                wscale: Some(f as u8),
-            });
-        }
+                ..pure_ack(flow, 0)
+            }
+        };
+        v.push(Step {
+            at: t,
+            flow,
+            seg,
+            from_client,
+            wscale: from_client.then_some(f as u8),
+        });
     }
     v
 }
