@@ -4,35 +4,15 @@
 //! (`#[ignore = "needs root"]`: as root add `-- --include-ignored`); each
 //! uses its own lab id.
 
-use std::path::Path;
-use std::process::{Command, Output};
-use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+mod common;
+use common::*;
 
-fn pep() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_pep"))
-}
+use std::path::Path;
+use std::process::Output;
+use std::time::{Duration, Instant};
 
 fn run(args: &[&str]) -> Output {
     pep().args(args).output().expect("run pep")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-/// One lab at a time in this binary, as in pep-lab's root tests.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-/// The lock. The tests taking it are `#[ignore = "needs root"]`; run
-/// anyway without root, they fail here saying why.
-fn root_test(name: &str) -> MutexGuard<'static, ()> {
-    pep_lab::error::require_root_for_test(name);
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// `pep lab <cmd> <scenario> --id <id> --out <out>`, run to its end.
@@ -42,11 +22,6 @@ fn lab(cmd: &str, sc: &str, lab_id: &str, out: &Path) -> Output {
         .arg(out)
         .output()
         .unwrap()
-}
-
-/// A lab id of this process, so no other session's lab is touched.
-fn id(what: &str) -> String {
-    format!("t{}-{what}", std::process::id())
 }
 
 /// Two hosts on one 10 Mbit/s link; `forward` goes into the link table.

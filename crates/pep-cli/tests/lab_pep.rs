@@ -8,34 +8,11 @@
 //! `cargo test -p pep-cli --test lab_pep -- --include-ignored --nocapture`
 //! prints the tables.
 
+mod common;
+use common::*;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-
-fn pep() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_pep"))
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn root_test(name: &str) -> MutexGuard<'static, ()> {
-    pep_lab::error::require_root_for_test(name);
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// A lab id of this process, so no other session's lab is touched.
-fn id(what: &str) -> String {
-    format!("t{}-{what}", std::process::id())
-}
 
 fn validation(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../scenarios/validation/{name}.toml"))

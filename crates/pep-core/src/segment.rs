@@ -49,7 +49,9 @@ use crate::seq::Seq;
 pub const MAX_SACK_BLOCKS: usize = 4;
 
 /// SACK blocks as a fixed array; only the first `len` are meaningful.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+/// (The option's bytes are `pep_wire::SackOption`, raw numbers; these are
+/// the blocks as the mechanisms compare them.)
+#[derive(Clone, Copy, Debug, Default)]
 pub struct SackBlocks {
     blocks: [(Seq, Seq); MAX_SACK_BLOCKS],
     len: u8,
@@ -86,7 +88,22 @@ impl SackBlocks {
     }
 }
 
-/// TCP timestamp option (RFC 7323): value and echo reply.
+// Equality and hashing look only at the blocks in use: stale entries past
+// `len` (after `clear`) must not make equal lists differ.
+impl PartialEq for SackBlocks {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+impl Eq for SackBlocks {}
+impl core::hash::Hash for SackBlocks {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        self.as_slice().hash(state)
+    }
+}
+
+/// TCP timestamp option (RFC 7323): value and echo reply, as a segment
+/// carries them (`pep_wire::TimestampOption` is the option on the wire).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Timestamps {
     pub val: u32,
@@ -189,6 +206,23 @@ mod tests {
         }
         assert!(!b.push(Seq(0), Seq(1)));
         assert_eq!(b.len(), MAX_SACK_BLOCKS);
+    }
+
+    #[test]
+    fn sack_blocks_compare_only_the_blocks_in_use() {
+        // Two blocks, then one: the second slot keeps a stale block.
+        let mut a = SackBlocks::new();
+        a.push(Seq(10), Seq(20));
+        a.push(Seq(22), Seq(24));
+        a.clear();
+        a.push(Seq(30), Seq(40));
+        let mut b = SackBlocks::new();
+        b.push(Seq(30), Seq(40));
+        assert_eq!(a, b);
+        a.clear();
+        assert_eq!(a, SackBlocks::new());
+        b.push(Seq(50), Seq(60));
+        assert_ne!(a, b);
     }
 
     #[test]

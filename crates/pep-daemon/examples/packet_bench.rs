@@ -114,7 +114,7 @@ fn tcp(flow: u16, from_sender: bool, flags: u8, seq: u32, ack: u32, payload: usi
         flags,
         window: 1000,
         options: pep_wire::TcpOptions {
-            timestamps: Some(pep_wire::Timestamps { val: 7, ecr: 7 }),
+            timestamps: Some(pep_wire::TimestampOption { val: 7, ecr: 7 }),
             wscale: (flags & pep_wire::flags::SYN != 0).then_some(7),
             ..pep_wire::TcpOptions::default()
         },

@@ -54,8 +54,8 @@ fn tcp_frame(k: u32, ack: u32, payload: usize, sack: &[(u32, u32)]) -> Vec<u8> {
         flags: pep_wire::flags::ACK,
         window: 1000,
         options: TcpOptions {
-            timestamps: Some(pep_wire::Timestamps { val: ack, ecr: 3 }),
-            sack: pep_wire::SackBlocks::from_slice(sack),
+            timestamps: Some(pep_wire::TimestampOption { val: ack, ecr: 3 }),
+            sack: pep_wire::SackOption::from_slice(sack),
             ..TcpOptions::default()
         },
         payload_len: payload,

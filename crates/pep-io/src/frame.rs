@@ -117,7 +117,7 @@ impl Frame {
                 Some(t) => {
                     pep_wire::rewrite_tcp_timestamps(
                         ip,
-                        pep_wire::Timestamps {
+                        pep_wire::TimestampOption {
                             val: t.val,
                             ecr: t.ecr,
                         },
@@ -357,8 +357,10 @@ mod tests {
             flags: pep_wire::flags::ACK,
             window: a.window,
             options: TcpOptions {
-                timestamps: a.ts.map(|(val, ecr)| pep_wire::Timestamps { val, ecr }),
-                sack: pep_wire::SackBlocks::from_slice(a.sack),
+                timestamps: a
+                    .ts
+                    .map(|(val, ecr)| pep_wire::TimestampOption { val, ecr }),
+                sack: pep_wire::SackOption::from_slice(a.sack),
                 ..TcpOptions::default()
             },
             payload_len: a.payload,

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use pep_core::link::Tapped;
 use pep_wire::{
     emit_headers, EthernetRepr, IpRepr, Ipv4Repr, LinkType, PcapWriter, TcpOptions, TcpRepr,
-    Timestamps, ETHERTYPE_IPV4,
+    TimestampOption, ETHERTYPE_IPV4,
 };
 
 use crate::scenario::{Dir, Scenario};
@@ -245,13 +245,13 @@ impl Trace {
         let seg = &rec.seg;
         let syn = seg.flags.contains(pep_core::Flags::SYN);
         let mut options = TcpOptions {
-            sack: pep_wire::SackBlocks::from_slice(&[]),
+            sack: pep_wire::SackOption::from_slice(&[]),
             ..TcpOptions::default()
         };
         for &(l, r) in seg.sack.as_slice() {
             options.sack.push(l.0, r.0);
         }
-        options.timestamps = seg.ts.map(|t| Timestamps {
+        options.timestamps = seg.ts.map(|t| TimestampOption {
             val: t.val,
             ecr: t.ecr,
         });

@@ -18,6 +18,7 @@ mod scale;
 mod sender_models;
 mod shekhar;
 mod shikama;
+mod support;
 mod tcp_models;
 mod tcp_paths;
 mod traffic;

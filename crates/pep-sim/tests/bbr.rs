@@ -7,8 +7,10 @@
 //! the split agent's legs and the split-pair tunnel.
 
 use pep_core::cc::{BbrMode, BbrView, GrowthView};
-use pep_core::{Duration, Instant};
+use pep_core::Duration;
 use pep_sim::{Scenario, Simulation};
+
+use crate::support::{at_ms, parse};
 
 /// Link rate (bit/s), one-way delay (ms) and segment sizes of the path.
 const RATE_MBPS: u64 = 10;
@@ -66,7 +68,7 @@ sample = "100ms"
 series = ["goodput"]
 "#
     );
-    Scenario::from_toml_str(&text, "bbr-path").unwrap_or_else(|e| panic!("{e}"))
+    parse(&text, "bbr-path")
 }
 
 /// Propagation RTT: both links' delays, both ways.
@@ -84,10 +86,6 @@ fn bbr(sim: &Simulation) -> BbrView {
         GrowthView::Bbr(v) => v,
         other => panic!("not BBR: {other:?}"),
     }
-}
-
-fn at_ms(ms: u64) -> Instant {
-    Instant::ZERO + Duration::from_millis(ms)
 }
 
 #[test]
@@ -214,62 +212,23 @@ fn probe_rtt_every_ten_seconds_holds_four_packets_for_200ms() {
 /// tunnel fills.
 #[test]
 fn split_pair_tunnel_runs_bbr_and_fills_the_link_with_a_bounded_queue() {
-    let text = r#"
-[scenario]
-name = "bbr-tunnel"
-duration = "30s"
-seed = 7
-[defaults.tcp]
-profile = "ns2"
-cc = "sack"
-mss = "1000B"
-[defaults.sink]
-sack = true
-rwnd = "100MB"
-[[node]]
-name = "a"
-kind = "router"
-[[node]]
-name = "b"
-kind = "router"
-[[link]]
-between = ["a", "b"]
-rate = "10Mbit/s"
-delay = "100ms"
-queue = { kind = "droptail", limit = 500 }
-[[repeat]]
-count = 5
-[[repeat.node]]
-name = "s{i}"
-[[repeat.node]]
-name = "r{i}"
-[[repeat.link]]
-between = ["s{i}", "a"]
-rate = "100Mbit/s"
-delay = "5ms"
-queue = { kind = "droptail", limit = 100 }
-[[repeat.link]]
-between = ["b", "r{i}"]
-rate = "100Mbit/s"
-delay = "5ms"
-queue = { kind = "droptail", limit = 100 }
-[[repeat.flow]]
-name = "f{i}"
-from = "s{i}"
-to = "r{i}"
-source = "bulk"
-[[agent]]
-kind = "split-pair"
-name = "pep"
-nodes = ["a", "b"]
-credit_charge = "delivered"
-tunnel_cc = "bbr"
-tunnel_delack = false
-local_queue = "droptail"
-local_queue_limit = 300
-check = "event"
-"#;
-    let sc = Scenario::from_toml_str(text, "bbr-tunnel").unwrap_or_else(|e| panic!("{e}"));
+    // The thesis's dumbbell (`gschwandtner::dumbbell_toml`): five bulk
+    // flows, a 500-packet queue on the split link.
+    let agent = crate::gschwandtner::pep(
+        "credit_charge = \"delivered\"\ntunnel_cc = \"bbr\"\ntunnel_delack = false\n\
+         local_queue = \"droptail\"\nlocal_queue_limit = 300\ncheck = \"event\"",
+    );
+    let text = crate::gschwandtner::dumbbell_toml(
+        5,
+        "10Mbit/s",
+        "100ms",
+        "{ kind = \"droptail\", limit = 500 }",
+        "\"bulk\"",
+        "30s",
+        &agent,
+        "5ms",
+    );
+    let sc = parse(&text, "bbr-tunnel");
     let mut sim = Simulation::new(&sc);
     let tx = |sim: &Simulation| {
         let s = sim.summary();

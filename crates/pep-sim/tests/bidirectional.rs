@@ -8,7 +8,7 @@ use pep_core::{Duration, Instant};
 use pep_sim::{Scenario, Simulation};
 
 fn scenario(text: &str) -> Scenario {
-    Scenario::from_toml_str(text, "bidir").unwrap_or_else(|e| panic!("{e}"))
+    crate::support::parse(text, "bidir")
 }
 
 fn at(secs: f64) -> Instant {

@@ -33,7 +33,7 @@ fn dumbbell(
 /// The TOML text of [`dumbbell`], with the senders' access links' delay
 /// `access` (which may use `{i}` too): one `[[repeat]]` of `n` copies.
 #[allow(clippy::too_many_arguments)]
-fn dumbbell_toml(
+pub(crate) fn dumbbell_toml(
     n: usize,
     split: &str,
     delay: &str,
@@ -92,7 +92,8 @@ source = {source}
     )
 }
 
-fn pep(params: &str) -> String {
+/// The `split-pair` agent on `a` and `b`, named `pep`, with `params`.
+pub(crate) fn pep(params: &str) -> String {
     format!("[[agent]]\nkind = \"split-pair\"\nname = \"pep\"\nnodes = [\"a\", \"b\"]\n{params}\n")
 }
 
@@ -140,7 +141,7 @@ fn finite_toml(buffer_start: u32, check: &str) -> String {
 }
 
 fn parse(t: &str) -> Scenario {
-    Scenario::from_toml_str(t, "<gschwandtner>").unwrap_or_else(|e| panic!("{e}"))
+    crate::support::parse(t, "<gschwandtner>")
 }
 
 /// A dumbbell's text cut in two at the split link (`scenario.cut`).

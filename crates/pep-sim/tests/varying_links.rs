@@ -5,8 +5,9 @@
 use std::path::PathBuf;
 
 use pep_core::link::trace::MmTrace;
-use pep_core::{Duration, Instant};
 use pep_sim::{Scenario, Simulation};
+
+use crate::support::{at_ms, parse};
 
 /// `traces/<name>` of the shared test data: `../shared` beside the
 /// checkout (CI's layout), or one level further up (a worktree's).
@@ -52,11 +53,7 @@ to = "b"
 series = []
 "#
     );
-    Scenario::from_toml_str(&text, "test.toml").unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn at_ms(ms: u64) -> Instant {
-    Instant::ZERO + Duration::from_millis(ms)
+    parse(&text, "test.toml")
 }
 
 /// Over whole repetitions of a real cellular trace, a saturating sender

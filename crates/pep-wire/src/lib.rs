@@ -22,8 +22,8 @@
 //!   whose payload is zeros (for captures of simulated segments, which have
 //!   lengths but no bytes). [`ethernet_frame`] adds Ethernet II framing.
 //! * Rewrite in place: [`rewrite_tcp_ack`], [`rewrite_tcp_window`],
-//!   [`rewrite_tcp_seq`], [`rewrite_tcp_timestamps`], [`rewrite_tcp_sack`]
-//!   change one field and
+//!   [`rewrite_tcp_seq`], [`rewrite_tcp_flags`], [`rewrite_tcp_timestamps`],
+//!   [`rewrite_tcp_sack`] change one field and
 //!   update the TCP checksum incrementally (RFC 1624, eqn. 3).
 //! * Capture: [`PcapWriter`] writes classic pcap with nanosecond
 //!   timestamps, Ethernet or raw IP; [`PcapReader`] reads it back.
@@ -70,7 +70,7 @@ pub use ether::{
 };
 pub use ip::{IpRepr, Ipv4Repr, Ipv6Repr, NotTcpReason, PROTO_TCP};
 pub use options::{
-    kind as option_kind, SackBlocks, TcpOptions, Timestamps, MAX_OPTIONS_LEN, MAX_SACK_BLOCKS,
+    kind as option_kind, SackOption, TcpOptions, TimestampOption, MAX_OPTIONS_LEN, MAX_SACK_BLOCKS,
 };
 pub use packet::{
     emit_headers, emit_packet, emit_packet_vec, packet_len, parse_ip_packet, NotTcp, Parsed,
@@ -80,6 +80,7 @@ pub use pcap::{
     LinkType, PcapReader, PcapRecord, PcapWriter, DEFAULT_SNAPLEN, MAGIC_MICROS, MAGIC_NANOS,
 };
 pub use rewrite::{
-    rewrite_tcp_ack, rewrite_tcp_sack, rewrite_tcp_seq, rewrite_tcp_timestamps, rewrite_tcp_window,
+    rewrite_tcp_ack, rewrite_tcp_flags, rewrite_tcp_sack, rewrite_tcp_seq, rewrite_tcp_timestamps,
+    rewrite_tcp_window,
 };
 pub use tcp::{flags, TcpRepr};

@@ -26,24 +26,26 @@ pub mod kind {
     pub const TIMESTAMPS: u8 = 8;
 }
 
-/// Up to four SACK blocks `[left, right)` as raw sequence numbers, in a
-/// fixed array so that [`TcpOptions`] stays `Copy` and allocation-free.
+/// The SACK option: up to four blocks `[left, right)` as raw sequence
+/// numbers, in a fixed array so that [`TcpOptions`] stays `Copy` and
+/// allocation-free. (`pep_core::SackBlocks` is what a segment carries for
+/// the mechanisms, in sequence-number arithmetic.)
 #[derive(Clone, Copy, Debug, Default)]
-pub struct SackBlocks {
+pub struct SackOption {
     blocks: [(u32, u32); MAX_SACK_BLOCKS],
     len: u8,
 }
 
-impl SackBlocks {
+impl SackOption {
     pub const fn new() -> Self {
-        SackBlocks {
+        SackOption {
             blocks: [(0, 0); MAX_SACK_BLOCKS],
             len: 0,
         }
     }
     /// Up to the first four blocks of `blocks`.
     pub fn from_slice(blocks: &[(u32, u32)]) -> Self {
-        let mut s = SackBlocks::new();
+        let mut s = SackOption::new();
         for &(l, r) in blocks.iter().take(MAX_SACK_BLOCKS) {
             s.push(l, r);
         }
@@ -76,21 +78,22 @@ impl SackBlocks {
 
 // Equality and hashing look only at the blocks in use: stale entries past
 // `len` (after `clear`) must not make equal lists differ.
-impl PartialEq for SackBlocks {
+impl PartialEq for SackOption {
     fn eq(&self, other: &Self) -> bool {
         self.as_slice() == other.as_slice()
     }
 }
-impl Eq for SackBlocks {}
-impl std::hash::Hash for SackBlocks {
+impl Eq for SackOption {}
+impl std::hash::Hash for SackOption {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         self.as_slice().hash(state)
     }
 }
 
-/// The timestamps option (RFC 7323 section 3).
+/// The timestamps option (RFC 7323 section 3) as the header carries it
+/// (`pep_core::Timestamps` is a segment's copy for the mechanisms).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Timestamps {
+pub struct TimestampOption {
     /// TSval: the sender's clock.
     pub val: u32,
     /// TSecr: the TSval being echoed.
@@ -109,8 +112,8 @@ pub struct TcpOptions {
     pub mss: Option<u16>,
     pub wscale: Option<u8>,
     pub sack_permitted: bool,
-    pub sack: SackBlocks,
-    pub timestamps: Option<Timestamps>,
+    pub sack: SackOption,
+    pub timestamps: Option<TimestampOption>,
     /// Options of unknown kind skipped by parse. Ignored by emit.
     pub unknown: u8,
 }
@@ -193,7 +196,7 @@ impl TcpOptions {
                 kind::WSCALE if data.len() == 1 => o.wscale = Some(data[0]),
                 kind::SACK_PERMITTED if data.is_empty() => o.sack_permitted = true,
                 kind::TIMESTAMPS if data.len() == 8 => {
-                    o.timestamps = Some(Timestamps {
+                    o.timestamps = Some(TimestampOption {
                         val: be32(data),
                         ecr: be32(&data[4..]),
                     })
@@ -317,7 +320,7 @@ mod tests {
             mss: Some(1460),
             wscale: Some(7),
             sack_permitted: true,
-            timestamps: Some(Timestamps { val: 1, ecr: 0 }),
+            timestamps: Some(TimestampOption { val: 1, ecr: 0 }),
             ..Default::default()
         };
         assert_eq!(o, want);
@@ -359,8 +362,8 @@ mod tests {
     fn too_many_options_for_the_header() {
         let o = TcpOptions {
             mss: Some(1460),
-            timestamps: Some(Timestamps::default()),
-            sack: SackBlocks::from_slice(&[(1, 2), (3, 4), (5, 6)]),
+            timestamps: Some(TimestampOption::default()),
+            sack: SackOption::from_slice(&[(1, 2), (3, 4), (5, 6)]),
             ..Default::default()
         };
         assert_eq!(o.wire_len(), 4 + 12 + 28);
@@ -369,11 +372,11 @@ mod tests {
 
     #[test]
     fn sack_equality_ignores_stale_blocks() {
-        let mut a = SackBlocks::from_slice(&[(1, 2), (3, 4)]);
+        let mut a = SackOption::from_slice(&[(1, 2), (3, 4)]);
         a.clear();
         a.push(5, 6);
-        assert_eq!(a, SackBlocks::from_slice(&[(5, 6)]));
-        let mut full = SackBlocks::from_slice(&[(0, 1); 5]);
+        assert_eq!(a, SackOption::from_slice(&[(5, 6)]));
+        let mut full = SackOption::from_slice(&[(0, 1); 5]);
         assert_eq!(full.len(), MAX_SACK_BLOCKS);
         assert!(!full.push(9, 9));
     }

@@ -10,7 +10,7 @@
 use crate::checksum::{patch_field, TCP_CHECKSUM_OFFSET};
 use crate::error::WireError;
 use crate::ip::parse_ip;
-use crate::options::{kind, OptionIter, TcpOptions, Timestamps};
+use crate::options::{kind, OptionIter, TcpOptions, TimestampOption};
 use crate::tcp::{split_segment, TcpRepr};
 
 /// The TCP segment of `packet` (header and payload, up to the IP length),
@@ -41,6 +41,14 @@ pub fn rewrite_tcp_ack(packet: &mut [u8], ack: u32) -> Result<(), WireError> {
     rewrite(packet, 8, &ack.to_be_bytes())
 }
 
+/// Sets the flags byte (CWR to FIN); the data offset beside it is kept.
+pub fn rewrite_tcp_flags(packet: &mut [u8], flags: u8) -> Result<(), WireError> {
+    let (segment, _) = segment_mut(packet)?;
+    let data_offset = segment[12];
+    patch_field(segment, TCP_CHECKSUM_OFFSET, 12, &[data_offset, flags]);
+    Ok(())
+}
+
 /// Sets the raw (unscaled) window field.
 pub fn rewrite_tcp_window(packet: &mut [u8], window: u16) -> Result<(), WireError> {
     rewrite(packet, 14, &window.to_be_bytes())
@@ -50,7 +58,7 @@ pub fn rewrite_tcp_window(packet: &mut [u8], window: u16) -> Result<(), WireErro
 /// changing nothing, when the segment carries no timestamps option. If the
 /// option appears more than once, the last one (the one parsing reports) is
 /// rewritten.
-pub fn rewrite_tcp_timestamps(packet: &mut [u8], ts: Timestamps) -> Result<bool, WireError> {
+pub fn rewrite_tcp_timestamps(packet: &mut [u8], ts: TimestampOption) -> Result<bool, WireError> {
     let (segment, header_len) = segment_mut(packet)?;
     let options = &segment[TcpRepr::MIN_HEADER_LEN..header_len];
     // Validate as parse does; after this the walk below cannot fail.

@@ -26,7 +26,7 @@ fn assert_untouched(p: &[u8], err: WireError) {
     assert_eq!(rewrite_tcp_seq(&mut q, 1), Err(err));
     assert_eq!(rewrite_tcp_window(&mut q, 1), Err(err));
     assert_eq!(
-        rewrite_tcp_timestamps(&mut q, Timestamps::default()),
+        rewrite_tcp_timestamps(&mut q, TimestampOption::default()),
         Err(err)
     );
     assert_eq!(fill_checksums(&mut q), Err(err));
@@ -191,7 +191,7 @@ fn option_lengths() {
         // Fixed-header rewrites still work; the options rewrite refuses.
         let mut q = p;
         assert_eq!(
-            rewrite_tcp_timestamps(&mut q, Timestamps::default()),
+            rewrite_tcp_timestamps(&mut q, TimestampOption::default()),
             Err(err)
         );
         assert_eq!(q, p);

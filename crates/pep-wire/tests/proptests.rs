@@ -32,7 +32,7 @@ fn with_raw_options(ip: &IpRepr, tcp: &TcpRepr, options: &[u8], payload: &[u8]) 
 
 /// Options bytes with the timestamps option after `pad` NOPs, possibly with
 /// an unknown option in front, padded to a word with EOL.
-fn arb_odd_ts_options() -> impl Strategy<Value = (Vec<u8>, Timestamps)> {
+fn arb_odd_ts_options() -> impl Strategy<Value = (Vec<u8>, TimestampOption)> {
     (0usize..8, any::<bool>(), any::<(u32, u32)>()).prop_map(|(pad, unknown, (val, ecr))| {
         let mut o = Vec::new();
         if unknown {
@@ -45,7 +45,7 @@ fn arb_odd_ts_options() -> impl Strategy<Value = (Vec<u8>, Timestamps)> {
         while o.len() % 4 != 0 {
             o.push(0);
         }
-        (o, Timestamps { val, ecr })
+        (o, TimestampOption { val, ecr })
     })
 }
 
@@ -84,7 +84,7 @@ fn check_no_panic(bytes: &[u8]) {
         rewrite_tcp_ack(&mut m, 0x0102_0304),
         rewrite_tcp_seq(&mut m, 0xfffe_fffd),
         rewrite_tcp_window(&mut m, 0xffff),
-        rewrite_tcp_timestamps(&mut m, Timestamps { val: 1, ecr: 2 }).map(|_| ()),
+        rewrite_tcp_timestamps(&mut m, TimestampOption { val: 1, ecr: 2 }).map(|_| ()),
         fill_checksums(&mut m),
     ] {
         if res.is_err() {
@@ -148,17 +148,18 @@ proptest! {
     #[test]
     fn incremental_equals_full(
         bytes in arb_any_valid(),
-        ack: u32, seq: u32, window: u16, ts: (u32, u32),
-        order in Just([0u8, 1, 2, 3]).prop_shuffle(),
+        ack: u32, seq: u32, window: u16, ts: (u32, u32), fl: u8,
+        order in Just([0u8, 1, 2, 3, 4]).prop_shuffle(),
     ) {
         let mut p = bytes.clone();
         let had_ts = parse_tcp(&bytes).tcp.options.timestamps.is_some();
-        let ts = Timestamps { val: ts.0, ecr: ts.1 };
+        let ts = TimestampOption { val: ts.0, ecr: ts.1 };
         for op in order {
             match op {
                 0 => rewrite_tcp_ack(&mut p, ack).unwrap(),
                 1 => rewrite_tcp_seq(&mut p, seq).unwrap(),
                 2 => rewrite_tcp_window(&mut p, window).unwrap(),
+                4 => rewrite_tcp_flags(&mut p, fl).unwrap(),
                 _ => prop_assert_eq!(rewrite_tcp_timestamps(&mut p, ts).unwrap(), had_ts),
             }
             prop_assert_eq!(verify_checksums(&p), Ok(()));
@@ -167,13 +168,13 @@ proptest! {
         fill_checksums(&mut full).unwrap();
         prop_assert_eq!(&p, &full);
         let t = parse_tcp(&p).tcp;
-        prop_assert_eq!((t.ack, t.seq, t.window), (ack, seq, window));
+        prop_assert_eq!((t.ack, t.seq, t.window, t.flags), (ack, seq, window, fl));
         if had_ts {
             prop_assert_eq!(t.options.timestamps, Some(ts));
         }
         // Only the rewritten fields and the checksum changed.
         let orig = parse_tcp(&bytes).tcp;
-        let mut expect = TcpRepr { ack, seq, window, ..orig };
+        let mut expect = TcpRepr { ack, seq, window, flags: fl, ..orig };
         if had_ts {
             expect.options.timestamps = Some(ts);
         }

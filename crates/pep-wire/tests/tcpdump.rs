@@ -38,7 +38,7 @@ fn sample_packets() -> Vec<Vec<u8>> {
     for mut p in ALL_VECTORS.iter().map(|p| p.to_vec()) {
         rewrite_tcp_ack(&mut p, 0x8000_0000).unwrap();
         rewrite_tcp_window(&mut p, 0xfffe).unwrap();
-        rewrite_tcp_timestamps(&mut p, Timestamps { val: 7, ecr: 9 }).unwrap();
+        rewrite_tcp_timestamps(&mut p, TimestampOption { val: 7, ecr: 9 }).unwrap();
         v.push(p);
     }
     let p = common::parse_tcp(&IPV6_SACK);

@@ -31,7 +31,7 @@ fn syn_tcp() -> TcpRepr {
             mss: Some(1460),
             wscale: Some(7),
             sack_permitted: true,
-            timestamps: Some(Timestamps {
+            timestamps: Some(TimestampOption {
                 val: 0x0a0b_0c0d,
                 ecr: 0,
             }),
@@ -61,8 +61,8 @@ fn sack_tcp() -> TcpRepr {
         window: 1024,
         urgent: 0,
         options: TcpOptions {
-            sack: SackBlocks::from_slice(&[(3000, 4000), (5000, 6000)]),
-            timestamps: Some(Timestamps {
+            sack: SackOption::from_slice(&[(3000, 4000), (5000, 6000)]),
+            timestamps: Some(TimestampOption {
                 val: 0x1111_1111,
                 ecr: 0x2222_2222,
             }),
@@ -114,7 +114,7 @@ fn parse_ipv4_with_ip_options() {
     );
     assert_eq!(
         p.tcp.options.timestamps,
-        Some(Timestamps {
+        Some(TimestampOption {
             val: 0x0102_0304,
             ecr: 0x0a0b_0c0d
         })
@@ -159,7 +159,7 @@ fn parse_ipv6_through_hop_by_hop() {
     assert_eq!(p.tcp_header_len, 32);
     assert_eq!(
         p.tcp.options.timestamps,
-        Some(Timestamps {
+        Some(TimestampOption {
             val: 0xdead_beef,
             ecr: 0x0102_0304
         })
@@ -244,7 +244,7 @@ fn rewrites_on_vectors() {
         rewrite_tcp_window(&mut p, 0x0001).unwrap();
         rewrite_tcp_seq(&mut p, 0xffff_ffff).unwrap();
         let had_ts = parse_tcp(v).tcp.options.timestamps.is_some();
-        let ts = Timestamps {
+        let ts = TimestampOption {
             val: 0x8000_0001,
             ecr: 0xffff_0000,
         };
@@ -262,7 +262,7 @@ fn rewrites_on_vectors() {
 #[test]
 fn timestamps_rewrite_at_odd_offset() {
     let mut p = IPV6_HBH_ODD_TS;
-    let ts = Timestamps { val: 1, ecr: 2 };
+    let ts = TimestampOption { val: 1, ecr: 2 };
     assert_eq!(rewrite_tcp_timestamps(&mut p, ts), Ok(true));
     // TSval starts at byte 23 of the TCP header: 40 + 8 + 23.
     assert_eq!(&p[71..79], &[0, 0, 0, 1, 0, 0, 0, 2]);
@@ -326,7 +326,7 @@ fn emit_errors() {
             actual: 1
         })
     );
-    tcp.options.sack = SackBlocks::from_slice(&[(1, 2), (3, 4), (5, 6)]);
+    tcp.options.sack = SackOption::from_slice(&[(1, 2), (3, 4), (5, 6)]);
     assert_eq!(
         emit_packet_vec(&ip, &tcp, &[]),
         Err(WireError::OptionsTooLong(48))

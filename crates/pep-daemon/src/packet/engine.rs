@@ -374,8 +374,15 @@ fn build_ack(
     flows: &mut FlowTable,
     seg: &Segment,
 ) -> Option<Frame> {
-    let t = templates.get(&seg.flow)?;
-    let mut f = Frame::parse(t.clone(), flows);
+    let mut bytes = templates.get(&seg.flow)?.clone();
+    // The template may be a newer ACK than the one this ACK regenerates (a
+    // train the flow's next ACK cut short): the sequence number and flags
+    // (ECE) are the regenerated ACK's own, as the simulator sends them.
+    if let Some(ip) = bytes.get_mut(EthernetRepr::HEADER_LEN..) {
+        let _ = pep_wire::rewrite_tcp_seq(ip, seg.seq.0);
+        let _ = pep_wire::rewrite_tcp_flags(ip, seg.flags.0);
+    }
+    let mut f = Frame::parse(bytes, flows);
     let s = f.segment_mut()?;
     let mut fields = AckFields::of(seg);
     // The template is the flow's latest real ACK, which may be newer than

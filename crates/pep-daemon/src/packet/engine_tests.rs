@@ -28,7 +28,7 @@ fn ack(sport: u16, ack: u32, payload: usize) -> Vec<u8> {
         flags: pep_wire::flags::ACK,
         window: 512,
         options: TcpOptions {
-            timestamps: Some(pep_wire::Timestamps {
+            timestamps: Some(pep_wire::TimestampOption {
                 val: ack / 10,
                 ecr: 5,
             }),

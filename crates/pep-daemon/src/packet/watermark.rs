@@ -137,7 +137,7 @@ impl Conn {
         if let (Some(ts), Some(latest)) = (s.ts, self.ts_latest) {
             if Seq(ts.val).lt(Seq(latest)) {
                 let ip = b.get_mut(EthernetRepr::HEADER_LEN..)?;
-                let new = pep_wire::Timestamps {
+                let new = pep_wire::TimestampOption {
                     val: latest,
                     ecr: ts.ecr,
                 };
@@ -278,12 +278,16 @@ impl WatermarkStage {
         if self.due.is_none_or(|d| d > now) {
             return;
         }
-        let due: Vec<FlowId> = self
+        let mut due: Vec<FlowId> = self
             .conns
             .iter()
             .filter(|(_, c)| c.core.poll_timeout().is_some_and(|t| t <= now))
             .map(|(&k, _)| k)
             .collect();
+        // In flow order, not the map's (seeded per process): connections
+        // due at one instant send in the same order on every run, as the
+        // simulator's agent sends them.
+        due.sort_unstable();
         for k in due {
             if let Some(c) = self.conns.get_mut(&k) {
                 c.core.handle_timeout(now);
@@ -449,7 +453,7 @@ fn ack_from(template: &[u8], s: &Segment, wnd: u16) -> Option<Vec<u8>> {
     rewrite_tcp_ack(ip, s.ack.0).ok()?;
     rewrite_tcp_window(ip, wnd).ok()?;
     if let Some(ts) = s.ts {
-        let ts = pep_wire::Timestamps {
+        let ts = pep_wire::TimestampOption {
             val: ts.val,
             ecr: ts.ecr,
         };
@@ -488,7 +492,7 @@ fn ack_reversing(data: &[u8], s: &Segment, wnd: u16) -> Option<Vec<u8>> {
         flags: pep_wire::flags::ACK,
         window: wnd,
         options: TcpOptions {
-            timestamps: s.ts.map(|t| pep_wire::Timestamps {
+            timestamps: s.ts.map(|t| pep_wire::TimestampOption {
                 val: t.val,
                 ecr: t.ecr,
             }),

@@ -6,7 +6,7 @@ use pep_core::watermark::WatermarkConfig;
 use pep_core::Instant;
 use pep_wire::{
     emit_packet_vec, ethernet_frame, flags, parse_ip_packet, EthernetRepr, IpRepr, Ipv4Repr,
-    Parsed, SackBlocks, TcpOptions, TcpRepr,
+    Parsed, SackOption, TcpOptions, TcpRepr,
 };
 
 use super::WatermarkSettings;
@@ -82,12 +82,12 @@ impl Seg {
             flags: self.flags,
             window: self.window,
             options: TcpOptions {
-                timestamps: Some(pep_wire::Timestamps {
+                timestamps: Some(pep_wire::TimestampOption {
                     val: self.ts.0,
                     ecr: self.ts.1,
                 }),
                 wscale: self.wscale,
-                sack: SackBlocks::from_slice(self.sack),
+                sack: SackOption::from_slice(self.sack),
                 ..TcpOptions::default()
             },
             payload_len: self.payload,

@@ -72,8 +72,8 @@ pub fn arb_options() -> impl Strategy<Value = TcpOptions> {
             mss,
             wscale,
             sack_permitted,
-            sack: SackBlocks::from_slice(&sack),
-            timestamps: ts.map(|(val, ecr)| Timestamps { val, ecr }),
+            sack: SackOption::from_slice(&sack),
+            timestamps: ts.map(|(val, ecr)| TimestampOption { val, ecr }),
             unknown: 0,
         })
         .prop_filter("options fit the header", |o| {
