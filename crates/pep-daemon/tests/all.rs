@@ -18,5 +18,6 @@ mod paths;
 mod systemd_notify;
 mod tunnel;
 mod tunnel_localq;
+mod tunnel_lossy;
 mod tunnel_open;
 mod turnover;
