@@ -718,20 +718,21 @@ fn tunnel(t: &RawTunnel) -> FieldResult<crate::tunnel::TunnelSettings> {
             )
         })
     };
-    let cc =
-        match t.cc.as_deref().unwrap_or("cubic-flows") {
-            "cubic" => TunnelCc::Cubic,
-            "cubic-flows" => TunnelCc::CubicFlows,
-            "bbr" => TunnelCc::Bbr,
-            "quinn-bbr" => TunnelCc::QuinnBbr,
-            "newreno" | "reno" => TunnelCc::NewReno,
-            other => return Err((
+    let cc = match t.cc.as_deref().unwrap_or("cubic-flows") {
+        "cubic" => TunnelCc::Cubic,
+        "cubic-flows" => TunnelCc::CubicFlows,
+        "bbr" => TunnelCc::Bbr,
+        "quinn-bbr" => TunnelCc::QuinnBbr,
+        "newreno" | "reno" => TunnelCc::NewReno,
+        other => {
+            return Err((
                 "tunnel.cc".into(),
                 format!(
                     "{other:?}: the tunnel offers cubic, cubic-flows, bbr, quinn-bbr and newreno"
                 ),
-            )),
-        };
+            ))
+        }
+    };
     let flow_window = match &t.flow_window {
         Some(w) => field("tunnel.flow_window", parse_bytes(w))?,
         None => 4 << 20,
