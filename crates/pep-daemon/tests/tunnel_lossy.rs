@@ -147,3 +147,79 @@ fn bbr_tunnel_keeps_a_lossy_satellite_link_full() {
         LOSS * 100.0
     );
 }
+
+/// The table (`docs/daemon.md`): bulk goodput, twenty 1 MB
+/// transfers and a 100 KB object's first byte, end to end, through the
+/// `bbr` tunnel and through the single-node split with the kernel's BBR on
+/// its satellite leg, alternating, `PEP_RUNS` (3) times; prints the
+/// medians. Minutes (about 4 per round): by hand, not in CI.
+#[test]
+#[ignore = "needs root; long (minutes): run by hand"]
+fn full_scale_lossy_table() {
+    let _g = root_test("tunnel_lossy");
+    let runs: usize = std::env::var("PEP_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    let lab = lab();
+    let client = lab.endpoint("client").unwrap();
+    let server = lab.endpoint("server").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    pep_daemon::tunnel::keygen(dir.path(), "start").unwrap();
+    pep_daemon::tunnel::keygen(dir.path(), "end").unwrap();
+    let names = [
+        "end to end, CUBIC",
+        "two-node, bbr tunnel",
+        "single-node split, kernel BBR long leg",
+    ];
+    let mut rows: Vec<(Vec<f64>, Vec<f64>, Vec<std::time::Duration>)> =
+        vec![Default::default(); names.len()];
+    let mut port = 6300;
+    for run in 0..runs {
+        for (i, name) in names.iter().enumerate() {
+            let daemons: Vec<pep_daemon::Daemon> = match i {
+                0 => vec![],
+                1 => {
+                    let (s, e) = tunnel_pair_cc(&lab, dir.path(), "bbr", "");
+                    vec![s, e]
+                }
+                _ => {
+                    let cfg = config(
+                        &proxy_if(0),
+                        &format!("{}/32", client.addr),
+                        "buffer = \"2MiB\"\n[server_leg]\ncc = \"bbr\"\n[client_leg]\ncc = \"cubic\"",
+                    );
+                    vec![start_proxy(&lab.endpoint("start").unwrap(), &cfg).expect("split")]
+                }
+            };
+            let b = bulk(&lab);
+            let s = short(&lab, port);
+            port += SHORT as u16;
+            let srv = crate::tunnel_open::serve(listen(&server, 7100), 1);
+            let f = crate::tunnel_open::fetch(&client, server.addr);
+            srv.join().unwrap();
+            println!("run {run}, {name}: bulk {b:.2} Mbit/s, 20 x 1 MB {s:.1} s, first byte {f:?}");
+            rows[i].0.push(b);
+            rows[i].1.push(s);
+            rows[i].2.push(f);
+            for d in daemons {
+                d.shutdown().unwrap();
+            }
+        }
+    }
+    let med = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!("| | one bulk upload, goodput 20-60 s | 20 uploads of 1 MB, all done | 100 KB: time to first byte |");
+    for (name, (b, s, f)) in names.iter().zip(rows) {
+        println!(
+            "| {name} | {:.2} Mbit/s | {:.1} s | {:.2} s |",
+            med(&b),
+            med(&s),
+            crate::tunnel_open::median(f).as_secs_f64()
+        );
+    }
+    lab.down().unwrap();
+}

@@ -46,7 +46,7 @@ fn object() -> Vec<u8> {
 }
 
 /// Serves `n` requests: reads the 4-byte request, answers with the object.
-fn serve(l: TcpListener, n: usize) -> std::thread::JoinHandle<()> {
+pub(crate) fn serve(l: TcpListener, n: usize) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         for _ in 0..n {
             let mut s = accept(&l);
@@ -60,7 +60,7 @@ fn serve(l: TcpListener, n: usize) -> std::thread::JoinHandle<()> {
 
 /// Connect, send the request, read the object: the time to its first
 /// byte, from before `connect`.
-fn fetch(client: &pep_lab::Endpoint, to: Ipv4Addr) -> StdDuration {
+pub(crate) fn fetch(client: &pep_lab::Endpoint, to: Ipv4Addr) -> StdDuration {
     let t0 = Instant::now();
     let mut c = connect(client, to, PORT).expect("connect");
     c.write_all(b"GET\n").unwrap();
@@ -73,7 +73,7 @@ fn fetch(client: &pep_lab::Endpoint, to: Ipv4Addr) -> StdDuration {
     ttfb
 }
 
-fn median(mut v: Vec<StdDuration>) -> StdDuration {
+pub(crate) fn median(mut v: Vec<StdDuration>) -> StdDuration {
     v.sort();
     v[v.len() / 2]
 }
