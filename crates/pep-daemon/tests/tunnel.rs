@@ -25,7 +25,7 @@ use std::time::Duration as StdDuration;
 use common::*;
 use pep_core::{Duration, Rate};
 use pep_lab::traffic::{self, TrafficOptions};
-use pep_lab::{DirParams, Lab, LabOptions, LabTopology, Role};
+use pep_lab::{DirParams, Lab};
 
 const FLOWS: usize = 20;
 const RUN: u64 = 20;
@@ -45,19 +45,7 @@ const GOODPUT: f64 = 0.95;
 
 fn lab() -> Lab {
     let long = DirParams::new(Rate::mbps(100), Duration::from_millis(125), 300);
-    let mut t = LabTopology::new("dmn-tun", 7);
-    t.node("client", Role::Host);
-    t.node("start", Role::Router);
-    t.node("end", Role::Router);
-    t.node("server", Role::Host);
-    // The access segments are bridged, not emulated: an emulator per
-    // segment would forward the same 100 Mbit/s through user space again,
-    // and the CPU it takes is the tunnel's (the 2-core machine was 85-95 %
-    // busy with six emulated directions).
-    t.wire("client", "start");
-    t.link("start", "end", long, long);
-    t.wire("end", "server");
-    Lab::up(&t, &LabOptions::default()).expect("lab up")
+    split_pair_lab("dmn-tun", long)
 }
 
 /// Runs the uploads; returns (utilisation of start->end from FROM to RUN,

@@ -18,7 +18,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use common::*;
 use pep_core::{Duration, Instant, Rate};
 use pep_lab::traffic::{self, Amount, FlowSpec, TrafficOptions, TrafficReport};
-use pep_lab::{DirParams, Lab, LabOptions, LabTopology, LossParams, Role};
+use pep_lab::{DirParams, Lab, LossParams};
 
 const ONE_WAY_MS: u64 = 300;
 const LINK_MBPS: u64 = 20;
@@ -36,15 +36,7 @@ fn lab() -> Lab {
         1000,
     );
     long.loss = LossParams::Bernoulli { p: LOSS };
-    let mut t = LabTopology::new("dmn-lossy", 7);
-    t.node("client", Role::Host);
-    t.node("start", Role::Router);
-    t.node("end", Role::Router);
-    t.node("server", Role::Host);
-    t.wire("client", "start");
-    t.link("start", "end", long, long);
-    t.wire("end", "server");
-    Lab::up(&t, &LabOptions::default()).expect("lab up")
+    split_pair_lab("dmn-lossy", long)
 }
 
 fn checked(report: &TrafficReport) {

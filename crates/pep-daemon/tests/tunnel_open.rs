@@ -18,7 +18,7 @@ use std::time::{Duration as StdDuration, Instant};
 
 use common::*;
 use pep_core::{Duration, Rate};
-use pep_lab::{DirParams, Lab, LabOptions, LabTopology, Role};
+use pep_lab::{DirParams, Lab};
 
 const ONE_WAY_MS: u64 = 300;
 const OBJECT: usize = 100_000;
@@ -28,15 +28,7 @@ const PORT: u16 = 7100;
 
 fn lab() -> Lab {
     let long = DirParams::new(Rate::mbps(20), Duration::from_millis(ONE_WAY_MS), 1000);
-    let mut t = LabTopology::new("dmn-open", 7);
-    t.node("client", Role::Host);
-    t.node("start", Role::Router);
-    t.node("end", Role::Router);
-    t.node("server", Role::Host);
-    t.wire("client", "start");
-    t.link("start", "end", long, long);
-    t.wire("end", "server");
-    Lab::up(&t, &LabOptions::default()).expect("lab up")
+    split_pair_lab("dmn-open", long)
 }
 
 fn object() -> Vec<u8> {

@@ -31,6 +31,9 @@
 //! through [`QuicCongestion`] instead (`quic.rs`, RFC 9002's recovery
 //! period): the daemon's tunnel runs cubic-flows that way, the simulator's
 //! split-pair tunnel under TCP's recovery here.
+//! Its BBR is [`QuicBbr`] (`quic_bbr.rs`): the same [`Bbr`] fed by a
+//! sampler keyed by send time (`quic_rate.rs`, as quinn reports ACKs),
+//! its model given as the window quinn paces from.
 //!
 //! Dispatch is a `match` over closed enums: no vtable on the per-ACK path,
 //! no allocation.
