@@ -372,6 +372,9 @@ fn split_pair(c: &Ctx) -> Result<Vec<DaemonPlan>, String> {
     };
     let tunnel_cc = match c.str("tunnel_cc").unwrap_or("cubic") {
         "cubic-flows" => "cubic-flows",
+        // The same core BBR v1: paced by its model in the simulator's TCP
+        // tunnel, a window quinn paces from in the daemon's (`QuicBbr`).
+        "bbr" => "bbr",
         "cubic" | "cubic-ns2" => "cubic",
         // RFC 9002's NewReno recovers by ACK ranges, as SACK does.
         "sack" => "newreno",
@@ -428,10 +431,12 @@ fn split_pair(c: &Ctx) -> Result<Vec<DaemonPlan>, String> {
         q(interval),
     );
     let end_cfg = format!(
-        "{}[tunnel]\nrole = \"split-end\"\nlisten = \"0.0.0.0:{TUNNEL_PORT}\"\nallow = {}\n\
+        "{}[tunnel]\nrole = \"split-end\"\nlisten = \"0.0.0.0:{TUNNEL_PORT}\"\nallow = {}\ncc = {}\n\
          cert = \"{{keys}}/end.pem\"\nkey = \"{{keys}}/end.key\"\npeer_cert = \"{{keys}}/start.pem\"\n",
         proxy_section(""),
         list(&c.addrs(|f| c.sc.flows[f].dst)),
+        // The same controller for what flows back (downloads).
+        q(tunnel_cc),
     );
     let f = file_name(&c.a.name);
     Ok(vec![
@@ -745,6 +750,21 @@ mod tests {
             let text = d.config.replace("{keys}", "/nonexistent");
             // Key files are checked when the tunnel starts, not when parsed.
             pep_daemon::config::parse(&text, "pair.toml").unwrap();
+        }
+    }
+
+    #[test]
+    fn split_pair_bbr_runs_the_cores_bbr_in_the_tunnel() {
+        let p = plan_of("kind = \"split-pair\"\nnodes = [\"r1\", \"r2\"]\ntunnel_cc = \"bbr\"")
+            .unwrap();
+        for d in &p {
+            assert!(d.config.contains("cc = \"bbr\""), "{}", d.config);
+        }
+        #[cfg(feature = "daemon")]
+        {
+            let text = p[1].config.replace("{keys}", "/nonexistent");
+            let s = pep_daemon::config::parse(&text, "pair.toml").unwrap();
+            assert_eq!(s.tunnel.unwrap().cc, pep_daemon::tunnel::TunnelCc::Bbr);
         }
     }
 

@@ -727,11 +727,14 @@ fn tunnel(t: &RawTunnel) -> FieldResult<crate::tunnel::TunnelSettings> {
         "cubic" => TunnelCc::Cubic,
         "cubic-flows" => TunnelCc::CubicFlows,
         "bbr" => TunnelCc::Bbr,
+        "quinn-bbr" => TunnelCc::QuinnBbr,
         "newreno" | "reno" => TunnelCc::NewReno,
         other => {
             return Err((
                 "tunnel.cc".into(),
-                format!("{other:?}: the tunnel offers cubic, cubic-flows, bbr and newreno"),
+                format!(
+                    "{other:?}: the tunnel offers cubic, cubic-flows, bbr, quinn-bbr and newreno"
+                ),
             ))
         }
     };

@@ -286,8 +286,8 @@ impl Daemon {
         let metrics = Arc::new(Metrics::default());
         let tunnel = match &settings.tunnel {
             Some(t) => {
-                if t.cc == tunnel::TunnelCc::Bbr {
-                    warn!("tunnel.cc = \"bbr\": this quinn release's BBR floods shallow queues (60 % loss in the lab); cubic is safer");
+                if t.cc == tunnel::TunnelCc::QuinnBbr {
+                    warn!("tunnel.cc = \"quinn-bbr\": this quinn release's BBR floods shallow queues (60 % loss in the lab); bbr is the core's");
                 }
                 let transport = tunnel::transport(t, settings.max_connections, metrics.clone());
                 let tls = tunnel::load_tls(&t.tls, transport)?;

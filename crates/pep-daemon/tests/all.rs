@@ -20,6 +20,7 @@ mod prometheus;
 mod systemd_notify;
 mod tunnel;
 mod tunnel_localq;
+mod tunnel_lossy;
 mod tunnel_open;
 mod turnover;
 mod upgrade;

@@ -45,7 +45,7 @@ const GOODPUT: f64 = 0.95;
 
 fn lab() -> Lab {
     let long = DirParams::new(Rate::mbps(100), Duration::from_millis(125), 300);
-    tunnel_path("dmn-tun", long)
+    split_pair_lab("dmn-tun", long)
 }
 
 /// Runs the uploads; returns (utilisation of start->end from FROM to RUN,

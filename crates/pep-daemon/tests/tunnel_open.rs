@@ -28,7 +28,7 @@ const PORT: u16 = 7100;
 
 fn lab() -> Lab {
     let long = DirParams::new(Rate::mbps(20), Duration::from_millis(ONE_WAY_MS), 1000);
-    tunnel_path("dmn-open", long)
+    split_pair_lab("dmn-open", long)
 }
 
 fn object() -> Vec<u8> {
@@ -38,7 +38,7 @@ fn object() -> Vec<u8> {
 }
 
 /// Serves `n` requests: reads the 4-byte request, answers with the object.
-fn serve(l: TcpListener, n: usize) -> std::thread::JoinHandle<()> {
+pub(crate) fn serve(l: TcpListener, n: usize) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         for _ in 0..n {
             let mut s = accept(&l);
@@ -52,7 +52,7 @@ fn serve(l: TcpListener, n: usize) -> std::thread::JoinHandle<()> {
 
 /// Connect, send the request, read the object: the time to its first
 /// byte, from before `connect`.
-fn fetch(client: &pep_lab::Endpoint, to: Ipv4Addr) -> StdDuration {
+pub(crate) fn fetch(client: &pep_lab::Endpoint, to: Ipv4Addr) -> StdDuration {
     let t0 = Instant::now();
     let mut c = connect(client, to, PORT).expect("connect");
     c.write_all(b"GET\n").unwrap();
@@ -65,7 +65,7 @@ fn fetch(client: &pep_lab::Endpoint, to: Ipv4Addr) -> StdDuration {
     ttfb
 }
 
-fn median(mut v: Vec<StdDuration>) -> StdDuration {
+pub(crate) fn median(mut v: Vec<StdDuration>) -> StdDuration {
     v.sort();
     v[v.len() / 2]
 }

@@ -323,6 +323,14 @@ impl Bbr {
         }
     }
 
+    /// Ends STARTUP on the next ACK as if the bandwidth had stopped
+    /// growing: for a transport that sees STARTUP's queue overflow (BBR
+    /// v2's loss-based exit, `quic_bbr.rs`). Linux's v1 has no such call,
+    /// and the TCP flows here never make it.
+    pub fn set_full_bw_reached(&mut self) {
+        self.full_bw_reached = true;
+    }
+
     /// Reseeds PROBE_BW's phase draw (one seed per connection).
     pub fn reseed(&mut self, seed: u64) {
         self.rng = seed;

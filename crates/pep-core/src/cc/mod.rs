@@ -31,6 +31,9 @@
 //! through [`QuicCongestion`] instead (`quic.rs`, RFC 9002's recovery
 //! period): the daemon's tunnel runs cubic-flows that way, the simulator's
 //! split-pair tunnel under TCP's recovery here.
+//! Its BBR is [`QuicBbr`] (`quic_bbr.rs`): the same [`Bbr`] fed by a
+//! sampler keyed by send time (`quic_rate.rs`, as quinn reports ACKs),
+//! its model given as the window quinn paces from.
 //!
 //! Dispatch is a `match` over closed enums: no vtable on the per-ACK path,
 //! no allocation.
@@ -57,6 +60,8 @@ mod growth;
 mod hystart;
 mod prr;
 mod quic;
+mod quic_bbr;
+mod quic_rate;
 mod rack;
 mod rate_sample;
 mod recovery;
@@ -70,6 +75,8 @@ mod cubic_flows_tests;
 #[cfg(test)]
 mod growth_tests;
 #[cfg(test)]
+mod quic_bbr_tests;
+#[cfg(test)]
 mod sack_tests;
 #[cfg(test)]
 mod tests;
@@ -80,6 +87,8 @@ pub use cubic_flows::{CubicFlowsView, MAX_FLOWS as CUBIC_FLOWS_MAX_FLOWS};
 pub use cubic_ns2::{cubic_root as cubic_ns2_root, CubicNs2View};
 pub use growth::{Growth, GrowthView, WindowUnit};
 pub use quic::QuicCongestion;
+pub use quic_bbr::{QuicBbr, HEADROOM_PKTS as QUIC_BBR_HEADROOM_PKTS};
+pub use quic_rate::QuicRateSampler;
 pub use rack::{is_dsack, Detection, Rack, REO_WND_PERSIST};
 pub use rate_sample::{RateSample, RateSampler};
 pub use recovery::Recovery;

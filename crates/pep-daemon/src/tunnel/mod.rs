@@ -28,6 +28,7 @@
 //!   RST, never a hang), and split-start reconnects with backoff.
 
 pub mod cc;
+pub mod cc_bbr;
 pub mod end;
 pub mod localq;
 pub mod start;
@@ -59,7 +60,10 @@ pub enum TunnelCc {
     Cubic,
     /// CUBIC backing off as the flows it carries would (`cc.rs`).
     CubicFlows,
+    /// The core's BBR v1 (`cc_bbr.rs`): for long paths with random loss.
     Bbr,
+    /// quinn 0.11's own BBR (floods: kept for comparison only).
+    QuinnBbr,
     NewReno,
 }
 
@@ -397,6 +401,9 @@ pub fn transport(
             c.congestion_controller_factory(Arc::new(cc::FlowCubicFactory { metrics }));
         }
         TunnelCc::Bbr => {
+            c.congestion_controller_factory(Arc::new(cc_bbr::CoreBbrFactory));
+        }
+        TunnelCc::QuinnBbr => {
             c.congestion_controller_factory(Arc::new(quinn::congestion::BbrConfig::default()));
         }
         TunnelCc::NewReno => {

@@ -44,12 +44,13 @@ pub fn wired_three(name: &str) -> Lab {
     Lab::up(&t, &LabOptions::default()).expect("lab up")
 }
 
-/// client - start == end - server: the two-node PEP's path, `long` both
-/// ways between the PEPs. The access segments are bridged, not emulated:
-/// an emulator per segment would forward the same traffic through user
-/// space again, and the CPU it takes is the tunnel's (the 2-core machine
-/// was 85-95 % busy with six emulated directions at 100 Mbit/s).
-pub fn tunnel_path(name: &str, long: DirParams) -> Lab {
+/// client - start - long link - end - server, the two-node PEP's lab:
+/// `long` both ways between start and end. The access segments are
+/// bridged, not emulated: an emulator per segment would forward the same
+/// traffic through user space again, and the CPU it takes is the tunnel's
+/// (the 2-core machine was 85-95 % busy with six emulated directions at
+/// 100 Mbit/s).
+pub fn split_pair_lab(name: &str, long: DirParams) -> Lab {
     let mut t = LabTopology::new(name, 7);
     t.node("client", Role::Host);
     t.node("start", Role::Router);
@@ -313,17 +314,27 @@ pub fn tunnel_pair(
     dir: &std::path::Path,
     start_extra: &str,
 ) -> (pep_daemon::Daemon, pep_daemon::Daemon) {
+    tunnel_pair_cc(lab, dir, "cubic-flows", start_extra)
+}
+
+/// [`tunnel_pair`] with both ends' tunnel congestion control `cc`.
+pub fn tunnel_pair_cc(
+    lab: &Lab,
+    dir: &std::path::Path,
+    cc: &str,
+    start_extra: &str,
+) -> (pep_daemon::Daemon, pep_daemon::Daemon) {
     let d = dir.display();
     let client = lab.endpoint("client").unwrap();
     let server = lab.endpoint("server").unwrap();
     let end_addr = lab.state().nodes[2].addrs[0];
     let start_cfg = format!(
-        "{}[tunnel]\nrole = \"split-start\"\npeer = \"{end_addr}:4433\"\ncc = \"cubic-flows\"\n\
+        "{}[tunnel]\nrole = \"split-start\"\npeer = \"{end_addr}:4433\"\ncc = \"{cc}\"\n\
          cert = \"{d}/start.pem\"\nkey = \"{d}/start.key\"\npeer_cert = \"{d}/end.pem\"\n{start_extra}",
         config(&proxy_if(0), &format!("{}/32", client.addr), "")
     );
     let end_cfg = format!(
-        "[proxy]\nipv6 = false\n[tunnel]\nrole = \"split-end\"\nlisten = \"0.0.0.0:4433\"\n\
+        "[proxy]\nipv6 = false\n[tunnel]\nrole = \"split-end\"\nlisten = \"0.0.0.0:4433\"\ncc = \"{cc}\"\n\
          allow = [\"{}/32\"]\ncert = \"{d}/end.pem\"\nkey = \"{d}/end.key\"\npeer_cert = \"{d}/start.pem\"\n",
         server.addr
     );

@@ -63,7 +63,8 @@ struct Params {
     /// Linux CUBIC, as the thesis ran it), "cubic-flows" (the daemon's
     /// default: CUBIC backing off as the flows open on the tunnel would,
     /// `pep_core::cc::Growth::CubicFlows`), "bbr" (BBR v1 as Linux's, paced
-    /// at its model's rate, `pep_core::cc::Bbr`) or "sack".
+    /// at its model's rate, `pep_core::cc::Bbr`: the machine the daemon's
+    /// `tunnel.cc = "bbr"` runs through `pep_core::cc::QuicBbr`) or "sack".
     #[serde(default = "default_cc")]
     tunnel_cc: String,
     /// Tunnel receiver window in bytes ("set very high"; at most TCP's
