@@ -86,7 +86,10 @@ def test_the_gil_is_released_while_the_simulator_runs():
 
 
 CTRL_C = """
-import sys, time, pepkit
+import signal, sys, time, pepkit
+# As at a terminal, even where the test runs in a background job (which
+# starts with SIGINT ignored, and Python then leaves it so).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 print("start", flush=True)
 try:
     pepkit.run(sys.argv[1], overrides={"scenario.duration": "3600s"})
