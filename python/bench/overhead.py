@@ -42,7 +42,7 @@ def main():
     t = time.perf_counter()
     for i in range(a.runs):
         r = pepkit.run(sc, overrides=over)
-        r.goodput, r.links, r.queues, r.cwnd, r.tseq  # the DataFrames, as a user reads them
+        r.goodput, r.links, r.queues, r.cwnd  # the DataFrames, as a user reads them
     py = (time.perf_counter() - t) / a.runs
     sim /= a.runs
     print(f"{a.runs} runs of 1 s simulated ({SCENARIO.name}), per run:")
