@@ -96,14 +96,15 @@ impl Builder {
     }
 }
 
-/// Writes the table to `w` as Parquet.
-pub fn write(t: &Table, w: impl io::Write + Send) -> io::Result<()> {
+/// The table as Arrow record batches of at most 65,536 rows, each
+/// handed to `each` in order; an empty table gives one empty batch (the
+/// schema still travels). The Parquet writer and the Python module
+/// (`pep-py`, which hands them to pyarrow) both take them from here.
+pub fn batches(t: &Table, mut each: impl FnMut(RecordBatch) -> io::Result<()>) -> io::Result<()> {
     let schema = schema(t);
-    let mut writer = ArrowWriter::try_new(w, schema.clone(), None).map_err(io::Error::other)?;
     let mut builders: Vec<Builder> = t.columns.iter().map(|c| Builder::new(c.ty)).collect();
     let mut cells = Vec::with_capacity(t.columns.len());
     let mut start = 0;
-    // One batch even for an empty table: the file still has the schema.
     loop {
         let end = (start + BATCH).min(t.len);
         for i in start..end {
@@ -113,13 +114,18 @@ pub fn write(t: &Table, w: impl io::Write + Send) -> io::Result<()> {
             }
         }
         let arrays: Vec<ArrayRef> = builders.iter_mut().map(Builder::finish).collect();
-        let batch = RecordBatch::try_new(schema.clone(), arrays).map_err(io::Error::other)?;
-        writer.write(&batch).map_err(io::Error::other)?;
+        each(RecordBatch::try_new(schema.clone(), arrays).map_err(io::Error::other)?)?;
         start = end;
         if start >= t.len {
-            break;
+            return Ok(());
         }
     }
+}
+
+/// Writes the table to `w` as Parquet.
+pub fn write(t: &Table, w: impl io::Write + Send) -> io::Result<()> {
+    let mut writer = ArrowWriter::try_new(w, schema(t), None).map_err(io::Error::other)?;
+    batches(t, |b| writer.write(&b).map_err(io::Error::other))?;
     writer.close().map_err(io::Error::other)?;
     Ok(())
 }

@@ -153,14 +153,26 @@ pub fn task_key(scenario_toml: &str, seed: u64, build: &str) -> String {
 /// build's result. Hashed once per process (about 0.1 s for the `pep`
 /// binary); if the executable cannot be read, the version alone.
 pub fn build_identity() -> &'static str {
-    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    ID.get_or_init(|| {
-        let version = env!("CARGO_PKG_VERSION");
-        match std::env::current_exe().and_then(hash_file) {
-            Ok(h) => format!("{version}+{h:016x}"),
-            Err(_) => version.to_string(),
-        }
-    })
+    BUILD_ID.get_or_init(|| identity_of(std::env::current_exe()))
+}
+
+/// [`build_identity`] for a simulator that is a library loaded into
+/// another program (the Python module, inside `python`): the hash of
+/// `library`, the file that holds the simulator, instead of the running
+/// executable's. Takes effect if called before anything asked for the
+/// identity; returns the identity in force.
+pub fn build_identity_from(library: PathBuf) -> &'static str {
+    BUILD_ID.get_or_init(|| identity_of(Ok(library)))
+}
+
+static BUILD_ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+fn identity_of(file: std::io::Result<PathBuf>) -> String {
+    let version = env!("CARGO_PKG_VERSION");
+    match file.and_then(hash_file) {
+        Ok(h) => format!("{version}+{h:016x}"),
+        Err(_) => version.to_string(),
+    }
 }
 
 /// FNV-1a over the file's 8-byte words (the last one padded with zeros),
