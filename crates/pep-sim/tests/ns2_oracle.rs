@@ -413,28 +413,30 @@ fn close(a: f64, b: f64, tol: f64, slack: f64) -> bool {
     (a - b).abs() <= (tol * b.abs()).max(slack)
 }
 
-/// ns-2's `Sack1` after a large loss: one SACK flow whose first slow
-/// start overshoots a 100-packet DropTail queue by hundreds of packets
-/// (window_ 1000, 20 Mbit/s, 50 ms). RFC 6675 recovery marks most holes
-/// lost at once and bursts its retransmissions into the queue (ours sent
-/// 202 at one instant); `Sack1` counts pipe per ACK and stays ACK-clocked.
-/// The whole run (warm-up 0) is compared: retransmissions, queue drops,
-/// timeouts' outcome in goodput. The same scenario with `limit` one less
-/// in ns-2 (its DropTail holds `limit_ - 1` waiting; the exporter adds
-/// one) would drop more.
+/// ns-2's `Sack1` after a large loss: one SACK flow (window_ 10,000)
+/// whose first slow start overshoots a DropTail queue by tens to hundreds
+/// of packets, on four paths. Compared with ns-2: goodput after the
+/// warm-up (5%), packets retransmitted and dropped at the bottleneck over
+/// the whole run (15% or 5 packets), and no more than two retransmissions
+/// at one instant (ns-2's pipe counter lets at most a partial ACK's two
+/// out). With RFC 6675 recovery in the profile instead, goodput is 9%
+/// and 63% above ns-2's on two paths and six retransmissions left at
+/// one instant on another (docs/tcp.md).
 #[test]
 #[ignore = "needs ns-2"]
 fn sack1_recovery_after_a_slow_start_overshoot() {
     require_ns("sack1 overshoot");
+    let mut parted = Vec::new();
     for (rate, delay, q, dur) in [
         ("20Mbps", "50ms", 100, 20),
         ("10Mbps", "30ms", 50, 20),
         ("5Mbps", "100ms", 30, 30),
+        ("50Mbps", "100ms", 100, 30),
     ] {
         let tcp = "cc = \"sack\"\n[defaults.sink]\nsack = true";
         let mut sc = two_hosts(rate, delay, q, "\"none\"", tcp, dur);
         for f in &mut sc.flows {
-            f.sink.rwnd = 1000 * f.tcp.mss;
+            f.sink.rwnd = 10_000 * f.tcp.mss;
         }
         let (ns_g, c) = ns_run(&sc);
         let (g, sim) = sim_run(&sc);
@@ -448,20 +450,35 @@ fn sack1_recovery_after_a_slow_start_overshoot() {
             .map(|(_, v)| v.1)
             .expect("r->b monitored");
         let drops = sim.link("r->b").expect("link").queue.stats.dropped;
+        // The most retransmissions sent at one instant.
+        let rtx = sim.retransmissions(0);
+        let burst = rtx
+            .chunk_by(|a, b| a.at == b.at)
+            .map(<[_]>::len)
+            .max()
+            .unwrap_or(0);
         println!(
             "{rate} {delay} queue {q}: goodput ns-2 {:.3} sim {:.3} Mbit/s; \
              retransmitted ns-2 {ns_rexmit} sim {}; drops ns-2 {ns_drops} sim {drops}; \
-             sim timeouts {}",
+             sim timeouts {}, most retransmissions at one instant {burst}",
             ns_g[0] / 1e6,
             g[0] / 1e6,
             s.retransmitted_segments,
             s.timeouts
         );
-        assert!(close(g[0], ns_g[0], 0.05, 0.0), "goodput");
-        assert!(
+        let mut check = |ok: bool, what: &str| {
+            if !ok {
+                parted.push(format!("{rate} {delay} queue {q}: {what}"));
+            }
+        };
+        check(close(g[0], ns_g[0], 0.05, 0.0), "goodput");
+        check(
             close(s.retransmitted_segments as f64, ns_rexmit as f64, 0.15, 5.0),
-            "retransmissions"
+            "retransmissions",
         );
-        assert!(close(drops as f64, ns_drops as f64, 0.15, 5.0), "drops");
+        check(close(drops as f64, ns_drops as f64, 0.15, 5.0), "drops");
+        // ACK-clocked: an ACK releases at most two (a partial ACK's).
+        check(burst <= 2, "retransmissions at one instant");
     }
+    assert!(parted.is_empty(), "sim and ns-2 part: {parted:?}");
 }
