@@ -15,7 +15,9 @@
 //! The script prints, for every flow, `ack <flow> <time> <acked-bytes>`
 //! at `warmup` and at the end of the run: payload bytes cumulatively
 //! acknowledged (ns-2's `ack_`, the highest in-order packet acknowledged,
-//! times `packetSize_`; with `syn_` the SYN is packet 0 and carries none).
+//! times `packetSize_`; with `syn_` the SYN is packet 0 and carries none),
+//! and the counters [`parse_counters`] reads. A DropTail limit is written
+//! one higher than pep's: ns-2's DropTail holds `limit_ - 1` waiting.
 
 use std::fmt::Write as _;
 
@@ -438,6 +440,23 @@ mod tests {
         let s = script_with("").unwrap();
         assert!(s.contains("set tcp(0) [new Agent/TCP/Newreno]"), "{s}");
         assert!(s.contains("[new Agent/TCPSink]"), "{s}");
+        // pep's 100 waiting packets are ns-2 DropTail's limit_ 101.
+        assert!(s.contains("$ns queue-limit $n(0) $n(1) 101\n"), "{s}");
+        assert!(
+            s.contains("set qm(1,0) [$ns monitor-queue $n(1) $n(2) 0]"),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn counters_are_read_per_flow_and_queue() {
+        let out = "ack 0 5 1000\nrexmit 0 5 3\ndrops 1,0 5 4\ndrops 0,1 5 0\n\
+                   ack 0 30 9000\nrexmit 0 30 7\ndrops 1,0 30 9\ndrops 0,1 30 0\n";
+        let c = parse_counters(out, 1).unwrap();
+        assert_eq!(c.retransmitted, vec![(3, 7)]);
+        assert_eq!(c.queue_drops, vec![((1, 0), (4, 9)), ((0, 1), (0, 0))]);
+        assert!(parse_counters("rexmit 0 5 3\n", 1).is_err(), "one record");
+        assert!(parse_counters("rexmit 2 5 3\n", 1).is_err(), "no flow 2");
     }
 
     #[test]
