@@ -2,8 +2,8 @@
 //! (virtual clock) and the lab (real clock) drive the same models.
 //!
 //! A discipline holds packets waiting for a link's transmitter; the packet
-//! being serialized has already left it (as in ns-2, whose `limit_` counts
-//! waiting packets only).
+//! being serialized has already left it (as ns-2's RED counts `limit_`;
+//! ns-2's DropTail holds `limit_ - 1` waiting, docs/tcp.md).
 //!
 //! The link asks a discipline for its next packet only at the instant the
 //! transmitter frees ([`Queue::dequeue`] with that instant), after every

@@ -70,6 +70,16 @@ fn base_tcp_config(t: &crate::scenario::TcpSpec, sink: &crate::scenario::SinkSpe
             RecoveryKind::Tahoe => Recovery::Tahoe,
             RecoveryKind::Reno => Recovery::Reno,
             RecoveryKind::NewReno => Recovery::NewReno,
+            // ns-2's SACK agent is `Sack1`; its Linux agent (`cubic-ns2`)
+            // has its own recovery, modelled on RFC 6675's, and RACK-TLP
+            // (which ns-2 lacks) marks losses on RFC 6675's scoreboard.
+            RecoveryKind::Sack
+                if t.profile == Some(crate::scenario::Profile::Ns2)
+                    && t.cc != CcKind::CubicNs2
+                    && !t.rack =>
+            {
+                Recovery::Sack1
+            }
             RecoveryKind::Sack => Recovery::Sack,
         },
         min_rto: t.min_rto,

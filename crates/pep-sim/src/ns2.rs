@@ -15,7 +15,9 @@
 //! The script prints, for every flow, `ack <flow> <time> <acked-bytes>`
 //! at `warmup` and at the end of the run: payload bytes cumulatively
 //! acknowledged (ns-2's `ack_`, the highest in-order packet acknowledged,
-//! times `packetSize_`; with `syn_` the SYN is packet 0 and carries none).
+//! times `packetSize_`; with `syn_` the SYN is packet 0 and carries none),
+//! and the counters [`parse_counters`] reads. A DropTail limit is written
+//! one higher than pep's: ns-2's DropTail holds `limit_ - 1` waiting.
 
 use std::fmt::Write as _;
 
@@ -172,7 +174,8 @@ pub fn script(sc: &Scenario, warmup: Duration, ns_seed: u64) -> Result<String, S
         if l.medium != MediumSpec::FullDuplex {
             return Err(format!("link {li}: a half-duplex medium"));
         }
-        for d in [Dir::Forward, Dir::Reverse] {
+        // Direction 0 is forward (a to b), 1 reverse.
+        for (di, d) in [Dir::Forward, Dir::Reverse].into_iter().enumerate() {
             let spec = l.dir(d);
             if spec.service.is_some() {
                 return Err(format!(
@@ -198,7 +201,16 @@ pub fn script(sc: &Scenario, warmup: Duration, ns_seed: u64) -> Result<String, S
                 QueueLimit::Packets(n) => n,
                 QueueLimit::Bytes(_) => return Err(format!("link {li}: byte queue limit")),
             };
+            // ns-2's DropTail refuses an arrival when `length + 1 >= limit_`
+            // (queue/drop-tail.cc), so it holds `limit_ - 1` waiting; pep's
+            // limit counts waiting packets. RED holds `limit_`.
+            let limit = if kind == "DropTail" { limit + 1 } else { limit };
             let _ = writeln!(w, "$ns queue-limit $n({a}) $n({b}) {limit}");
+            if spec.loss == LossSpec::None {
+                // Queue drops, for `parse_counters` (a loss model's drops
+                // would reach the same monitor, so only links without one).
+                let _ = writeln!(w, "set qm({li},{di}) [$ns monitor-queue $n({a}) $n({b}) 0]");
+            }
             match &spec.loss {
                 LossSpec::None => {}
                 LossSpec::Bernoulli {
@@ -303,16 +315,22 @@ pub fn script(sc: &Scenario, warmup: Duration, ns_seed: u64) -> Result<String, S
     }
     // Acknowledged payload bytes per flow: ack_ counts packets from 0, and
     // with syn_ packet 0 is the SYN.
+    let _ = writeln!(w, "set qm(none) 0\nunset qm(none)");
     let _ = writeln!(w, "proc record {{}} {{");
     let _ = writeln!(w, "  global ns tcp");
     for (i, f) in sc.flows.iter().enumerate() {
         let first = if f.tcp.handshake { 0 } else { 1 };
         let _ = writeln!(
             w,
-            "  set a [expr [$tcp({i}) set ack_] + {first}]\n  if {{$a < 0}} {{ set a 0 }}\n  puts \"ack {i} [$ns now] [expr $a * {}]\"",
+            "  set a [expr [$tcp({i}) set ack_] + {first}]\n  if {{$a < 0}} {{ set a 0 }}\n  puts \"ack {i} [$ns now] [expr $a * {}]\"\n  puts \"rexmit {i} [$ns now] [$tcp({i}) set nrexmitpack_]\"",
             f.tcp.mss
         );
     }
+    let _ = writeln!(w, "  global qm\n  foreach k [array names qm] {{");
+    let _ = writeln!(
+        w,
+        "    puts \"drops $k [$ns now] [$qm($k) set pdrops_]\"\n  }}"
+    );
     let _ = writeln!(w, "}}");
     let _ = writeln!(w, "$ns at {} \"record\"", secs(warmup));
     let _ = writeln!(w, "$ns at {} \"record; exit 0\"", secs(sc.duration));
@@ -350,6 +368,61 @@ pub fn parse(stdout: &str, flows: usize) -> Result<Vec<(u64, u64)>, String> {
         .collect()
 }
 
+/// Counters the script prints besides acknowledged bytes, at the warm-up
+/// and at the end: per flow, packets retransmitted (`nrexmitpack_`); per
+/// link direction without a loss model, packets its queue dropped
+/// (`pdrops_`), keyed `(link index, direction index)`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// `(warmup, end)` per flow.
+    pub retransmitted: Vec<(u64, u64)>,
+    /// `((link, dir), (warmup, end))`, in the order first printed.
+    pub queue_drops: Vec<((usize, usize), (u64, u64))>,
+}
+
+/// [`Counters`] from the script's output.
+pub fn parse_counters(stdout: &str, flows: usize) -> Result<Counters, String> {
+    let bad = |line: &str| format!("bad line: {line}");
+    let mut c = Counters {
+        retransmitted: vec![(u64::MAX, u64::MAX); flows],
+        queue_drops: Vec::new(),
+    };
+    for line in stdout.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let (kind, key, v) = match f.as_slice() {
+            [kind @ ("rexmit" | "drops"), key, _t, v] => (*kind, *key, *v),
+            _ => continue,
+        };
+        let v: u64 = v.parse().map_err(|_| bad(line))?;
+        let slot = if kind == "rexmit" {
+            let i: usize = key.parse().map_err(|_| bad(line))?;
+            c.retransmitted.get_mut(i).ok_or_else(|| bad(line))?
+        } else {
+            let (l, d) = key.split_once(',').ok_or_else(|| bad(line))?;
+            let k = (
+                l.parse().map_err(|_| bad(line))?,
+                d.parse().map_err(|_| bad(line))?,
+            );
+            match c.queue_drops.iter().position(|(q, _)| *q == k) {
+                Some(p) => &mut c.queue_drops[p].1,
+                None => {
+                    c.queue_drops.push((k, (u64::MAX, u64::MAX)));
+                    &mut c.queue_drops.last_mut().expect("pushed").1
+                }
+            }
+        };
+        if slot.0 == u64::MAX {
+            slot.0 = v;
+        } else {
+            slot.1 = v;
+        }
+    }
+    if c.retransmitted.iter().any(|r| r.1 == u64::MAX) {
+        return Err("missing rexmit records in ns output".into());
+    }
+    Ok(c)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -367,6 +440,23 @@ mod tests {
         let s = script_with("").unwrap();
         assert!(s.contains("set tcp(0) [new Agent/TCP/Newreno]"), "{s}");
         assert!(s.contains("[new Agent/TCPSink]"), "{s}");
+        // pep's 100 waiting packets are ns-2 DropTail's limit_ 101.
+        assert!(s.contains("$ns queue-limit $n(0) $n(1) 101\n"), "{s}");
+        assert!(
+            s.contains("set qm(1,0) [$ns monitor-queue $n(1) $n(2) 0]"),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn counters_are_read_per_flow_and_queue() {
+        let out = "ack 0 5 1000\nrexmit 0 5 3\ndrops 1,0 5 4\ndrops 0,1 5 0\n\
+                   ack 0 30 9000\nrexmit 0 30 7\ndrops 1,0 30 9\ndrops 0,1 30 0\n";
+        let c = parse_counters(out, 1).unwrap();
+        assert_eq!(c.retransmitted, vec![(3, 7)]);
+        assert_eq!(c.queue_drops, vec![((1, 0), (4, 9)), ((0, 1), (0, 0))]);
+        assert!(parse_counters("rexmit 0 5 3\n", 1).is_err(), "one record");
+        assert!(parse_counters("rexmit 2 5 3\n", 1).is_err(), "no flow 2");
     }
 
     #[test]

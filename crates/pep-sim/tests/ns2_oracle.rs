@@ -387,3 +387,98 @@ fn linux_agent_repairs_lost_retransmissions_like_ns2s() {
     );
     assert_eq!(timeouts, 0);
 }
+
+/// ns-2's run of `sc` with seed 1: goodput per flow after the warm-up
+/// (bit/s) and its counters.
+fn ns_run(sc: &Scenario) -> (Vec<f64>, ns2::Counters) {
+    let script = ns2::script(sc, Duration::from_secs(WARMUP_S), 1).expect("expressible");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.tcl");
+    std::fs::write(&path, script).unwrap();
+    let out = Command::new("ns").arg(&path).output().expect("run ns");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let recs = ns2::parse(&stdout, sc.flows.len()).unwrap_or_else(|e| panic!("{e}\n{err}"));
+    let c = ns2::parse_counters(&stdout, sc.flows.len()).unwrap_or_else(|e| panic!("{e}\n{err}"));
+    let secs = sc.duration.as_secs_f64() - WARMUP_S as f64;
+    let goodput = recs
+        .iter()
+        .map(|(a, b)| (b - a) as f64 * 8.0 / secs)
+        .collect();
+    (goodput, c)
+}
+
+/// `a` within `tol` (relative) of `b`, or within `slack` absolutely.
+fn close(a: f64, b: f64, tol: f64, slack: f64) -> bool {
+    (a - b).abs() <= (tol * b.abs()).max(slack)
+}
+
+/// ns-2's `Sack1` after a large loss: one SACK flow (window_ 10,000)
+/// whose first slow start overshoots a DropTail queue by tens to hundreds
+/// of packets, on four paths. Compared with ns-2: goodput after the
+/// warm-up (5%), packets retransmitted and dropped at the bottleneck over
+/// the whole run (15% or 5 packets), and no more than two retransmissions
+/// at one instant (ns-2's pipe counter lets at most a partial ACK's two
+/// out). With RFC 6675 recovery in the profile instead, goodput is 9%
+/// and 63% above ns-2's on two paths and six retransmissions left at
+/// one instant on another (docs/tcp.md).
+#[test]
+#[ignore = "needs ns-2"]
+fn sack1_recovery_after_a_slow_start_overshoot() {
+    require_ns("sack1 overshoot");
+    let mut parted = Vec::new();
+    for (rate, delay, q, dur) in [
+        ("20Mbps", "50ms", 100, 20),
+        ("10Mbps", "30ms", 50, 20),
+        ("5Mbps", "100ms", 30, 30),
+        ("50Mbps", "100ms", 100, 30),
+    ] {
+        let tcp = "cc = \"sack\"\n[defaults.sink]\nsack = true";
+        let mut sc = two_hosts(rate, delay, q, "\"none\"", tcp, dur);
+        for f in &mut sc.flows {
+            f.sink.rwnd = 10_000 * f.tcp.mss;
+        }
+        let (ns_g, c) = ns_run(&sc);
+        let (g, sim) = sim_run(&sc);
+        let s = sim.sender(0).expect("sender").stats();
+        let ns_rexmit = c.retransmitted[0].1;
+        // The bottleneck r->b is link 1, forward.
+        let ns_drops = c
+            .queue_drops
+            .iter()
+            .find(|(k, _)| *k == (1, 0))
+            .map(|(_, v)| v.1)
+            .expect("r->b monitored");
+        let drops = sim.link("r->b").expect("link").queue.stats.dropped;
+        // The most retransmissions sent at one instant.
+        let rtx = sim.retransmissions(0);
+        let burst = rtx
+            .chunk_by(|a, b| a.at == b.at)
+            .map(<[_]>::len)
+            .max()
+            .unwrap_or(0);
+        println!(
+            "{rate} {delay} queue {q}: goodput ns-2 {:.3} sim {:.3} Mbit/s; \
+             retransmitted ns-2 {ns_rexmit} sim {}; drops ns-2 {ns_drops} sim {drops}; \
+             sim timeouts {}, most retransmissions at one instant {burst}",
+            ns_g[0] / 1e6,
+            g[0] / 1e6,
+            s.retransmitted_segments,
+            s.timeouts
+        );
+        let mut check = |ok: bool, what: &str| {
+            if !ok {
+                parted.push(format!("{rate} {delay} queue {q}: {what}"));
+            }
+        };
+        check(close(g[0], ns_g[0], 0.05, 0.0), "goodput");
+        check(
+            close(s.retransmitted_segments as f64, ns_rexmit as f64, 0.15, 5.0),
+            "retransmissions",
+        );
+        check(close(drops as f64, ns_drops as f64, 0.15, 5.0), "drops");
+        // ACK-clocked: an ACK releases at most two (a partial ACK's).
+        check(burst <= 2, "retransmissions at one instant");
+    }
+    assert!(parted.is_empty(), "sim and ns-2 part: {parted:?}");
+}

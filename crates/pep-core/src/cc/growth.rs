@@ -70,7 +70,8 @@ pub enum WindowUnit {
     /// `ssthresh = max(FlightSize/2, 2*SMSS)`.
     #[default]
     Bytes,
-    /// ns-2's `cwnd_` in packets (a double): congestion avoidance adds
+    /// ns-2's `cwnd_` in packets (a double): slow start adds one packet
+    /// per new ACK whatever it acknowledges, congestion avoidance adds
     /// exactly `1/cwnd` packet per ACK (the byte remainder is carried, not
     /// truncated), and a loss sets `ssthresh = max(floor(W/2), 2)` packets
     /// with `W = floor(min(cwnd, FlightSize))` packets (ns-2's `slowdown`
@@ -299,10 +300,17 @@ fn reno_on_ack(
     bytes_acked: &mut u64,
     acked: u64,
 ) {
-    if slow_start(s, abc, acked) {
+    let smss = s.smss as u64;
+    // ns-2 `opencwnd` in slow start: "cwnd_ += 1" on every new ACK, however
+    // little it acknowledges (an ACK of part of a segment, as an ACK
+    // regenerator sends, opens the window by a whole packet).
+    let ss_acked = match (abc, unit) {
+        (None, WindowUnit::Packets) => smss,
+        _ => acked,
+    };
+    if slow_start(s, abc, ss_acked) {
         return;
     }
-    let smss = s.smss as u64;
     match abc {
         None if unit == WindowUnit::Packets => {
             // ns-2 `opencwnd`: "cwnd_ += increase_num_ / cwnd_" in packets,

@@ -442,3 +442,26 @@ fn cubic_ns2_follows_the_cubic_curve_through_k() {
         v.k
     );
 }
+
+/// ns-2's slow start opens `cwnd_` by one packet per new ACK, however
+/// little it acknowledges; RFC 5681's eq. 2 (bytes) by at most the bytes
+/// acknowledged.
+#[test]
+fn packet_windows_open_a_packet_per_ack_in_slow_start() {
+    let with = |unit| {
+        let cfg = CcConfig {
+            initial_window: 2 * M,
+            growth: Growth::Reno { abc: None, unit },
+            ..CcConfig::new(MSS)
+        };
+        let mut c = Congestion::new(&cfg, Seq(0));
+        // Four ACKs of a quarter segment each: what an ACK regenerator
+        // with R = 4 makes of one segment's ACK.
+        for i in 1..=4u32 {
+            c.on_new_ack(at_ms(i as u64), Seq(i * MSS / 4), MSS / 4);
+        }
+        c.cwnd()
+    };
+    assert_eq!(with(WindowUnit::Packets), 6 * M);
+    assert_eq!(with(WindowUnit::Bytes), 3 * M);
+}

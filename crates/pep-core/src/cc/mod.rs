@@ -15,7 +15,8 @@
 //! * **Loss recovery** ([`Recovery`]) decides what happens on duplicate
 //!   ACKs, partial ACKs and the end of recovery: Tahoe, RFC 5681 fast
 //!   retransmit/fast recovery (Reno), RFC 6582 (NewReno), RFC 6675 SACK
-//!   (`sack.rs`, with a scoreboard allocated once per connection).
+//!   (`sack.rs`, with a scoreboard allocated once per connection), and
+//!   ns-2's `Sack1` on that scoreboard (`sack1.rs`).
 //!
 //! Both act on one [`CcState`] (cwnd, ssthresh, the recovery inflation, the
 //! `recover` point, the duplicate ACK count). The transport owns sequence
@@ -66,6 +67,7 @@ mod rack;
 mod rate_sample;
 mod recovery;
 mod sack;
+mod sack1;
 mod westwood;
 
 #[cfg(test)]
@@ -279,6 +281,9 @@ pub struct Congestion {
     prr: Option<prr::Prr>,
     /// HyStart++'s state, if on.
     hystart: Option<hystart::HyStart>,
+    /// ns-2 `Sack1`'s pipe counter, with [`Recovery::Sack1`] (which
+    /// otherwise runs on the SACK scoreboard).
+    sack1: Option<sack1::Sack1>,
     /// Growth suspended: the transport is not using its window (RFC 7661's
     /// non-validated phase).
     growth_held: bool,
@@ -313,6 +318,7 @@ impl Congestion {
             recovery: RecoveryState::new(cfg.recovery, cfg.lost_retransmit),
             prr: (cfg.prr && cfg.recovery == Recovery::Sack && !bbr).then(prr::Prr::default),
             hystart: (cfg.hystart && !bbr).then(|| hystart::HyStart::new(cfg.initial_ssthresh)),
+            sack1: (cfg.recovery == Recovery::Sack1).then(sack1::Sack1::default),
             growth_held: false,
         }
     }
@@ -351,7 +357,10 @@ impl Congestion {
         self.state.in_recovery
     }
     pub fn recovery(&self) -> Recovery {
-        self.recovery.config()
+        match self.sack1 {
+            Some(_) => Recovery::Sack1,
+            None => self.recovery.config(),
+        }
     }
     pub fn growth(&self) -> Growth {
         self.growth.config()
@@ -388,6 +397,10 @@ impl Congestion {
         s.timed_out = false;
         if s.in_recovery {
             let action = recovery::on_recovery_ack(&self.recovery, s, ack, acked);
+            if let (Some(p), true) = (&mut self.sack1, s.in_recovery) {
+                // A partial ACK: `--pipe_` again (`partial_ack_` off).
+                p.on_ack();
+            }
             self.prr_ack(ack, acked as u64);
             self.model_owns_cwnd();
             return action;
@@ -416,7 +429,11 @@ impl Congestion {
     /// SND.UNA is `snd_una` and SND.MAX `snd_max`.
     pub fn on_dupack(&mut self, now: Instant, snd_una: Seq, snd_max: Seq) -> Option<LossAction> {
         self.growth.on_dupack(now, &self.state);
-        if !recovery::dupack_starts_recovery(&self.recovery, &mut self.state, snd_una) {
+        let starts = match self.sack1 {
+            Some(_) => sack1::dupack_starts_recovery(&mut self.state, snd_una),
+            None => recovery::dupack_starts_recovery(&self.recovery, &mut self.state, snd_una),
+        };
+        if !starts {
             if self.state.in_recovery {
                 self.prr_ack(snd_una, 0);
             }
@@ -442,6 +459,10 @@ impl Congestion {
             snd_max,
         );
         self.growth.on_congestion();
+        if let Some(p) = &mut self.sack1 {
+            let s = &self.state;
+            p.enter(snd_una, snd_max, s.dupack_threshold, s.smss);
+        }
         if let Some(p) = &mut self.prr {
             p.start(flight);
             self.prr_ack(snd_una, 0);
@@ -522,6 +543,9 @@ impl Congestion {
     /// The transport sent `len` bytes (any segment): PRR's `prr_out`.
     #[inline]
     pub fn on_transmit(&mut self, len: u32) {
+        if let (Some(p), true) = (&mut self.sack1, self.state.in_recovery) {
+            p.on_sent();
+        }
         if let Some(p) = &mut self.prr {
             if self.state.in_recovery {
                 p.out += len as u64;
@@ -561,6 +585,11 @@ impl Congestion {
         s.partial_acked = false;
         if let RecoveryState::Sack(b) = &mut self.recovery {
             b.forget_retransmissions();
+            if self.sack1.is_some() {
+                // ns-2 `Sack1`'s `ClearScoreBoard`: the go-back-N resend
+                // covers SACKed data too.
+                b.clear();
+            }
         }
         self.growth.on_congestion();
         if let GrowthState::Bbr(b) = &mut self.growth {
@@ -704,6 +733,9 @@ impl Congestion {
             RecoveryState::Sack(b) => {
                 // SetPipe() runs on every ACK: rescue bytes are counted anew.
                 b.rescue_in_pipe = 0;
+                if let (Some(p), true) = (&mut self.sack1, self.state.in_recovery) {
+                    p.on_ack(); // ns-2 `Sack1`: `--pipe_` on every ACK
+                }
                 let new = b.update(una, max, blocks);
                 if let Some(p) = &mut self.prr {
                     p.on_sack(b.sacked_bytes(), max);
@@ -738,6 +770,9 @@ impl Congestion {
     /// SetPipe() for `[una, max)`, with [`Recovery::Sack`].
     pub fn pipe(&self, una: Seq, max: Seq) -> Option<u64> {
         let s = &self.state;
+        if let (Some(p), true) = (&self.sack1, s.in_recovery) {
+            return Some(p.pipe_bytes(s.smss));
+        }
         self.scoreboard()
             .map(|b| b.pipe(una, max, s.dupack_threshold, s.smss))
     }
@@ -765,6 +800,9 @@ impl Congestion {
         if !s.in_recovery {
             return false;
         }
+        if let Some(p) = &self.sack1 {
+            return p.room(s.cwnd, s.smss);
+        }
         let pipe = b.pipe(una, max, s.dupack_threshold, s.smss);
         s.cwnd.saturating_sub(pipe) >= s.smss as u64
     }
@@ -776,6 +814,9 @@ impl Congestion {
         let RecoveryState::Sack(b) = &self.recovery else {
             return None;
         };
+        if self.sack1.is_some() {
+            return sack1::next_seg(b, una, new_data, s.smss);
+        }
         b.next_seg(una, max, new_data, s.dupack_threshold, s.smss)
     }
 

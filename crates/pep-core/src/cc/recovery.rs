@@ -39,6 +39,11 @@ pub enum Recovery {
     /// `cwnd - pipe >= SMSS`, and the rescue retransmission. Needs a
     /// receiver that sends SACK blocks (RFC 2018).
     Sack,
+    /// ns-2's `Agent/TCP/Sack1` (`sack1.rs`): the same scoreboard, but a
+    /// pipe counted per ACK and per packet sent (no burst after a large
+    /// loss), every hole below the highest SACK resent once without
+    /// IsLost(), no rescue; the `ns2` profile's SACK.
+    Sack1,
 }
 
 /// A recovery algorithm with its per-connection state.
@@ -57,7 +62,7 @@ impl RecoveryState {
             Recovery::Tahoe => RecoveryState::Tahoe,
             Recovery::Reno => RecoveryState::Reno,
             Recovery::NewReno => RecoveryState::NewReno,
-            Recovery::Sack => {
+            Recovery::Sack | Recovery::Sack1 => {
                 let mut b = Box::new(Scoreboard::new());
                 b.lost_retransmit = lost_retransmit;
                 RecoveryState::Sack(b)

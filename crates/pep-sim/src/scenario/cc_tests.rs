@@ -83,6 +83,25 @@ fn each_name_maps_to_a_growth_and_a_recovery() {
     assert_eq!(axes(d, "cc = \"cubic\"", ""), (cubic, Recovery::Reno));
 }
 
+/// The `ns2` profile's SACK is ns-2's `Sack1`, except for the Linux agent
+/// (`cubic-ns2`) and with RACK-TLP, which keep RFC 6675.
+#[test]
+fn the_ns2_profile_runs_sack1() {
+    let ns2 = "profile = \"ns2\", ";
+    let packets = Growth::Reno {
+        abc: None,
+        unit: pep_core::cc::WindowUnit::Packets,
+    };
+    let recovery = |tcp: &str| axes("", &format!("{ns2}{tcp}"), "sack = true").1;
+    assert_eq!(
+        axes("", &format!("{ns2}cc = \"sack\""), "sack = true"),
+        (packets, Recovery::Sack1)
+    );
+    assert_eq!(recovery("cc = \"cubic-ns2\""), Recovery::Sack);
+    assert_eq!(recovery("cc = \"sack\", rack = true"), Recovery::Sack);
+    assert_eq!(axes("", "cc = \"sack\"", "sack = true").1, Recovery::Sack);
+}
+
 fn errors(text: &str) -> Vec<Diagnostic> {
     match Scenario::from_toml_str(text, "t.toml") {
         Ok(_) => panic!("accepted:\n{text}"),
