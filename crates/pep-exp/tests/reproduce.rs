@@ -243,7 +243,11 @@ fn factor_tolerances_are_symmetric_in_ratio() {
 
 /// Made-up results over a grid: per point its parameter texts and its
 /// runs, each run the values of `measures` in order.
-fn grid(params: &[&str], measures: &[&str], points: &[(Vec<String>, Vec<Vec<f64>>)]) -> Results {
+pub(crate) fn grid(
+    params: &[&str],
+    measures: &[&str],
+    points: &[(Vec<String>, Vec<Vec<f64>>)],
+) -> Results {
     let mut rows = Vec::new();
     for (p, (_, runs)) in points.iter().enumerate() {
         for (seed, run) in runs.iter().enumerate() {
@@ -272,7 +276,7 @@ fn grid(params: &[&str], measures: &[&str], points: &[(Vec<String>, Vec<Vec<f64>
     }
 }
 
-fn verdict_of(paper: &str, id: &str, r: &Results) -> Verdict {
+pub(crate) fn verdict_of(paper: &str, id: &str, r: &Results) -> Verdict {
     let claims = (pep_exp::reproduce::find(paper).unwrap().claims)();
     let c = claims.iter().find(|c| c.id == id).unwrap();
     evaluate(c, r, &[], Mode::Full)
@@ -280,7 +284,7 @@ fn verdict_of(paper: &str, id: &str, r: &Results) -> Verdict {
         .verdict
 }
 
-fn texts(v: &[&str]) -> Vec<String> {
+pub(crate) fn texts(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 
@@ -373,7 +377,7 @@ fn shikama_f2_uses_the_tail_distance() {
 }
 
 /// Ten runs alternating `mean ± d`.
-fn runs(mean: f64, d: f64) -> Vec<Vec<f64>> {
+pub(crate) fn runs(mean: f64, d: f64) -> Vec<Vec<f64>> {
     (0..10)
         .map(|i| vec![if i % 2 == 0 { mean + d } else { mean - d }])
         .collect()
