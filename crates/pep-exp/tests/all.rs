@@ -13,3 +13,4 @@ mod shard;
 mod shekhar;
 mod shikama;
 mod sweep;
+mod verdict_counts;

@@ -12,7 +12,7 @@ use pep_exp::reproduce::{
 use pep_exp::results::{Results, Row};
 use pep_exp::Mode;
 
-use crate::reproduce::{grid, runs, texts, verdict_of};
+use crate::reproduce::{around, grid, runs, texts, verdict_of};
 
 /// `paper`'s claim `id` on results built from `x` gives pass (`true`) or
 /// fail (`false`) at each case.
@@ -87,13 +87,7 @@ fn analytic_value_claims_fail_just_outside_both_ends() {
                 let f = want_at[i];
                 let (lo, hi) = tolerance.bounds(f);
                 assert!(lo < f && f < hi, "{name} {}", c.id);
-                let eps = (hi - lo) * 1e-3;
-                for (ours, want) in [
-                    (lo + eps, Verdict::Pass),
-                    (hi - eps, Verdict::Pass),
-                    (lo - eps, Verdict::Fail),
-                    (hi + eps, Verdict::Fail),
-                ] {
+                for (ours, want) in around(lo, hi) {
                     let mut r = shape.clone();
                     // The other points at their formula's value: only p decides.
                     r.rows = pts
@@ -849,7 +843,7 @@ fn gschwandtner_fair_half_the_unfairness() {
 // ---- every claim has an edge test ----
 
 /// The papers whose claims this file and reproduce.rs cover.
-const PAPERS: [&str; 6] = [
+pub(crate) const PAPERS: [&str; 6] = [
     "baseline",
     "osada2005",
     "shekhar",

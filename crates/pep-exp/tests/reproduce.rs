@@ -115,6 +115,18 @@ fn one_point(at: &[(&str, &str)], measure: &str, value: f64) -> Results {
     }
 }
 
+/// Values just inside and just outside both ends of `lo..=hi`, with the
+/// verdict each must get.
+pub(crate) fn around(lo: f64, hi: f64) -> [(f64, Verdict); 4] {
+    let eps = (hi - lo) * 1e-3;
+    [
+        (lo + eps, Verdict::Pass),
+        (hi - eps, Verdict::Pass),
+        (lo - eps, Verdict::Fail),
+        (hi + eps, Verdict::Fail),
+    ]
+}
+
 /// Every value claim of every paper, fed made-up results just inside and
 /// just outside its tolerance on both sides of the paper's number: inside
 /// passes, outside fails, and the paper's number lies strictly inside
@@ -155,13 +167,7 @@ fn every_value_claim_fails_just_outside_its_tolerance_on_both_sides() {
                     paper.name,
                     c.id
                 );
-                let eps = (hi - lo) * 1e-3;
-                for (ours, want) in [
-                    (lo + eps, Verdict::Pass),
-                    (hi - eps, Verdict::Pass),
-                    (lo - eps, Verdict::Fail),
-                    (hi + eps, Verdict::Fail),
-                ] {
+                for (ours, want) in around(lo, hi) {
                     let r = one_point(&a, measure, ours);
                     let got = evaluate(&c, &r, &[], Mode::Full)
                         .unwrap_or_else(|e| panic!("{} {}: {e}", paper.name, c.id))
