@@ -115,6 +115,18 @@ fn one_point(at: &[(&str, &str)], measure: &str, value: f64) -> Results {
     }
 }
 
+/// Values just inside and just outside both ends of `lo..=hi`, with the
+/// verdict each must get.
+pub(crate) fn around(lo: f64, hi: f64) -> [(f64, Verdict); 4] {
+    let eps = (hi - lo) * 1e-3;
+    [
+        (lo + eps, Verdict::Pass),
+        (hi - eps, Verdict::Pass),
+        (lo - eps, Verdict::Fail),
+        (hi + eps, Verdict::Fail),
+    ]
+}
+
 /// Every value claim of every paper, fed made-up results just inside and
 /// just outside its tolerance on both sides of the paper's number: inside
 /// passes, outside fails, and the paper's number lies strictly inside
@@ -155,13 +167,7 @@ fn every_value_claim_fails_just_outside_its_tolerance_on_both_sides() {
                     paper.name,
                     c.id
                 );
-                let eps = (hi - lo) * 1e-3;
-                for (ours, want) in [
-                    (lo + eps, Verdict::Pass),
-                    (hi - eps, Verdict::Pass),
-                    (lo - eps, Verdict::Fail),
-                    (hi + eps, Verdict::Fail),
-                ] {
+                for (ours, want) in around(lo, hi) {
                     let r = one_point(&a, measure, ours);
                     let got = evaluate(&c, &r, &[], Mode::Full)
                         .unwrap_or_else(|e| panic!("{} {}: {e}", paper.name, c.id))
@@ -243,7 +249,11 @@ fn factor_tolerances_are_symmetric_in_ratio() {
 
 /// Made-up results over a grid: per point its parameter texts and its
 /// runs, each run the values of `measures` in order.
-fn grid(params: &[&str], measures: &[&str], points: &[(Vec<String>, Vec<Vec<f64>>)]) -> Results {
+pub(crate) fn grid(
+    params: &[&str],
+    measures: &[&str],
+    points: &[(Vec<String>, Vec<Vec<f64>>)],
+) -> Results {
     let mut rows = Vec::new();
     for (p, (_, runs)) in points.iter().enumerate() {
         for (seed, run) in runs.iter().enumerate() {
@@ -272,7 +282,7 @@ fn grid(params: &[&str], measures: &[&str], points: &[(Vec<String>, Vec<Vec<f64>
     }
 }
 
-fn verdict_of(paper: &str, id: &str, r: &Results) -> Verdict {
+pub(crate) fn verdict_of(paper: &str, id: &str, r: &Results) -> Verdict {
     let claims = (pep_exp::reproduce::find(paper).unwrap().claims)();
     let c = claims.iter().find(|c| c.id == id).unwrap();
     evaluate(c, r, &[], Mode::Full)
@@ -280,7 +290,7 @@ fn verdict_of(paper: &str, id: &str, r: &Results) -> Verdict {
         .verdict
 }
 
-fn texts(v: &[&str]) -> Vec<String> {
+pub(crate) fn texts(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 
@@ -373,7 +383,7 @@ fn shikama_f2_uses_the_tail_distance() {
 }
 
 /// Ten runs alternating `mean ± d`.
-fn runs(mean: f64, d: f64) -> Vec<Vec<f64>> {
+pub(crate) fn runs(mean: f64, d: f64) -> Vec<Vec<f64>> {
     (0..10)
         .map(|i| vec![if i % 2 == 0 { mean + d } else { mean - d }])
         .collect()

@@ -41,13 +41,14 @@ fn shekhar_reproduction_decides_every_claim() {
     // the round trip; Table 3's 256k downstream is 32% low in 20 s runs;
     // Table 5's numbers and its rise with g are not met (our two-class
     // uplink gives the data class the whole uplink whatever g is): see
-    // docs/shekhar.md.
+    // docs/shekhar.md. Chart 3's gain at every delay (C3) is not met at 50
+    // and 100 ms, where both are window-limited.
     for id in [
         "T2", "T2-R1", "T2-R2", "T2-R3", "T2-R4", "T3-256", "T5-64", "T5U-64", "T5-256", "T5U-256",
-        "T5-640", "T5U-640", "T5-G",
+        "T5-640", "T5U-640", "T5-G", "C3",
     ] {
         assert_eq!(verdict(id), Verdict::Fail, "{id}");
     }
-    assert_eq!(report.claims.len(), 29);
+    assert_eq!(report.claims.len(), 30);
     assert!(out.path().join("shekhar/short/report.md").is_file());
 }

@@ -486,6 +486,10 @@ pub fn reproduce(
         let results = outcome.results.ok_or("the sweep did not finish")?;
         let mut charts = plots::sweep_charts(&exp.plots, &results, &cfg.out)?;
         paper_series::add(&mut charts, &exp, &stem, &results, &(paper.claims)());
+        if (paper.name, stem.as_str()) == ("osada2005", "table1") {
+            charts.extend(osada2005::table1_maps(&results, &cfg.out)?);
+        }
+        paper_series::human_legends(&mut charts);
         plots::write(&charts, &cfg.out.join("plots"))?;
         resolved.insert(
             stem.clone(),
@@ -518,11 +522,31 @@ pub fn reproduce(
     for (name, body) in [
         ("report.md", markdown(&report)),
         ("report.html", html(&report)),
+        ("verdicts.tsv", verdicts_tsv(&report)),
     ] {
         let p = dir.join(name);
         std::fs::write(&p, body).map_err(|e| format!("{}: {e}", p.display()))?;
     }
     Ok(report)
+}
+
+/// One line per claim: paper, id, kind, verdict, tab-separated. The
+/// recorded run the docs' verdict counts are tested against
+/// (`crates/pep-exp/tests/data/reproduce-verdicts-short.tsv`) is these
+/// files of `pep reproduce all` put together.
+pub fn verdicts_tsv(r: &Report) -> String {
+    r.claims
+        .iter()
+        .map(|c| {
+            format!(
+                "{}\t{}\t{}\t{}\n",
+                r.paper.name,
+                c.id,
+                c.kind.label(),
+                c.verdict.word()
+            )
+        })
+        .collect()
 }
 
 /// Decides one claim from the results.

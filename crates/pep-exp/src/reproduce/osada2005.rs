@@ -7,7 +7,10 @@ use std::collections::BTreeMap;
 use pep_sim::Scenario;
 
 use super::{Check, Claim, Figure, Kind, Paper, Tolerance};
+use pep_plot::{Chart, Series};
+
 use crate::experiment::value_number;
+use crate::plots::Named;
 use crate::results::Results;
 
 pub(super) static PAPER: Paper = Paper {
@@ -322,6 +325,52 @@ fn trend(r: &Results) -> Result<(bool, String), String> {
             pct(&n)
         ),
     ))
+}
+
+/// Table 1 as maps a reader can scan: one chart per buffer N (facets),
+/// each (d_S, d_D) a marker, R-1 or R-2 by its marker. The paper prints
+/// no per-combination result, so there is no paper series to draw.
+pub(super) fn table1_maps(r: &Results, dir: &std::path::Path) -> Result<Vec<Named>, String> {
+    let mut by_n: BTreeMap<i64, [Vec<(f64, f64)>; 2]> = BTreeMap::new();
+    for (key, c) in curves(r)? {
+        let num = |param: &str| -> Result<f64, String> {
+            let v = key
+                .split(", ")
+                .find_map(|kv| kv.strip_prefix(&format!("{param} = ")))
+                .ok_or_else(|| format!("no {param} in {key}"))?;
+            value_number(&toml::Value::String(v.to_string()))
+                .map(|x| x.0)
+                .ok_or_else(|| format!("{param} = {v}"))
+        };
+        let (ds, dd, n) = (
+            num("link[s-p].delay")?,
+            num("link[p-d].delay")?,
+            num("agent[pep].buffer")?,
+        );
+        by_n.entry(n as i64).or_default()[usize::from(fall_off(&c).is_some())].push((ds, dd));
+    }
+    Ok(by_n
+        .into_iter()
+        .map(|(n, [r1, r2])| {
+            let chart = Chart::scatter([
+                Series::new("R-1 (rises, then stays)", r1),
+                Series::new("R-2 (falls past a W)", r2),
+            ])
+            .title(format!(
+                "Table 1, buffer N = {n} packets: R-1 or R-2 by delay"
+            ))
+            .x_label("S-Net one-way delay d_S (ms)")
+            .y_label("D-Net one-way delay d_D (ms)")
+            .x_range(0.0, 210.0)
+            .y_range(0.0, 210.0);
+            Named {
+                name: format!("table1-map-n{n}"),
+                source: dir.join("results.csv"),
+                chart,
+                formats: vec!["svg".into(), "png".into()],
+            }
+        })
+        .collect())
 }
 
 /// 20 packets of 1000 bytes per S-side round trip (2 d_S).

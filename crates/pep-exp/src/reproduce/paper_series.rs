@@ -96,6 +96,65 @@ fn paper_points(
         .collect()
 }
 
+/// Legends a reader can follow: a series named by parameter paths
+/// (`link[asym].reverse.queue.kind=sad, agent[ar].factor=2`) is renamed
+/// by each path's last word (`queue kind = sad, factor = 2`).
+pub fn human_legends(charts: &mut [Named]) {
+    for c in charts {
+        let names: Vec<&mut String> = match &mut c.chart.plot {
+            Plot::ErrorBars { series, .. } => series.iter_mut().map(|s| &mut s.name).collect(),
+            Plot::Lines(series) | Plot::Scatter(series) => {
+                series.iter_mut().map(|s| &mut s.name).collect()
+            }
+            Plot::Histogram { series, .. } | Plot::Cdf { series, .. } => {
+                series.iter_mut().map(|s| &mut s.name).collect()
+            }
+            Plot::TimeSequence(_) => vec![],
+        };
+        for n in names {
+            *n = human(n);
+        }
+    }
+}
+
+/// `link[asym].reverse.queue.kind=sad` -> `queue kind = sad`, per
+/// comma-separated part: the path's last word, after its owner when the
+/// word alone says little (kind, rate, p); other text unchanged.
+pub fn human(name: &str) -> String {
+    const GENERIC: [&str; 7] = ["kind", "p", "rate", "limit", "delay", "count", "enabled"];
+    name.split(", ")
+        .map(|part| match part.split_once('=') {
+            Some((path, value)) if !path.contains(' ') && !path.is_empty() => {
+                // `link[wired]` is the link called wired; `agent[0]` is an agent.
+                let words: Vec<String> = path
+                    .split('.')
+                    .map(|w| match w.split_once('[') {
+                        Some((owner, rest)) => {
+                            let id = rest.trim_end_matches(']');
+                            if id.parse::<u64>().is_ok() {
+                                owner.to_string()
+                            } else {
+                                id.to_string()
+                            }
+                        }
+                        None => w.to_string(),
+                    })
+                    .collect();
+                let n = words.len();
+                let last = &words[n - 1];
+                let label = if n >= 2 && GENERIC.contains(&last.as_str()) {
+                    format!("{} {last}", words[n - 2])
+                } else {
+                    last.clone()
+                };
+                format!("{} = {value}", label.replace('_', " "))
+            }
+            _ => part.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn figure_source(f: &super::Figure) -> &'static str {
     match f {
         super::Figure::Reported { source, .. } | super::Figure::Table { source, .. } => source,
@@ -114,6 +173,23 @@ mod tests {
     /// Every measure-against-parameter figure of every paper carries the
     /// paper's numbers where a value claim compares its measure with them:
     /// one point per claimed point, at the paper's value.
+    #[test]
+    fn legends_name_parameters_by_their_last_words() {
+        use super::human;
+        assert_eq!(
+            human("link[asym].reverse.queue.kind=sad"),
+            "queue kind = sad"
+        );
+        assert_eq!(human("agent[ar].factor=2"), "factor = 2");
+        assert_eq!(
+            human("link[asym].reverse.queue.data_share=0.5, defaults.tcp.cc=newreno"),
+            "data share = 0.5, cc = newreno"
+        );
+        assert_eq!(human("link[wired].rate=6Mbit/s"), "wired rate = 6Mbit/s");
+        assert_eq!(human("sad"), "sad");
+        assert_eq!(human("paper: Table 1"), "paper: Table 1");
+    }
+
     #[test]
     fn every_figure_carries_the_papers_numbers() {
         let mut drawn = 0;

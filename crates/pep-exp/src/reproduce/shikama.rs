@@ -102,6 +102,59 @@ fn westwood_beats_newreno(r: &Results) -> Result<(bool, String), String> {
     Ok((ok, seen.join("; ")))
 }
 
+/// T3: with the PEP, throughput beats end-to-end Westwood at P_L >= 0.001
+/// (Fig. 5: the PEP's curve above both no-PEP curves).
+fn pep_beats_westwood(r: &Results) -> Result<(bool, String), String> {
+    let mut ok = true;
+    let mut seen = Vec::new();
+    for p in losses(r)?.iter().filter(|p| at_least(p, 0.001)) {
+        let pep = mean(
+            r,
+            GOODPUT,
+            &[
+                (LOSS, p),
+                ("agent[0].bypass", "false"),
+                ("defaults.tcp.cc", "newreno"),
+            ],
+        )?;
+        let ww = mean(
+            r,
+            GOODPUT,
+            &[
+                (LOSS, p),
+                ("agent[0].bypass", "true"),
+                ("defaults.tcp.cc", "westwood"),
+            ],
+        )?;
+        ok &= pep > ww;
+        seen.push(format!("{p}: {pep:.2} vs {ww:.2}"));
+    }
+    Ok((ok, seen.join("; ")))
+}
+
+/// Whether the queue's standard deviation is "about 2 times" its mean:
+/// the ratio within 25% of 2.
+pub fn about_twice(sd: f64, mean: f64) -> bool {
+    mean > 0.0 && (sd / mean / 2.0 - 1.0).abs() <= 0.25
+}
+
+/// Q4: at P_L = 0.001 (one connection, 6 Mbit/s) the queue's standard
+/// deviation is about twice its mean.
+fn queue_sd_twice_mean(r: &Results) -> Result<(bool, String), String> {
+    let at = [(LOSS, "0.001"), SIX, ONE];
+    let (q, sd) = (
+        mean(r, QUEUE, &at)?,
+        mean(r, "link.n2->n3.sd_queue_packets", &at)?,
+    );
+    Ok((
+        about_twice(sd, q),
+        format!(
+            "at P_L 0.001: mean {q:.2}, SD {sd:.2} packets (SD / mean {:.2}; paper about 2)",
+            sd / q
+        ),
+    ))
+}
+
 /// Q1: without the PEP the queue at n2 stays (near) empty.
 fn no_pep_no_queue(r: &Results) -> Result<(bool, String), String> {
     let mut worst: f64 = 0.0;
@@ -172,6 +225,24 @@ fn bursts_follow_forward_data(r: &Results) -> Result<(bool, String), String> {
     Ok((
         worst < 0.1,
         format!("tail KS distance by P_L: {}", seen.join(", ")),
+    ))
+}
+
+/// F3: for five connections at P_L = 0.0001 and 0.001 the burst sizes no
+/// longer follow the forward-data sizes (self-clocking splits them): KS
+/// distance over all deliveries at least 0.1, the line F2 uses.
+fn five_connections_differ(r: &Results) -> Result<(bool, String), String> {
+    let five = ("flow[f].count", "5");
+    let mut ok = true;
+    let mut seen = Vec::new();
+    for p in ["0.0001", "0.001"] {
+        let d = mean(r, "agent.pep.ks_forward_burst", &[(LOSS, p), SIX, five])?;
+        ok &= d >= 0.1;
+        seen.push(format!("{p}: {d:.3}"));
+    }
+    Ok((
+        ok,
+        format!("KS distance, 5 connections, by P_L: {}", seen.join(", ")),
     ))
 }
 
@@ -271,6 +342,15 @@ fn claims() -> Vec<Claim> {
             westwood_beats_newreno,
         ),
         Claim::predicate(
+            "T3",
+            Kind::Reproduction,
+            "With the PEP, throughput is also above end-to-end Westwood under loss \
+             (Fig. 5: the PEP's curve above both no-PEP curves).",
+            "throughput",
+            "mean PEP throughput > end-to-end Westwood at every P_L >= 0.001",
+            pep_beats_westwood,
+        ),
+        Claim::predicate(
             "Q1",
             Kind::Setup,
             "Without the PEP the queue at the bottleneck node n2 always takes the value 0.",
@@ -306,6 +386,17 @@ fn claims() -> Vec<Claim> {
             bursts_follow_forward_data,
         ),
         Claim::predicate(
+            "F3",
+            Kind::Reproduction,
+            "For five connections at small loss (P_L = 0.0001, 0.001) the burst-size \
+             distribution differs from the forward-data one: bursts of more than one \
+             packet are rarer (Fig. 7).",
+            "queue",
+            "5 connections, 6 Mbit/s: KS distance over all deliveries >= 0.1 at P_L = \
+             0.0001 and 0.001",
+            five_connections_differ,
+        ),
+        Claim::predicate(
             "Q2",
             Kind::Reproduction,
             "The mean queue at n2 is largest at P_L around 0.001-0.002 (Fig. 16).",
@@ -313,6 +404,15 @@ fn claims() -> Vec<Claim> {
             "the P_L of the largest mean queue (one connection, 6 Mbit/s) is in \
              [0.0005, 0.002]",
             queue_peaks,
+        ),
+        Claim::predicate(
+            "Q4",
+            Kind::Reproduction,
+            "At P_L around 0.001 the queue's standard deviation is about 2 times its \
+             mean (Fig. 16, one connection, 6 Mbit/s).",
+            "queue",
+            "at P_L = 0.001: SD / mean of the n2 queue within 25% of 2",
+            queue_sd_twice_mean,
         ),
         Claim::predicate(
             "Q3",
