@@ -768,6 +768,10 @@ impl Experiment {
                     return Err(or_base(errs.at("", field, msg)));
                 }
             };
+            // A task's scenario text is parsed again on its own (by
+            // `run_task`, maybe on another machine), where a trace path
+            // relative to the base file would no longer resolve.
+            absolute_traces(&mut doc, self.base_path.parent().unwrap_or(Path::new("")));
             out.push(Resolved {
                 point: p.clone(),
                 doc,
@@ -1026,4 +1030,29 @@ fn points(
         }
     }
     Ok((params, points))
+}
+
+/// Makes every `trace` path of `doc`'s links (`link[i].trace`,
+/// `link[i].forward.trace`, `link[i].reverse.trace`) relative to `dir`
+/// absolute, as `pep_sim` would resolve it from the base file.
+fn absolute_traces(doc: &mut toml::Table, dir: &Path) {
+    let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let Some(Value::Array(links)) = doc.get_mut("link") else {
+        return;
+    };
+    for link in links.iter_mut().filter_map(Value::as_table_mut) {
+        let fix = |t: &mut toml::Table| {
+            if let Some(Value::String(p)) = t.get_mut("trace") {
+                if Path::new(p.as_str()).is_relative() {
+                    *p = dir.join(p.as_str()).display().to_string();
+                }
+            }
+        };
+        fix(link);
+        for d in ["forward", "reverse"] {
+            if let Some(Value::Table(t)) = link.get_mut(d) {
+                fix(t);
+            }
+        }
+    }
 }

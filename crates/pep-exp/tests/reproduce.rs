@@ -451,3 +451,19 @@ fn johnson_a2_needs_n3_above_n2_and_nothing_above_n3() {
         Verdict::Fail
     );
 }
+
+/// A sweep task's scenario text is parsed on its own, with the point id as
+/// its origin (`run_task`, perhaps on another machine): a trace path the
+/// base gives relative to its own file must reach it absolute, or the
+/// study's cellular experiments fail whatever directory they run from.
+#[test]
+fn a_base_files_relative_trace_path_reaches_the_task_text() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let exp = pep_exp::Experiment::load(&root.join("leo/verizon.toml")).unwrap();
+    for r in exp.resolve(Mode::Short).unwrap() {
+        let text = toml::to_string(&r.doc).unwrap();
+        if let Err(e) = pep_sim::Scenario::from_toml_str(&text, &r.point.id) {
+            panic!("{}: {e}", r.point.id);
+        }
+    }
+}

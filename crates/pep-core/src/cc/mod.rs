@@ -498,17 +498,21 @@ impl Congestion {
         Some(self.enter_recovery(snd_una, snd_max))
     }
 
-    /// RACK found the retransmission starting at `seq` lost (RFC 8985 6.2
-    /// step 5 applies to retransmissions as well). During SACK recovery
-    /// HighRxt moves back to it: NextSeg() rule 1 then resends it (RACK's
-    /// lost mark covers it), and SetPipe() stops counting it as in the
-    /// network. Outside SACK recovery a no-op (the RTO repairs it).
-    pub fn on_rack_lost_retransmission(&mut self, seq: Seq) {
+    /// RACK found this recovery's retransmission of `[seq, end)` lost (RFC
+    /// 8985 6.2 step 5 applies to retransmissions as well). During SACK
+    /// recovery that segment alone is queued to be sent again before
+    /// anything else, and SetPipe() stops counting it as in the network, as
+    /// Linux's `tcp_mark_skb_lost` clears its `TCPCB_SACKED_RETRANS`. The
+    /// retransmissions sent after it stay in flight: moving HighRxt back
+    /// would resend them all at once. Outside SACK recovery, or for a
+    /// segment above HighRxt (not retransmitted in this recovery, so RACK's
+    /// lost mark already has NextSeg() resend it), a no-op.
+    pub fn on_rack_lost_retransmission(&mut self, seq: Seq, end: Seq) {
         let RecoveryState::Sack(b) = &mut self.recovery else {
             return;
         };
-        if self.state.in_recovery && seq.lt(b.high_rxt) {
-            b.high_rxt = seq;
+        if self.state.in_recovery && end.le(b.high_rxt) {
+            b.relose(seq, end);
         }
     }
 

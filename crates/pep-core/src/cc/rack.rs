@@ -20,9 +20,11 @@
 //!   [`Rack::on_recovery_exit`]).
 //! * **Lost retransmissions** (6.2 step 5 applies to them too): a
 //!   retransmission is judged by its own send time, so one that a later
-//!   sent segment's delivery shows lost is reported once
-//!   ([`Rack::take_lost_retransmission`]) for the transport to resend
-//!   before its RTO.
+//!   sent segment's delivery shows lost is reported once, as the segment
+//!   it is ([`Rack::take_lost_retransmission`]), for the transport to
+//!   resend that segment alone before its RTO (Linux's
+//!   `tcp_mark_skb_lost` clears the lost skb's `TCPCB_SACKED_RETRANS`
+//!   only; the other retransmissions stay in flight).
 //! * **TLP** (section 7): with data outstanding and no recovery or probe
 //!   under way, `PTO = 2 * SRTT` (plus `WCDelAckT` when one segment is in
 //!   flight; 1 s before any RTT sample), never past the RTO's expiry. When
@@ -106,8 +108,9 @@ pub struct Rack {
     dsack_round: Option<Seq>,
     /// ACKs that carried a DSACK.
     dsacks: u64,
-    /// Lowest start of a retransmission newly marked lost, not yet taken.
-    lost_rexmit: Option<Seq>,
+    /// Retransmissions newly marked lost, not yet taken, in sequence
+    /// order.
+    lost_rexmits: VecDeque<(Seq, Seq)>,
 }
 
 /// Recoveries without DSACK after which the window multiplier resets (RFC
@@ -180,10 +183,11 @@ impl Rack {
         }
     }
 
-    /// The lowest retransmission RACK has marked lost since the last call
-    /// (each retransmission reported once per transmission).
-    pub fn take_lost_retransmission(&mut self) -> Option<Seq> {
-        self.lost_rexmit.take()
+    /// The lowest retransmission `[seq, end)` RACK has marked lost and not
+    /// yet reported (each retransmission reported once per transmission);
+    /// call until `None`.
+    pub fn take_lost_retransmission(&mut self) -> Option<(Seq, Seq)> {
+        self.lost_rexmits.pop_front()
     }
     /// A TLP episode is under way (a probe is outstanding).
     pub fn in_tlp_episode(&self) -> bool {
@@ -345,8 +349,7 @@ impl Rack {
             if due <= now {
                 lost_end = Some(s.end);
                 if s.rexmit && !s.lost {
-                    let low = self.lost_rexmit.map_or(s.seq, |l: Seq| l.min(s.seq));
-                    self.lost_rexmit = Some(low);
+                    self.lost_rexmits.push_back((s.seq, s.end));
                 }
                 s.lost = true;
             } else {
@@ -618,7 +621,7 @@ mod tests {
         let sack = [(Seq(4 * MSS), Seq(5 * MSS))];
         let d = r.on_ack(t(220), Seq(MSS), &sack, Some(ms(100)), true, 3);
         assert_eq!(d.lost_end, Some(Seq(4 * MSS)));
-        assert_eq!(r.take_lost_retransmission(), Some(Seq(MSS)));
+        assert_eq!(r.take_lost_retransmission(), Some((Seq(MSS), Seq(2 * MSS))));
         assert_eq!(r.take_lost_retransmission(), None);
         // Still lost on the next ACK, but not reported again ...
         r.on_ack(t(221), Seq(MSS), &sack, Some(ms(100)), true, 3);
@@ -628,7 +631,7 @@ mod tests {
         r.on_sent(t(223), Seq(5 * MSS), Seq(6 * MSS), false);
         let sack = [(Seq(4 * MSS), Seq(6 * MSS))];
         r.on_ack(t(330), Seq(MSS), &sack, Some(ms(100)), true, 3);
-        assert_eq!(r.take_lost_retransmission(), Some(Seq(MSS)));
+        assert_eq!(r.take_lost_retransmission(), Some((Seq(MSS), Seq(2 * MSS))));
     }
 
     #[test]

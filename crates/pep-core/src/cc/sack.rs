@@ -194,21 +194,23 @@ impl Scoreboard {
                 fresh |= self.insert(l, r);
             }
         }
+        self.prune_relost(una);
         if self.lost_retransmit {
             self.judge_retransmissions(una);
         }
         fresh
     }
 
-    /// FACK's rule for lost retransmissions, after an update with SND.UNA
-    /// `una`: drops what is no longer outstanding, and moves each logged
-    /// retransmission that data sent after it has overtaken to `relost`.
-    fn judge_retransmissions(&mut self, una: Seq) {
-        let unsacked = |b: &Self, seq: Seq| seq.ge(una) && b.next_unsacked(seq).0 == seq;
+    /// Drops from `relost` what is no longer outstanding (below SND.UNA
+    /// `una`, or SACKed).
+    fn prune_relost(&mut self, una: Seq) {
+        if self.relost.is_empty() {
+            return;
+        }
         let mut relost = core::mem::take(&mut self.relost);
         let mut gone = 0u64;
         relost.retain(|&(seq, end)| {
-            let keep = unsacked(self, seq);
+            let keep = self.unsacked_at(una, seq);
             if !keep {
                 gone += end.bytes_since(seq) as u64;
             }
@@ -216,6 +218,31 @@ impl Scoreboard {
         });
         self.relost = relost;
         self.relost_bytes -= gone;
+    }
+
+    /// `seq` is outstanding and not SACKed, SND.UNA being `una`.
+    fn unsacked_at(&self, una: Seq, seq: Seq) -> bool {
+        seq.ge(una) && self.next_unsacked(seq).0 == seq
+    }
+
+    /// RACK (RFC 8985) found the retransmission of `[seq, end)`, below
+    /// HighRxt, lost: it joins `relost`, to be sent again first and no
+    /// longer counted in pipe (once, however often it is reported).
+    pub(super) fn relose(&mut self, seq: Seq, end: Seq) {
+        if self.relost.iter().any(|r| r.0 == seq) || self.next_unsacked(seq).0 != seq {
+            return;
+        }
+        let at = self.relost.partition_point(|r| r.0.lt(seq));
+        self.relost.insert(at, (seq, end));
+        self.relost_bytes += end.bytes_since(seq) as u64;
+        self.pipe_memo.set(None);
+    }
+
+    /// FACK's rule for lost retransmissions, after an update with SND.UNA
+    /// `una`: moves each logged retransmission that data sent after it has
+    /// overtaken to `relost`.
+    fn judge_retransmissions(&mut self, una: Seq) {
+        let unsacked = |b: &Self, seq: Seq| b.unsacked_at(una, seq);
         let fack = match self.ranges().last() {
             Some(r) => r.1,
             None => una,
@@ -235,13 +262,13 @@ impl Scoreboard {
     /// A retransmission of `[seq, end)` was sent: logged for FACK's rule,
     /// and taken off `relost` if it was the next one there.
     pub(super) fn log_retransmission(&mut self, seq: Seq, end: Seq) {
-        if !self.lost_retransmit {
-            return;
-        }
         if self.relost.front().is_some_and(|r| r.0 == seq) {
             let (s, e) = self.relost.pop_front().expect("front checked");
             self.relost_bytes -= e.bytes_since(s) as u64;
             self.pipe_memo.set(None);
+        }
+        if !self.lost_retransmit {
+            return;
         }
         self.rtx_log.push_back(Retransmitted {
             seq,

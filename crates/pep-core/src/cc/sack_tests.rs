@@ -614,3 +614,40 @@ fn fack_rule_sends_a_lost_retransmission_again() {
     // The lost copy no longer counts as in the network.
     assert_eq!(pipes[1] + MSS as u64, pipes[0]);
 }
+
+#[test]
+fn a_lost_retransmission_found_by_rack_is_resent_alone() {
+    // Segments 0-4 lost, 5-7 SACKed: recovery; RACK marks 0-4 lost and all
+    // five are retransmitted (HighRxt 5000) while SND.MAX is 20000.
+    let mut c = sack_cc();
+    c.on_new_data(s(0), s(20_000));
+    assert!(ack(&mut c, 0, &[(5000, 8000)]).is_some());
+    c.on_rack_loss(s(0), s(20_000), s(5000));
+    for k in 0..5 {
+        c.on_retransmit(s(k * MSS), s((k + 1) * MSS), false);
+    }
+    c.on_new_data(s(20_000), s(22_000));
+    c.on_sack(s(0), s(22_000), &blocks(&[(20_000, 21_000), (5000, 8000)]));
+    let before = c.pipe(s(0), s(22_000)).unwrap();
+    // RACK finds the retransmission of segment 0 lost (twice, as a second
+    // ACK may report it again); 1-4, resent after it, are still in flight.
+    c.on_rack_lost_retransmission(s(0), s(1000));
+    c.on_rack_lost_retransmission(s(0), s(1000));
+    assert_eq!(
+        c.next_seg_with_room(s(0), s(22_000), true),
+        Some(NextSeg::Retransmit {
+            seq: s(0),
+            end: s(1000)
+        })
+    );
+    // Its copy no longer counts as in the network; the others do.
+    assert_eq!(c.pipe(s(0), s(22_000)), Some(before - MSS as u64));
+    // Resent: back in the pipe, and next comes new data, not segments 1-4
+    // again (Linux clears TCPCB_SACKED_RETRANS of the lost skb only).
+    c.on_retransmit(s(0), s(1000), false);
+    assert_eq!(c.pipe(s(0), s(22_000)), Some(before));
+    assert_eq!(
+        c.next_seg_with_room(s(0), s(22_000), true),
+        Some(NextSeg::NewData)
+    );
+}

@@ -16,6 +16,7 @@
 mod baseline;
 mod gschwandtner;
 mod johnson;
+mod leo;
 mod osada2005;
 mod paper_series;
 mod report;
@@ -399,6 +400,7 @@ static REGISTRY: &[&Paper] = &[
     &johnson::PAPER,
     &shikama::PAPER,
     &gschwandtner::PAPER,
+    &leo::PAPER,
 ];
 
 /// Every registered paper.

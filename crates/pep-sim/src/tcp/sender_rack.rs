@@ -70,6 +70,13 @@ impl TcpSender {
         if let Some(r) = self.rack.as_deref_mut() {
             r.on_sent(now, seg.seq, seg.end_seq(), kind.is_retransmission());
         }
+        // Linux's `tcp_xmit_retransmit_queue` re-arms the RTO when it
+        // resends the head (SND.UNA) in recovery: a lost retransmission of
+        // SND.UNA, resent, gets a whole RTO, not what is left of the one
+        // the fast retransmit started (which a queue's delay can outlast).
+        if kind == TxKind::SackRetransmit && seg.seq == self.snd_una {
+            self.timer = Some((now + self.rtt.rto(), Timer::Retransmit));
+        }
         // 7.2: restart the PTO "after transmitting new data".
         if matches!(kind, TxKind::New | TxKind::Fin) {
             self.rack_arm_pto(now);
@@ -111,13 +118,13 @@ impl TcpSender {
     fn rack_mark_lost(&mut self, now: Instant, end: pep_core::Seq) {
         let action = self.cc.on_rack_loss(self.snd_una, self.snd_max, end);
         // A lost retransmission is resent now, not at the RTO.
-        if let Some(seq) = self
+        while let Some((seq, end)) = self
             .rack
             .as_deref_mut()
             .and_then(|r| r.take_lost_retransmission())
         {
             self.stats.lost_retransmissions += 1;
-            self.cc.on_rack_lost_retransmission(seq);
+            self.cc.on_rack_lost_retransmission(seq, end);
         }
         if let Some(LossAction::FastRetransmit { .. }) = action {
             self.stats.fast_retransmits += 1;
