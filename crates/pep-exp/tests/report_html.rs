@@ -77,7 +77,10 @@ fn open(browser: &str, html: &str, dir: &Path) -> Result<(usize, String), String
         .split("problems=")
         .nth(1)
         .unwrap_or("")
-        .trim_end_matches("</pre>")
+        // The dumped DOM may close the page on the same line.
+        .split("</pre>")
+        .next()
+        .unwrap_or("")
         .replace("&quot;", "\"")
         .to_string();
     Ok((figures, problems))
