@@ -71,7 +71,7 @@ def test_the_gil_is_released_while_the_simulator_runs():
     started = time.monotonic()
     t.start()
     try:
-        pepkit.run(DATA / "lossy.toml", overrides={"scenario.duration": "300s"})
+        pepkit.run(DATA / "lossy.toml", overrides={"scenario.duration": "1500s"})
     finally:
         done.set()
         t.join()
