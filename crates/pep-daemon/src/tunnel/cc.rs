@@ -56,9 +56,14 @@ impl Adapter {
     }
 
     fn at(&self, t: Instant) -> pep_core::Instant {
-        let ns = t.saturating_duration_since(self.origin).as_nanos();
-        pep_core::Instant(ns.min(u64::MAX as u128) as u64)
+        core_instant(self.origin, t)
     }
+}
+
+/// `t` as the core's time: nanoseconds since the adapter's `origin`.
+pub(super) fn core_instant(origin: Instant, t: Instant) -> pep_core::Instant {
+    let ns = t.saturating_duration_since(origin).as_nanos();
+    pep_core::Instant(ns.min(u64::MAX as u128) as u64)
 }
 
 impl Controller for Adapter {

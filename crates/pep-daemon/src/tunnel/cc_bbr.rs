@@ -34,8 +34,7 @@ impl BbrAdapter {
     }
 
     fn at(&self, t: Instant) -> pep_core::Instant {
-        let ns = t.saturating_duration_since(self.origin).as_nanos();
-        pep_core::Instant(ns.min(u64::MAX as u128) as u64)
+        super::cc::core_instant(self.origin, t)
     }
 
     /// [`Controller::on_ack`] with the smoothed RTT read.
