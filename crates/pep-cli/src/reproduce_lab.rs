@@ -82,28 +82,39 @@ pub fn run(report: &Report, duration: Option<Duration>) -> Result<String, String
     Ok(md)
 }
 
-fn sim_side(s: &pep_sim::output::Summary) -> Side {
-    let name = format!("{}->{}", HOP.0, HOP.1);
-    let l = s.links.iter().find(|l| l.name == name);
+/// A side from a run's totals and its hop's (drops, delay p50, p95).
+fn side(
+    goodput_mbps: f64,
+    retransmissions: u64,
+    hop: Option<(u64, Option<f64>, Option<f64>)>,
+) -> Side {
+    let (drops, delay_p50_ms, delay_p95_ms) = hop.unwrap_or_default();
     Side {
-        goodput_mbps: s.total_goodput_mbps,
-        retransmissions: s.total_retransmitted_segments,
-        drops: l.map_or(0, |l| l.queue_drops + l.lost_packets),
-        delay_p50_ms: l.and_then(|l| l.p50_queue_delay_ms),
-        delay_p95_ms: l.and_then(|l| l.p95_queue_delay_ms),
+        goodput_mbps,
+        retransmissions,
+        drops,
+        delay_p50_ms,
+        delay_p95_ms,
     }
 }
 
+fn sim_side(s: &pep_sim::output::Summary) -> Side {
+    let name = format!("{}->{}", HOP.0, HOP.1);
+    let hop = s.links.iter().find(|l| l.name == name).map(|l| {
+        let drops = l.queue_drops + l.lost_packets;
+        (drops, l.p50_queue_delay_ms, l.p95_queue_delay_ms)
+    });
+    side(s.total_goodput_mbps, s.total_retransmitted_segments, hop)
+}
+
+/// The lab names a link's directions `<a>-<b>/fwd` and `/rev`.
 fn lab_side(s: &pep_lab::report::Summary) -> Side {
     let name = format!("{}-{}/fwd", HOP.0, HOP.1);
-    let l = s.links.iter().find(|l| l.name == name);
-    Side {
-        goodput_mbps: s.total_goodput_mbps,
-        retransmissions: s.total_retransmitted_segments,
-        drops: l.map_or(0, |l| l.queue_drops + l.lost_packets),
-        delay_p50_ms: l.and_then(|l| l.p50_queue_delay_ms),
-        delay_p95_ms: l.and_then(|l| l.p95_queue_delay_ms),
-    }
+    let hop = s.links.iter().find(|l| l.name == name).map(|l| {
+        let drops = l.queue_drops + l.lost_packets;
+        (drops, l.p50_queue_delay_ms, l.p95_queue_delay_ms)
+    });
+    side(s.total_goodput_mbps, s.total_retransmitted_segments, hop)
 }
 
 fn ms(v: Option<f64>) -> String {
