@@ -150,10 +150,13 @@ impl<T: LinkItem> LinkDir<T> {
         self
     }
 
-    /// [`Self::with_service`] on a direction in place, before it carries
-    /// anything.
+    /// [`Self::with_service`] on a direction in place, while its
+    /// transmitter is idle (the lab starts a run's services so, on links
+    /// that may have carried packets already: those still propagating
+    /// keep their arrival times, and the next packet starts as after an
+    /// idle period).
     pub fn set_service(&mut self, spec: &ServiceSpec, epoch: Instant, mut rng: Stream) {
-        debug_assert!(self.pipe.is_empty(), "a service starts on an idle link");
+        debug_assert!(self.tx.is_none(), "a service starts on an idle transmitter");
         let loss_rng = Stream::derive(rng.next_u64(), "loss");
         // The service's losses join the loss model, which every packet
         // consults anyway: the fixed-rate path gains no check for them.

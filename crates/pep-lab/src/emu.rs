@@ -374,18 +374,19 @@ fn run_direction(mut t: DirTask, ready: mpsc::Sender<Result<()>>) {
     let link = &mut t.link;
     loop {
         let now = t.clock.now();
-        if service.is_some() {
-            // Before this pass's packets: the link is idle until the
-            // run starts the services.
+        if let Some(due) = link.poll_timeout().filter(|&d| d <= now) {
+            stats.lateness.record(now - due);
+        }
+        link.handle_timeout(now);
+        if service.is_some() && !link.is_busy() {
+            // Before this pass's packets, with the transmitter idle (a
+            // daemon's packets may cross before the run starts): a
+            // service takes over between transmissions.
             if let Some(zero) = t.service_start.epoch(started, &t.clock) {
                 let (spec, rng) = service.take().expect("a service");
                 link.set_service(&spec, zero, rng);
             }
         }
-        if let Some(due) = link.poll_timeout().filter(|&d| d <= now) {
-            stats.lateness.record(now - due);
-        }
-        link.handle_timeout(now);
         while let Some(mut f) = link.poll_deliver(now) {
             match f.write_back() {
                 WriteBack::Unchanged => {}
