@@ -112,6 +112,13 @@ pub struct ReproduceArgs {
     /// the checkout this binary was built from].
     #[arg(long)]
     scenarios: Option<PathBuf>,
+    /// Also run each experiment's base file in the lab, with CUBIC and
+    /// with BBR, beside the simulator (`leo` only; needs root).
+    #[arg(long)]
+    lab: bool,
+    /// The lab runs' length [default: 30s, or the base file's with --full].
+    #[arg(long, requires = "lab", value_parser = crate::lab_cmd::positive_duration)]
+    lab_duration: Option<pep_core::Duration>,
 }
 
 pub(crate) fn cores() -> usize {
@@ -286,6 +293,15 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), String> {
     } else {
         vec![reproduce::find(&a.paper)?]
     };
+    if a.lab {
+        // Before any run: a refusal should not cost the simulations.
+        crate::reproduce_lab::check(&a.paper)?;
+    }
+    let lab_duration = match (a.lab_duration, a.full) {
+        (Some(d), _) => Some(d),
+        (None, true) => None,
+        (None, false) => Some(pep_core::Duration::from_secs(30)),
+    };
     let opts = reproduce::Options {
         scenarios: a.scenarios.unwrap_or_else(reproduce::default_scenarios_dir),
         out: a.out,
@@ -328,6 +344,9 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), String> {
                 c.verdict.word(),
                 c.statement
             );
+        }
+        if a.lab {
+            print!("{}", crate::reproduce_lab::run(&report, lab_duration)?);
         }
         println!(
             "  report: {}, {}",

@@ -298,7 +298,7 @@ const MAX_SOCKET_BUFFER: u64 = i32::MAX as u64;
 // Value parsers: clap names the flag in their errors ("invalid value 'X'
 // for '--flag'"), and a bad value is refused before anything is built.
 
-fn positive_duration(s: &str) -> Result<Duration, String> {
+pub(crate) fn positive_duration(s: &str) -> Result<Duration, String> {
     let d = units::parse_duration(s).map_err(|e| e.to_string())?;
     units::positive_duration(d).map_err(|e| e.to_string())
 }
@@ -509,6 +509,7 @@ fn lab_options(args: &LabArgs, default_id: &str) -> LabOptions {
             ..EmuOptions::default()
         },
         ipv6: args.ipv6,
+        ..LabOptions::default()
     }
 }
 
@@ -808,7 +809,10 @@ fn run_in_lab(
     plans: &[crate::lab_pep::DaemonPlan],
 ) -> Result<report::Summary, String> {
     let topo = topology_from_scenario(sc)?;
-    let opts = lab_options(args, &sc.name);
+    let mut opts = lab_options(args, &sc.name);
+    // Schedules, traces and LEO presets start with the flows, as in the
+    // simulator, not when the lab comes up.
+    opts.services_from_run = true;
     if let Ok(mut l) = CURRENT_LAB.lock() {
         l.clone_from(&opts.id);
     }
@@ -831,7 +835,8 @@ fn run_in_lab(
             ", through the PEP"
         }
     );
-    let r = traffic::run(&flows, &opts).map_err(|e| e.to_string())?;
+    let zero = lab.start_services();
+    let r = traffic::run_from(&flows, &opts, zero).map_err(|e| e.to_string())?;
     let stopped = lab.stop_processes(std::time::Duration::from_secs(5));
     let links = lab.down().map_err(|e| e.to_string())?;
     let s = report::summary(&sc.name, sc.seed, &r, &links);
@@ -860,6 +865,42 @@ fn lab_sample(f: &report::FlowSummary) -> Sample {
         retransmitted: f.retransmitted_segments as f64,
         rtt_ms: f.mean_srtt_ms.unwrap_or(f64::NAN),
     }
+}
+
+/// `pep reproduce leo --lab`'s run of one base file: its flows under
+/// `cc`, without its agents, for `duration` (the file's when `None`), in
+/// the simulator (as [`compare`] runs it: Linux's TCP) and once in the
+/// lab; the outputs under `out/sim` and `out/lab`.
+pub(crate) fn sim_and_lab(
+    path: &Path,
+    cc: pep_sim::scenario::CcKind,
+    duration: Option<Duration>,
+    out: &Path,
+) -> Result<(pep_sim::output::Summary, report::Summary), String> {
+    let run = RunArgs {
+        seed: None,
+        cc: None,
+        duration,
+    };
+    let args = LabArgs {
+        id: None,
+        spin_us: 0,
+        no_realtime: false,
+        no_poll_idle: false,
+        ipv6: false,
+    };
+    let mut sc = load(Some(path), &run)?;
+    sc.agents.clear();
+    for f in &mut sc.flows {
+        f.tcp.cc = cc;
+    }
+    check_lab(&sc, &run)?;
+    guard_signals()?;
+    let (sim_sc, _) = crate::lab_like::as_linux_runs_it(&sc);
+    let sim = simulate(&sim_sc, &out.join("sim"))?;
+    let lab = run_in_lab(&sc, &run, &args, &out.join("lab"), &[])?;
+    check_flows(&lab)?;
+    Ok((sim, lab))
 }
 
 /// Runs the simulation of `sc`, writes it to `dir`, returns its summary.

@@ -21,6 +21,7 @@ mod proxy_cmd;
 #[path = "proxy_absent.rs"]
 mod proxy_cmd;
 mod randomness;
+mod reproduce_lab;
 mod shard_cmd;
 mod sim_cmd;
 mod sim_summary;

@@ -386,13 +386,23 @@ fn links(o: &mut String, v: &RunView) {
         .max()
         .unwrap_or(0)
         .max(24);
-    let _ = writeln!(
+    // Queueing-delay percentiles: recorded with the `queues` series.
+    let delays = busy
+        .iter()
+        .take(shown)
+        .any(|l| l.p50_queue_delay_ms.is_some());
+    let _ = write!(
         o,
         "\n{:<width$} {:>8} {:>12} {:>9} {:>8} {:>7}",
         "link", "util %", "packets", "q drops", "lost", "max q"
     );
+    if delays {
+        let _ = write!(o, " {:>9} {:>9}", "qd p50 ms", "qd p95 ms");
+    }
+    o.push('\n');
+    let ms = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.2}"));
     for l in busy.iter().take(shown) {
-        let _ = writeln!(
+        let _ = write!(
             o,
             "{:<width$} {:>8.2} {:>12} {:>9} {:>8} {:>7}",
             l.name,
@@ -402,6 +412,15 @@ fn links(o: &mut String, v: &RunView) {
             l.lost_packets,
             l.max_queue_packets
         );
+        if delays {
+            let _ = write!(
+                o,
+                " {:>9} {:>9}",
+                ms(l.p50_queue_delay_ms),
+                ms(l.p95_queue_delay_ms)
+            );
+        }
+        o.push('\n');
     }
     let summary = v.out.join("summary.json");
     if busy.len() > shown {
@@ -428,6 +447,13 @@ fn links(o: &mut String, v: &RunView) {
         "q drops: packets the queue refused; lost: packets the link's loss model dropped \
          (random or\n  scripted); max q: most packets queued."
     );
+    if delays {
+        let _ = writeln!(
+            o,
+            "qd p50/p95: the packets' queueing delay (admission to the start of transmission), \
+             median\n  and 95th percentile."
+        );
+    }
 }
 
 /// goodput.csv bins above the path's slowest link: in-order delivery after

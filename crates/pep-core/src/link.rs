@@ -150,10 +150,13 @@ impl<T: LinkItem> LinkDir<T> {
         self
     }
 
-    /// [`Self::with_service`] on a direction in place, before it carries
-    /// anything.
+    /// [`Self::with_service`] on a direction in place, while its
+    /// transmitter is idle (the lab starts a run's services so, on links
+    /// that may have carried packets already: those still propagating
+    /// keep their arrival times, and the next packet starts as after an
+    /// idle period).
     pub fn set_service(&mut self, spec: &ServiceSpec, epoch: Instant, mut rng: Stream) {
-        debug_assert!(self.pipe.is_empty(), "a service starts on an idle link");
+        debug_assert!(self.tx.is_none(), "a service starts on an idle transmitter");
         let loss_rng = Stream::derive(rng.next_u64(), "loss");
         // The service's losses join the loss model, which every packet
         // consults anyway: the fixed-rate path gains no check for them.
@@ -473,6 +476,34 @@ mod tests {
         );
         assert_eq!(l.stats.tx_bytes, 3000);
         assert_eq!(l.stats.busy_ns, 3_000_000);
+    }
+
+    #[test]
+    fn queueing_delays_of_a_link_offered_twice_its_rate() {
+        // 1 ms per packet; two packets arrive every ms for 100 ms, so
+        // packet j (from 0) arrives at floor(j/2) ms, starts at j ms and
+        // waits ceil(j/2) ms: 0, 1, 1, 2, 2, ..., 100 ms.
+        let mut l = LinkDir::simple(Rate::mbps(8), Duration::ZERO, 1000);
+        assert!(l.queue.enable_sojourn());
+        for j in 0..200u32 {
+            l.enqueue(Instant(u64::from(j / 2) * 1_000_000), pkt(j))
+                .unwrap();
+        }
+        drain(&mut l);
+        let h = l.queue.sojourn().unwrap().histogram();
+        assert_eq!(h.count(), 200);
+        // Nearest rank: p50 is packet 99 (50 ms), p95 packet 189 (95 ms),
+        // to the histogram's 1/256 (the lower edge of the bucket).
+        for (p, ms) in [(50.0, 50u64), (95.0, 95), (100.0, 100)] {
+            let got = h.percentile(p).unwrap().as_nanos();
+            let exact = ms * 1_000_000;
+            assert!(got <= exact && exact - got <= exact / 256, "p{p}: {got}");
+        }
+        // An idle link passes a packet on at once: no wait.
+        l.enqueue(Instant(1_000_000_000), pkt(0)).unwrap();
+        drain(&mut l);
+        let h = l.queue.sojourn().unwrap().histogram();
+        assert_eq!((h.count(), h.percentile(0.1)), (201, Some(Duration::ZERO)));
     }
 
     #[test]

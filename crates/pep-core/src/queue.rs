@@ -18,6 +18,7 @@
 pub mod classful;
 pub mod red;
 pub mod sad;
+pub mod sojourn;
 
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
@@ -28,6 +29,7 @@ use crate::time::Instant;
 pub use classful::{BandStats, Classful, Classifier, Scheduler};
 pub use red::{Red, RedParams};
 pub use sad::SadQueue;
+pub use sojourn::{DelayHistogram, Sojourn};
 
 /// What a queue needs to know about the items it holds.
 pub trait Queued {
@@ -191,6 +193,9 @@ impl QueueStats {
 pub struct Queue<T> {
     pub disc: Qdisc<T>,
     pub stats: QueueStats,
+    /// Per-packet queueing delays, when asked for
+    /// ([`Queue::enable_sojourn`]); `None` costs a branch per packet.
+    sojourn: Option<Box<Sojourn>>,
 }
 
 impl<T: LinkItem> Queue<T> {
@@ -218,7 +223,27 @@ impl<T: LinkItem> Queue<T> {
         Queue {
             disc,
             stats: QueueStats::default(),
+            sojourn: None,
         }
+    }
+
+    /// Starts recording each packet's queueing delay (admission to the
+    /// start of its transmission). Only a FIFO discipline (DropTail, RED)
+    /// can: it returns false, and records nothing, for the others (they
+    /// reorder or merge, so admissions do not pair with departures in
+    /// order). Call it on an empty queue.
+    pub fn enable_sojourn(&mut self) -> bool {
+        debug_assert!(self.is_empty(), "sojourns start on an empty queue");
+        let fifo = matches!(self.disc, Qdisc::DropTail(_) | Qdisc::Red(_));
+        if fifo && self.sojourn.is_none() {
+            self.sojourn = Some(Box::default());
+        }
+        fifo
+    }
+
+    /// The queueing delays recorded so far, if enabled.
+    pub fn sojourn(&self) -> Option<&Sojourn> {
+        self.sojourn.as_deref()
     }
 
     /// Offers a packet at `now`. A refused packet is handed back with the
@@ -234,6 +259,9 @@ impl<T: LinkItem> Queue<T> {
                 q.buf.push_back(item);
                 self.stats.enqueued += 1;
                 self.stats.enqueued_bytes += len as u64;
+                if let Some(s) = &mut self.sojourn {
+                    s.admit(now);
+                }
                 return Ok(());
             }
             self.stats.count_drop(DropReason::Overflow, len as u64);
@@ -255,6 +283,9 @@ impl<T: LinkItem> Queue<T> {
             Ok(()) => {
                 self.stats.enqueued += 1;
                 self.stats.enqueued_bytes += len;
+                if let Some(s) = &mut self.sojourn {
+                    s.admit(now);
+                }
             }
             Err((_, why)) => self.stats.count_drop(*why, len),
         }
@@ -269,6 +300,9 @@ impl<T: LinkItem> Queue<T> {
         if let Qdisc::DropTail(q) = &mut self.disc {
             let it = q.pop()?;
             self.stats.dequeued += 1;
+            if let Some(s) = &mut self.sojourn {
+                s.depart(now);
+            }
             return Some(it);
         }
         self.dequeue_other(now)
@@ -288,6 +322,9 @@ impl<T: LinkItem> Queue<T> {
                 self.stats.enqueued += 1;
                 self.stats.enqueued_bytes += len as u64;
                 self.stats.dequeued += 1;
+                if let Some(s) = &mut self.sojourn {
+                    s.pass();
+                }
                 return Ok(Some(item));
             }
         }
@@ -305,6 +342,9 @@ impl<T: LinkItem> Queue<T> {
             Qdisc::Sad(q) => q.dequeue(now),
         }?;
         self.stats.dequeued += 1;
+        if let Some(s) = &mut self.sojourn {
+            s.depart(now);
+        }
         Some(item)
     }
 

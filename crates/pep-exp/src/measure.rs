@@ -67,6 +67,8 @@ pub const LINK_FIELDS: &[&str] = &[
     "mean_queue_packets",
     "sd_queue_packets",
     "p99_queue_packets",
+    "p50_queue_delay_ms",
+    "p95_queue_delay_ms",
 ];
 /// Aggregate functions.
 pub const AGGREGATES: &[&str] = &["mean", "sum", "min", "max", "count", "jain"];
@@ -388,6 +390,8 @@ fn link_field(l: &LinkSummary, field: &str) -> Option<f64> {
         "mean_queue_packets" => l.mean_queue_packets?,
         "sd_queue_packets" => l.sd_queue_packets?,
         "p99_queue_packets" => l.p99_queue_packets?,
+        "p50_queue_delay_ms" => l.p50_queue_delay_ms?,
+        "p95_queue_delay_ms" => l.p95_queue_delay_ms?,
         _ => return None,
     })
 }
@@ -442,6 +446,8 @@ mod tests {
                 mean_queue_packets: Some(1.5),
                 sd_queue_packets: None,
                 p99_queue_packets: None,
+                p50_queue_delay_ms: None,
+                p95_queue_delay_ms: None,
             }],
             events: 99,
             packets_forwarded: 20,

@@ -25,13 +25,14 @@
 //! `elapsed` counts from there).
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 
 use pep_core::link::service::ServiceSpec;
 use pep_core::link::{LinkDir, LinkStats};
 use pep_core::loss::{GilbertElliott, LossModel};
-use pep_core::queue::{Classful, Classifier, Qdisc, Queue, QueueStats, Scheduler};
+use pep_core::queue::{Classful, Classifier, DelayHistogram, Qdisc, Queue, QueueStats, Scheduler};
 use pep_core::rng::Stream;
 use pep_core::sad::SadStats;
 use pep_core::{Duration, Instant, KindFilter};
@@ -109,6 +110,47 @@ pub struct DirReport {
     pub rewrite_failures: u64,
     /// TCP connections the flow table has seen (or holds, past its bound).
     pub flows: u64,
+    /// Each packet's queueing delay (admission to the start of its
+    /// transmission), for FIFO queues (DropTail, RED), as the simulator
+    /// keeps it.
+    pub queue_delay: Option<DelayHistogram>,
+}
+
+/// When the directions' services (schedules, traces, the LEO preset)
+/// take their time zero: as each emulator starts, or when a run says so
+/// ([`ServiceStart::start`]), so that a schedule's steps fall where they
+/// do in the simulator, whose time zero is the flows' start.
+#[derive(Clone, Debug)]
+pub struct ServiceStart(Arc<AtomicU64>);
+
+impl ServiceStart {
+    /// `CLOCK_MONOTONIC` reading meaning "at the emulator's start".
+    const AT_EMULATOR_START: u64 = 0;
+    /// Not started yet: the link serves at its base rate and delay.
+    const WAITING: u64 = u64::MAX;
+
+    pub fn at_emulator_start() -> Self {
+        ServiceStart(Arc::new(AtomicU64::new(Self::AT_EMULATOR_START)))
+    }
+
+    pub fn deferred() -> Self {
+        ServiceStart(Arc::new(AtomicU64::new(Self::WAITING)))
+    }
+
+    /// Starts the services with `zero`'s zero as their time zero (each
+    /// direction takes it up before it next handles a packet).
+    pub fn start(&self, zero: Clock) {
+        self.0.store(zero.epoch_ns(), Ordering::Release);
+    }
+
+    /// The services' time zero on `clock`, once known.
+    fn epoch(&self, emulator_start: Instant, clock: &Clock) -> Option<Instant> {
+        match self.0.load(Ordering::Acquire) {
+            Self::WAITING => None,
+            Self::AT_EMULATOR_START => Some(emulator_start),
+            ns => Some(Instant(ns.saturating_sub(clock.epoch_ns()))),
+        }
+    }
 }
 
 /// Both directions of one link, running.
@@ -127,6 +169,7 @@ struct DirTask {
     link: LinkDir<Frame>,
     /// The direction's service, with the stream it draws from.
     service: Option<(ServiceSpec, Stream)>,
+    service_start: ServiceStart,
     clock: Clock,
     opts: EmuOptions,
     stop_fd: i32,
@@ -145,16 +188,17 @@ impl LinkEmulator {
         clock: Clock,
         opts: EmuOptions,
     ) -> Result<LinkEmulator> {
-        Self::start_served(name, netns, params, [None, None], seed, clock, opts)
+        let services = ([None, None], ServiceStart::at_emulator_start());
+        Self::start_served(name, netns, params, services, seed, clock, opts)
     }
 
-    /// [`Self::start`], each direction following `services` (forward,
-    /// reverse) where given.
+    /// [`Self::start`], each direction following `services.0` (forward,
+    /// reverse) where given, from `services.1`.
     pub fn start_served(
         name: &str,
         netns: &str,
         params: [DirParams; 2],
-        services: [Option<ServiceSpec>; 2],
+        (services, service_start): ([Option<ServiceSpec>; 2], ServiceStart),
         seed: u64,
         clock: Clock,
         opts: EmuOptions,
@@ -231,6 +275,7 @@ impl LinkEmulator {
                         Stream::derive(seed, &format!("link/{name}/{dir}/service")),
                     )
                 }),
+                service_start: service_start.clone(),
                 clock,
                 opts,
                 stop_fd: emu.stop.as_raw_fd(),
@@ -323,9 +368,9 @@ fn run_direction(mut t: DirTask, ready: mpsc::Sender<Result<()>>) {
     };
     let started = t.clock.now();
     let mut next_publish = Instant::ZERO;
-    if let Some((spec, rng)) = t.service.take() {
-        t.link.set_service(&spec, started, rng);
-    }
+    let mut service = t.service.take();
+    // FIFO queues record each packet's queueing delay (others refuse).
+    t.link.queue.enable_sojourn();
     let link = &mut t.link;
     loop {
         let now = t.clock.now();
@@ -333,6 +378,15 @@ fn run_direction(mut t: DirTask, ready: mpsc::Sender<Result<()>>) {
             stats.lateness.record(now - due);
         }
         link.handle_timeout(now);
+        if service.is_some() && !link.is_busy() {
+            // Before this pass's packets, with the transmitter idle (a
+            // daemon's packets may cross before the run starts): a
+            // service takes over between transmissions.
+            if let Some(zero) = t.service_start.epoch(started, &t.clock) {
+                let (spec, rng) = service.take().expect("a service");
+                link.set_service(&spec, zero, rng);
+            }
+        }
         while let Some(mut f) = link.poll_deliver(now) {
             match f.write_back() {
                 WriteBack::Unchanged => {}
@@ -436,6 +490,7 @@ fn publish(
     }
     stats.kernel_drops = rx.kernel_drops();
     stats.elapsed = elapsed;
+    stats.queue_delay = link.queue.sojourn().map(|s| s.histogram().clone());
     if let Ok(mut g) = out.lock() {
         *g = stats.clone();
     }

@@ -4,7 +4,7 @@ use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::daemon::NodeProcess;
-use crate::emu::{DirReport, EmuOptions, LinkEmulator};
+use crate::emu::{DirReport, EmuOptions, LinkEmulator, ServiceStart};
 use crate::error::{require_root, LabError, Result};
 use crate::ethtool;
 use crate::netns;
@@ -27,6 +27,10 @@ pub struct LabOptions {
     /// neighbours and routes like the IPv4 ones. Default false: IPv6 is
     /// disabled, so nothing but the experiment's traffic crosses the links.
     pub ipv6: bool,
+    /// The links' schedules, traces and LEO presets wait for
+    /// [`Lab::start_services`] (a run's clock zero) instead of starting
+    /// with their emulators. Default false.
+    pub services_from_run: bool,
 }
 
 /// A running lab. Dropping it takes everything down (best effort);
@@ -36,6 +40,8 @@ pub struct Lab {
     topo: LabTopology,
     clock: Clock,
     emulators: Vec<LinkEmulator>,
+    /// When the links' services start ([`LabOptions::services_from_run`]).
+    services: ServiceStart,
     /// Programs started in the nodes ([`Lab::spawn`]): stopped first.
     processes: Vec<NodeProcess>,
     /// Dropped with the lab, after the emulators have stopped.
@@ -108,6 +114,11 @@ impl Lab {
             topo: topo.clone(),
             clock: Clock::start(),
             emulators: vec![],
+            services: if opts.services_from_run {
+                ServiceStart::deferred()
+            } else {
+                ServiceStart::at_emulator_start()
+            },
             processes: vec![],
             idle_polling: opts.emu.poll_idle.then(IdlePolling::request).flatten(),
             finished: false,
@@ -215,7 +226,7 @@ impl Lab {
                 &l.name,
                 &link_netns(&id, i),
                 [l.forward, l.reverse],
-                l.service.clone(),
+                (l.service.clone(), self.services.clone()),
                 topo.seed,
                 self.clock,
                 *emu,
@@ -270,6 +281,17 @@ impl Lab {
     /// The clock the emulators run on (zero when the lab came up).
     pub fn clock(&self) -> Clock {
         self.clock
+    }
+
+    /// Starts the links' schedules, traces and LEO presets now, and
+    /// returns the clock whose zero is now: their time zero, to run the
+    /// flows on ([`crate::traffic::run_from`]). Only for a lab made with
+    /// [`LabOptions::services_from_run`]; otherwise they started with the
+    /// lab and this changes nothing.
+    pub fn start_services(&self) -> Clock {
+        let zero = Clock::start();
+        self.services.start(zero);
+        zero
     }
 
     /// Where to reach `node`.

@@ -71,6 +71,12 @@ pub struct LinkSummary {
     pub realtime: bool,
     /// Idle CPUs were kept polling (`--no-poll-idle` not given, and root).
     pub idle_polling: bool,
+    /// The packets' queueing delay, median and 95th percentile, in ms, as
+    /// the simulator's summary has them (FIFO queues only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p50_queue_delay_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p95_queue_delay_ms: Option<f64>,
 }
 
 /// `summary.json`.
@@ -150,7 +156,15 @@ pub fn link_summary(d: &DirReport) -> LinkSummary {
         timer_late_max_us: us(d.lateness.max()),
         realtime: d.realtime,
         idle_polling: d.idle_polling,
+        p50_queue_delay_ms: delay_ms(d, 50.0),
+        p95_queue_delay_ms: delay_ms(d, 95.0),
     }
+}
+
+/// The `p`-th percentile of a direction's queueing delays, in ms.
+fn delay_ms(d: &DirReport, p: f64) -> Option<f64> {
+    let q = d.queue_delay.as_ref()?.percentile(p)?;
+    Some(round6(q.as_millis_f64()))
 }
 
 /// The summary of a run of `traffic` over links with final counters

@@ -216,12 +216,17 @@ pub struct TrafficReport {
 
 /// Runs `flows` concurrently and waits for all of them.
 pub fn run(flows: &[FlowSpec], opts: &TrafficOptions) -> Result<TrafficReport> {
+    run_from(flows, opts, Clock::start())
+}
+
+/// [`run`] with `clock`'s zero (now or just before) as the run's time
+/// zero, so the lab's services can share it ([`crate::lab::Lab::start_services`]).
+pub fn run_from(flows: &[FlowSpec], opts: &TrafficOptions, clock: Clock) -> Result<TrafficReport> {
     if opts.interval == Duration::ZERO || opts.sample == Duration::ZERO {
         return Err(LabError::Traffic(
             "interval and sample must be positive".into(),
         ));
     }
-    let clock = Clock::start();
     let deadline = Instant::ZERO + opts.deadline;
     let results: Vec<FlowResult> = std::thread::scope(|s| {
         let handles: Vec<_> = flows

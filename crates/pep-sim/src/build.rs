@@ -315,6 +315,12 @@ impl Simulation {
         if series.queues || series.cwnd {
             queue.schedule(Instant::ZERO, Event::Sample);
         }
+        if series.queues {
+            // Queueing-delay percentiles for the summary (FIFO queues).
+            for p in &mut ports {
+                p.link.queue.enable_sojourn();
+            }
+        }
         let mut metrics = Metrics::new(out.interval, out.sample, series, flows.len(), ports.len());
         metrics.per_flow |= out.per_flow;
 

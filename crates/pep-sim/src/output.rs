@@ -131,6 +131,21 @@ pub struct LinkSummary {
     pub sd_queue_packets: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p99_queue_packets: Option<f64>,
+    /// Median and 95th percentile (nearest rank) of the packets' queueing
+    /// delay, admission to the start of transmission, over every packet
+    /// that started transmission, in ms; at most 1/256 below the exact
+    /// value (`pep_core::queue::DelayHistogram`). Present when the
+    /// `queues` series is recorded and the queue is FIFO (DropTail, RED).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50_queue_delay_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p95_queue_delay_ms: Option<f64>,
+}
+
+/// The `p`-th percentile of a queue's recorded delays, in ms.
+fn delay_percentile(q: &pep_core::queue::Queue<crate::packet::Packet>, p: f64) -> Option<f64> {
+    let d = q.sojourn()?.histogram().percentile(p)?;
+    Some(round6(d.as_millis_f64()))
 }
 
 /// Mean, standard deviation and 99th percentile (nearest rank) of port
@@ -283,6 +298,8 @@ impl Simulation {
                     mean_queue_packets: q.map(|q| q.0),
                     sd_queue_packets: q.map(|q| q.1),
                     p99_queue_packets: q.map(|q| q.2),
+                    p50_queue_delay_ms: delay_percentile(&p.link.queue, 50.0),
+                    p95_queue_delay_ms: delay_percentile(&p.link.queue, 95.0),
                 }
             })
             .collect();

@@ -13,6 +13,7 @@ mod ns2_oracle;
 mod osada2005;
 mod pcap;
 mod profiles;
+mod queue_delay;
 mod rack_tlp;
 mod scale;
 mod sender_models;
