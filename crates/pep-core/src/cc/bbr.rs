@@ -835,11 +835,23 @@ impl Bbr {
 }
 
 /// What one connection's [`super::Congestion`] holds for
-/// [`super::Growth::Bbr`]: the model, the rate sampler feeding it, and
-/// whether an RTO's recovery (Linux's `TCP_CA_Loss`) is under way.
+/// [`super::Growth::Bbr`] and [`super::Growth::TunnelBbr`]: the model,
+/// the rate sampler feeding it, whether an RTO's recovery (Linux's
+/// `TCP_CA_Loss`) is under way, and with `TunnelBbr` the window rule.
 #[derive(Clone, Debug)]
 pub(super) struct BbrConn {
     pub(super) bbr: Bbr,
     pub(super) rate: super::rate_sample::RateSampler,
     pub(super) in_loss: bool,
+    pub(super) window: Option<super::bbr_window::BbrWindow>,
+}
+
+impl BbrConn {
+    /// The connection's cwnd: BBR's, or the tunnel's window rule's.
+    pub(super) fn cwnd(&self) -> u64 {
+        match &self.window {
+            Some(w) => w.window(&self.bbr),
+            None => self.bbr.cwnd(),
+        }
+    }
 }
