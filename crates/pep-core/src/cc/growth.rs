@@ -131,12 +131,17 @@ impl GrowthState {
             Growth::CubicNs2 => GrowthState::CubicNs2(Box::new(CubicNs2::new())),
             Growth::Westwood => GrowthState::Westwood(Box::new(Westwood::new())),
             Growth::CubicFlows => GrowthState::CubicFlows(Box::new(CubicFlows::new())),
-            Growth::Bbr | Growth::TunnelBbr => GrowthState::Bbr(Box::new(BbrConn {
-                bbr: Bbr::new(smss, cwnd, 0),
-                rate: Default::default(),
-                in_loss: false,
-                window: (cfg == Growth::TunnelBbr).then(|| BbrWindow::new(smss as u64)),
-            })),
+            Growth::Bbr | Growth::TunnelBbr => {
+                let mut bbr = Bbr::new(smss, cwnd, 0);
+                let window =
+                    (cfg == Growth::TunnelBbr).then(|| BbrWindow::new(smss as u64, &mut bbr));
+                GrowthState::Bbr(Box::new(BbrConn {
+                    bbr,
+                    rate: Default::default(),
+                    in_loss: false,
+                    window,
+                }))
+            }
         }
     }
 

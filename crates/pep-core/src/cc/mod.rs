@@ -710,7 +710,7 @@ impl Congestion {
             b.rate.mark_app_limited(a.inflight);
         }
         if let Some(w) = &mut b.window {
-            w.on_acks(&mut b.bbr, rs.acked_sacked, rs.losses);
+            w.on_acks(&mut b.bbr, rs.acked_sacked, rs.losses, a.inflight);
         }
         s.cwnd = b.cwnd();
         s.ssthresh = b.bbr.ssthresh();

@@ -4,7 +4,7 @@
 //! send-time-keyed sampler ([`QuicRateSampler`]), with its model turned
 //! into the one output quinn takes, a window, by [`BbrWindow`]'s rule
 //! (`bbr_window.rs`: the model's flight plus headroom, STARTUP's loss
-//! exit), the rule the simulator's split-pair
+//! exit, the loss-bounded probe, PROBE_RTT at half the BDP), the rule the simulator's split-pair
 //! tunnel applies too. quinn paces at 1.25 x window / smoothed RTT.
 //!
 //! Persistent congestion (RFC 9002 7.6) is BBR's retransmission timeout.
@@ -31,15 +31,14 @@ impl QuicBbr {
     /// bytes; `seed` picks PROBE_BW's random first phases.
     pub fn new(mtu: u16, initial_window: u64, seed: u64) -> Self {
         let smss = (mtu as u64).max(1);
+        let window = initial_window.max(MIN_WINDOW_PKTS * smss);
+        let mut bbr = Bbr::new(smss as u32, window, seed);
+        let win = BbrWindow::new(smss, &mut bbr);
         QuicBbr {
-            bbr: Bbr::new(
-                smss as u32,
-                initial_window.max(MIN_WINDOW_PKTS * smss),
-                seed,
-            ),
+            bbr,
             rate: QuicRateSampler::new(),
             srtt: None,
-            win: BbrWindow::new(smss),
+            win,
         }
     }
 
@@ -78,7 +77,8 @@ impl QuicBbr {
         if self.bbr.on_ack(&rs, &a) || app_limited {
             self.rate.mark_app_limited();
         }
-        self.win.on_acks(&mut self.bbr, rs.acked_sacked, rs.losses);
+        self.win
+            .on_acks(&mut self.bbr, rs.acked_sacked, rs.losses, inflight);
     }
 
     /// `lost` bytes, the latest sent at `sent`, were found lost at `now`;
@@ -103,6 +103,11 @@ impl QuicBbr {
     /// Bytes the sender may have in flight ([`BbrWindow::window`]).
     pub fn window(&self) -> u64 {
         self.win.window(&self.bbr)
+    }
+
+    /// The loss-bounded probe's cap, once a probe lost over 2 %.
+    pub fn inflight_hi(&self) -> Option<u64> {
+        self.win.inflight_hi()
     }
 
     /// BBR's cwnd (the window's cap).
