@@ -107,7 +107,7 @@ impl BbrWindow {
         self.round_acked += acked;
         self.round_lost += lost;
         self.round_max_flight = self.round_max_flight.max(inflight);
-        if let Some(hi) = self.inflight_hi {
+        if let Some(hi) = self.cap(bbr) {
             let uncapped = self.model_window(bbr);
             self.hi_limited |= uncapped > hi && inflight + HEADROOM_PKTS * self.smss >= hi;
         }
@@ -144,7 +144,8 @@ impl BbrWindow {
         // A probe the cap holds back is full at the cap (less the
         // headroom the flight never fills).
         let head = HEADROOM_PKTS * self.smss;
-        bbr.set_probe_cap(self.inflight_hi.map(|hi| hi.saturating_sub(head)));
+        let cap = self.cap(bbr).map(|c| c.saturating_sub(head));
+        bbr.set_probe_cap(cap);
         self.prev_probe_bw = v.mode == Mode::ProbeBw;
         self.round = v.rounds;
         self.round_acked = 0;
@@ -159,9 +160,16 @@ impl BbrWindow {
     /// loss-bounded cap.
     pub fn window(&self, bbr: &Bbr) -> u64 {
         let w = self.model_window(bbr);
-        self.inflight_hi
-            .map_or(w, |hi| w.min(hi))
+        self.cap(bbr)
+            .map_or(w, |c| w.min(c))
             .max(MIN_WINDOW_PKTS * self.smss)
+    }
+
+    /// The loss-bounded cap, never below the current BDP plus headroom
+    /// (it follows a path that grew).
+    fn cap(&self, bbr: &Bbr) -> Option<u64> {
+        self.inflight_hi
+            .map(|hi| hi.max(self.bdp_window(bbr, UNIT)))
     }
 
     /// The cap a lossy round set, if any.
