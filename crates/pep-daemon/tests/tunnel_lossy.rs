@@ -6,7 +6,8 @@
 //! One bulk transfer for 60 s: through the tunnel at least 10x end-to-end
 //! CUBIC and at least 70 % of the link over the last 40 s. Twenty 1 MB
 //! transfers at once: all done through the tunnel sooner than end to end.
-//! Every byte checked. About three minutes.
+//! One bulk download (the server sends) for 60 s: as the bulk upload.
+//! Every byte checked. About five minutes.
 //!
 //! `cargo test -p pep-daemon --test root tunnel_lossy:: -- --include-ignored --nocapture`
 //! prints the figures.
@@ -57,6 +58,74 @@ fn bulk(lab: &Lab) -> f64 {
     exact_goodputs(&report, FROM, BULK_SECS)[0]
 }
 
+/// Byte `i` of a download's stream.
+fn stream_byte(i: u64) -> u8 {
+    let x = i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (x >> 56) as u8
+}
+
+/// One bulk download for BULK_SECS over a connection the client opens (the
+/// server writes, the client reads): its goodput (Mbit/s) from FROM on,
+/// every byte checked.
+fn download(lab: &Lab, port: u16) -> f64 {
+    use std::io::{Read, Write};
+    use std::time::{Duration as StdDuration, Instant as StdInstant};
+    let client = lab.endpoint("client").unwrap();
+    let server = lab.endpoint("server").unwrap();
+    let l = listen(&server, port);
+    let srv = std::thread::spawn(move || {
+        let mut s = accept(&l);
+        // CUBIC as the uploads' senders (the host's default may be BBR).
+        socket2::SockRef::from(&s)
+            .set_tcp_congestion(b"cubic")
+            .expect("TCP_CONGESTION cubic");
+        let t0 = StdInstant::now();
+        let mut off = 0u64;
+        let mut buf = vec![0u8; 64 << 10];
+        while t0.elapsed() < StdDuration::from_secs(BULK_SECS) {
+            for (k, b) in buf.iter_mut().enumerate() {
+                *b = stream_byte(off + k as u64);
+            }
+            off += s.write(&buf).expect("download write") as u64;
+        }
+    });
+    let t0 = StdInstant::now();
+    let mut c = connect(&client, server.addr, port).expect("connect");
+    c.set_read_timeout(Some(StdDuration::from_secs(60)))
+        .unwrap();
+    let (from, to) = (
+        StdDuration::from_secs(FROM),
+        StdDuration::from_secs(BULK_SECS),
+    );
+    let (mut got, mut at_from, mut at_to) = (0u64, None, None);
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        let n = c.read(&mut buf).expect("download read");
+        let t = t0.elapsed();
+        if t >= from && at_from.is_none() {
+            at_from = Some(got);
+        }
+        if t >= to && at_to.is_none() {
+            at_to = Some(got);
+        }
+        if n == 0 {
+            break;
+        }
+        for (k, b) in buf[..n].iter().enumerate() {
+            assert_eq!(
+                *b,
+                stream_byte(got + k as u64),
+                "download byte {}",
+                got + k as u64
+            );
+        }
+        got += n as u64;
+    }
+    srv.join().unwrap();
+    let bytes = at_to.unwrap_or(got) - at_from.unwrap_or(got);
+    bytes as f64 * 8.0 / (BULK_SECS - FROM) as f64 / 1e6
+}
+
 /// Twenty 1 MB uploads at once: seconds until the last byte of the last.
 fn short(lab: &Lab, port: u16) -> f64 {
     let client = lab.endpoint("client").unwrap();
@@ -95,7 +164,11 @@ fn bbr_tunnel_keeps_a_lossy_satellite_link_full() {
     let lab = lab();
     let e2e_bulk = bulk(&lab);
     let e2e_short = short(&lab, 6100);
-    println!("end to end: bulk {e2e_bulk:.2} Mbit/s, {SHORT} x 1 MB done in {e2e_short:.1} s");
+    let e2e_down = download(&lab, 6150);
+    println!(
+        "end to end: bulk {e2e_bulk:.2} Mbit/s, {SHORT} x 1 MB done in {e2e_short:.1} s, \
+         download {e2e_down:.2} Mbit/s"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     pep_daemon::tunnel::keygen(dir.path(), "start").unwrap();
@@ -104,6 +177,8 @@ fn bbr_tunnel_keeps_a_lossy_satellite_link_full() {
     let sm = start.metrics().clone();
     let tun_bulk = bulk(&lab);
     let tun_short = short(&lab, 6200);
+    let tun_down = download(&lab, 6250);
+    println!("via the tunnel (bbr): download {tun_down:.2} Mbit/s");
     let t = &sm.tunnel;
     let (lost, sent) = (t.lost_packets.load(Relaxed), t.sent_packets.load(Relaxed));
     println!(
@@ -112,7 +187,7 @@ fn bbr_tunnel_keeps_a_lossy_satellite_link_full() {
         t.cwnd_bytes.load(Relaxed),
         t.rtt_us.load(Relaxed)
     );
-    assert!(wait_for(10, || sm.tunnel.ended_count("clean") == 1 + SHORT as u64));
+    assert!(wait_for(10, || sm.tunnel.ended_count("clean") == 2 + SHORT as u64));
     start.shutdown().unwrap();
     end.shutdown().unwrap();
     lab.down().unwrap();
@@ -124,6 +199,16 @@ fn bbr_tunnel_keeps_a_lossy_satellite_link_full() {
     assert!(
         tun_bulk >= 0.70 * LINK_MBPS as f64,
         "bulk via the tunnel {tun_bulk:.2} Mbit/s, under 70 % of {LINK_MBPS} Mbit/s"
+    );
+    // Downloads: the same controller at split-end. The link's rate bounds
+    // the goodput from above.
+    assert!(
+        tun_down >= 10.0 * e2e_down,
+        "download via the tunnel {tun_down:.2} Mbit/s, under 10x end to end ({e2e_down:.2})"
+    );
+    assert!(
+        tun_down >= 0.70 * LINK_MBPS as f64 && tun_down <= LINK_MBPS as f64,
+        "download via the tunnel {tun_down:.2} Mbit/s, outside 70-100 % of {LINK_MBPS} Mbit/s"
     );
     assert!(
         tun_short < e2e_short,

@@ -205,7 +205,8 @@ fn probe_rtt_every_ten_seconds_holds_four_packets_for_200ms() {
     }
 }
 
-/// The two-node PEP's tunnel running BBR (`tunnel_cc = "bbr"`): five bulk
+/// The two-node PEP's tunnel running the daemon's BBR (`tunnel_cc =
+/// "bbr"`, `Growth::TunnelBbr`): five bulk
 /// flows into split-pair over a 10 Mbit/s, 100 ms link with a deep
 /// (500-packet, 2 BDP) queue. The tunnel fills the link, and its queue
 /// stays near the BDP bound instead of the whole buffer a loss-based
@@ -260,9 +261,9 @@ fn split_pair_tunnel_runs_bbr_and_fills_the_link_with_a_bounded_queue() {
         "tunnel BBR: link use {util:.3}, mean queue {mean_q:.0} packets (BDP {bdp:.0}), {v:?}"
     );
     assert!(util > 0.9, "link use {util}");
-    // cwnd_gain 2 bounds the tunnel's in-flight at 2 BDP, a queue of at
-    // most one BDP (a loss-based tunnel fills all 500 packets); pacing at
-    // the estimate keeps it to the probing phases' quarter BDP.
+    // The tunnel's window rule (the daemon's, `Growth::TunnelBbr`) bounds
+    // its in-flight at the probing phase's 1.25 BDP, a queue of at most a
+    // quarter BDP (a loss-based tunnel fills all 500 packets).
     assert!(mean_q < 0.25 * bdp, "mean queue {mean_q} packets");
     assert!(v.full_bw_reached);
     assert!(

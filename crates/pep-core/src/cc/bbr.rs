@@ -195,6 +195,12 @@ pub struct Bbr {
     min_rtt_stamp: Instant,
     probe_rtt_done: Option<Instant>,
     probe_rtt_round_done: bool,
+    /// A flight at which PROBE_BW's probing phase is full though below
+    /// its gain's (BBR v2's `inflight_hi`); `None` in Linux's v1.
+    probe_cap: Option<u64>,
+    /// PROBE_RTT holds half the BDP (BBR v2's `bbr_probe_rtt_cwnd_gain`)
+    /// instead of Linux v1's four packets.
+    probe_rtt_half: bool,
     /// Max delivery rate (bytes/s) over the last `BW_RTTS` rounds.
     bw: MaxFilter,
     /// Packet-timed rounds so far.
@@ -262,6 +268,8 @@ impl Bbr {
             min_rtt_stamp: Instant::ZERO,
             probe_rtt_done: None,
             probe_rtt_round_done: false,
+            probe_cap: None,
+            probe_rtt_half: false,
             bw: MaxFilter::default(),
             rtt_cnt: 0,
             next_rtt_delivered: 0,
@@ -329,6 +337,31 @@ impl Bbr {
     /// and the TCP flows here never make it.
     pub fn set_full_bw_reached(&mut self) {
         self.full_bw_reached = true;
+    }
+
+    /// PROBE_BW's probing phase ends once `cap` bytes are in flight, if
+    /// that is below its gain's flight: for a transport that caps its
+    /// window there (BBR v2's `inflight_hi`, `bbr_window.rs`), whose probe
+    /// would otherwise never fill. Linux's v1 has no such call.
+    pub fn set_probe_cap(&mut self, cap: Option<u64>) {
+        self.probe_cap = cap;
+    }
+
+    /// PROBE_RTT holds half the BDP, as BBR v2 does, instead of four
+    /// packets: on a long path v1's PROBE_RTT empties the link for 200 ms
+    /// and a round trip every 10 s. Linux's v1 has no such call.
+    pub fn set_probe_rtt_half_bdp(&mut self) {
+        self.probe_rtt_half = true;
+    }
+
+    /// The flight PROBE_RTT holds (`bbr_cwnd_min_target`, or v2's half
+    /// BDP).
+    fn probe_rtt_cwnd(&self) -> u64 {
+        let min = CWND_MIN_TARGET * self.smss;
+        match self.probe_rtt_half {
+            true => min.max(self.bdp(self.max_bw(), UNIT / 2)),
+            false => min,
+        }
     }
 
     /// Reseeds PROBE_BW's phase draw (one seed per connection).
@@ -573,8 +606,9 @@ impl Bbr {
         if self.pacing_gain > UNIT {
             // Probe until pacing_gain x BDP is in flight, or a loss says it
             // will not fit.
-            return full_length
-                && (rs.losses > 0 || inflight >= self.inflight(bw, self.pacing_gain));
+            let target = self.inflight(bw, self.pacing_gain);
+            let target = self.probe_cap.map_or(target, |c| target.min(c));
+            return full_length && (rs.losses > 0 || inflight >= target);
         }
         // Drain until the queue is gone, at most one min_rtt.
         full_length || inflight <= self.inflight(bw, UNIT)
@@ -754,7 +788,7 @@ impl Bbr {
         if self.mode == Mode::ProbeRtt {
             app_limited = true;
             // At the minimum in flight for max(200 ms, one round).
-            if self.probe_rtt_done.is_none() && a.inflight <= CWND_MIN_TARGET * self.smss {
+            if self.probe_rtt_done.is_none() && a.inflight <= self.probe_rtt_cwnd() {
                 self.probe_rtt_done = Some(a.now + PROBE_RTT_TIME);
                 self.probe_rtt_round_done = false;
                 self.next_rtt_delivered = a.delivered;
@@ -829,17 +863,29 @@ impl Bbr {
             self.cwnd = cwnd;
         }
         if self.mode == Mode::ProbeRtt {
-            self.cwnd = self.cwnd.min(CWND_MIN_TARGET * self.smss);
+            self.cwnd = self.cwnd.min(self.probe_rtt_cwnd());
         }
     }
 }
 
 /// What one connection's [`super::Congestion`] holds for
-/// [`super::Growth::Bbr`]: the model, the rate sampler feeding it, and
-/// whether an RTO's recovery (Linux's `TCP_CA_Loss`) is under way.
+/// [`super::Growth::Bbr`] and [`super::Growth::TunnelBbr`]: the model,
+/// the rate sampler feeding it, whether an RTO's recovery (Linux's
+/// `TCP_CA_Loss`) is under way, and with `TunnelBbr` the window rule.
 #[derive(Clone, Debug)]
 pub(super) struct BbrConn {
     pub(super) bbr: Bbr,
     pub(super) rate: super::rate_sample::RateSampler,
     pub(super) in_loss: bool,
+    pub(super) window: Option<super::bbr_window::BbrWindow>,
+}
+
+impl BbrConn {
+    /// The connection's cwnd: BBR's, or the tunnel's window rule's.
+    pub(super) fn cwnd(&self) -> u64 {
+        match &self.window {
+            Some(w) => w.window(&self.bbr),
+            None => self.bbr.cwnd(),
+        }
+    }
 }

@@ -5,6 +5,7 @@
 use alloc::boxed::Box;
 
 use super::bbr::{Bbr, BbrConn, BbrView};
+use super::bbr_window::BbrWindow;
 use super::cubic::{Cubic, CubicConfig, CubicView};
 use super::cubic_flows::{CubicFlows, CubicFlowsView};
 use super::cubic_ns2::{CubicNs2, CubicNs2View};
@@ -52,6 +53,13 @@ pub enum Growth {
     /// through [`super::Congestion`]'s `rate_*` methods, and the growth
     /// hooks here only save its cwnd on a loss.
     Bbr,
+    /// The daemon's tunnel BBR (`tunnel.cc = "bbr"`, [`super::QuicBbr`])
+    /// for a TCP transport, the simulator's split-pair tunnel: the same
+    /// [`Bbr`] fed the same way as [`Growth::Bbr`], but its cwnd is the
+    /// tunnel's window rule ([`super::BbrWindow`], `bbr_window.rs`), the
+    /// sender paces at quinn's 1.25 x window / smoothed RTT, and losses
+    /// never put the model in recovery (quinn tells BBR none either).
+    TunnelBbr,
 }
 
 impl Default for Growth {
@@ -123,11 +131,17 @@ impl GrowthState {
             Growth::CubicNs2 => GrowthState::CubicNs2(Box::new(CubicNs2::new())),
             Growth::Westwood => GrowthState::Westwood(Box::new(Westwood::new())),
             Growth::CubicFlows => GrowthState::CubicFlows(Box::new(CubicFlows::new())),
-            Growth::Bbr => GrowthState::Bbr(Box::new(BbrConn {
-                bbr: Bbr::new(smss, cwnd, 0),
-                rate: Default::default(),
-                in_loss: false,
-            })),
+            Growth::Bbr | Growth::TunnelBbr => {
+                let mut bbr = Bbr::new(smss, cwnd, 0);
+                let window =
+                    (cfg == Growth::TunnelBbr).then(|| BbrWindow::new(smss as u64, &mut bbr));
+                GrowthState::Bbr(Box::new(BbrConn {
+                    bbr,
+                    rate: Default::default(),
+                    in_loss: false,
+                    window,
+                }))
+            }
         }
     }
 
@@ -141,6 +155,7 @@ impl GrowthState {
             GrowthState::CubicNs2(_) => Growth::CubicNs2,
             GrowthState::Westwood(_) => Growth::Westwood,
             GrowthState::CubicFlows(_) => Growth::CubicFlows,
+            GrowthState::Bbr(b) if b.window.is_some() => Growth::TunnelBbr,
             GrowthState::Bbr(_) => Growth::Bbr,
         }
     }

@@ -54,6 +54,7 @@
 //! (`now`); nothing here reads a clock.
 
 mod bbr;
+mod bbr_window;
 mod cubic;
 mod cubic_flows;
 mod cubic_ns2;
@@ -73,6 +74,8 @@ mod westwood;
 #[cfg(test)]
 mod bbr_tests;
 #[cfg(test)]
+mod bbr_window_tests;
+#[cfg(test)]
 mod cubic_flows_tests;
 #[cfg(test)]
 mod growth_tests;
@@ -84,12 +87,13 @@ mod sack_tests;
 mod tests;
 
 pub use bbr::{AckInfo, Bbr, BbrView, CaState, MaxFilter, Mode as BbrMode};
+pub use bbr_window::{BbrWindow, HEADROOM_PKTS as QUIC_BBR_HEADROOM_PKTS};
 pub use cubic::{CubicConfig, CubicView};
 pub use cubic_flows::{CubicFlowsView, MAX_FLOWS as CUBIC_FLOWS_MAX_FLOWS};
 pub use cubic_ns2::{cubic_root as cubic_ns2_root, CubicNs2View};
 pub use growth::{Growth, GrowthView, WindowUnit};
 pub use quic::QuicCongestion;
-pub use quic_bbr::{QuicBbr, HEADROOM_PKTS as QUIC_BBR_HEADROOM_PKTS};
+pub use quic_bbr::QuicBbr;
 pub use quic_rate::QuicRateSampler;
 pub use rack::{is_dsack, Detection, Rack, REO_WND_PERSIST};
 pub use rate_sample::{RateSample, RateSampler};
@@ -305,7 +309,7 @@ impl Congestion {
         let cwnd = cfg.initial_window.max(cfg.smss as u64);
         // BBR owns cwnd on every ACK, in recovery too: Linux skips PRR and
         // slow start (HyStart) for a `cong_control` module.
-        let bbr = cfg.growth == Growth::Bbr;
+        let bbr = matches!(cfg.growth, Growth::Bbr | Growth::TunnelBbr);
         Congestion {
             state: CcState::initial(
                 cfg.smss,
@@ -601,7 +605,7 @@ impl Congestion {
             let r = &b.rate;
             b.bbr.on_rto(r.delivered(), r.delivered_time(), r.lost());
             b.in_loss = true;
-            self.state.cwnd = b.bbr.cwnd();
+            self.state.cwnd = b.cwnd();
         }
     }
 
@@ -613,8 +617,9 @@ impl Congestion {
     // transport may call them unconditionally ([`Congestion::is_model_based`]
     // lets it skip their bookkeeping).
 
-    /// True with [`Growth::Bbr`]: the transport must feed the `rate_*`
-    /// methods and pace at [`Congestion::pacing_rate`].
+    /// True with [`Growth::Bbr`] and [`Growth::TunnelBbr`]: the transport
+    /// must feed the `rate_*` methods and pace at
+    /// [`Congestion::pacing_rate`].
     #[inline]
     pub fn is_model_based(&self) -> bool {
         matches!(self.growth, GrowthState::Bbr(_))
@@ -631,7 +636,13 @@ impl Congestion {
     /// The pacing rate in bytes per second the model asks for.
     pub fn pacing_rate(&self) -> Option<u64> {
         match &self.growth {
-            GrowthState::Bbr(b) => Some(b.bbr.pacing_rate()),
+            // The tunnel's rule paces as quinn does; before an RTT sample
+            // at BBR's own rate (quinn's first flight is a burst).
+            GrowthState::Bbr(b) => Some(match &b.window {
+                Some(_) => bbr_window::pacing_rate(b.cwnd(), self.state.srtt)
+                    .unwrap_or(b.bbr.pacing_rate()),
+                None => b.bbr.pacing_rate(),
+            }),
             _ => None,
         }
     }
@@ -675,7 +686,10 @@ impl Congestion {
             b.in_loss = false;
         }
         let rs = b.rate.on_ack(a.now, a.una, a.blocks, a.prior_in_flight);
-        let ca_state = if s.in_recovery {
+        // The tunnel's rule, as quinn, never tells BBR of recovery.
+        let ca_state = if b.window.is_some() {
+            CaState::Open
+        } else if s.in_recovery {
             CaState::Recovery
         } else if b.in_loss {
             CaState::Loss
@@ -695,7 +709,10 @@ impl Congestion {
         if b.bbr.on_ack(&rs, &info) {
             b.rate.mark_app_limited(a.inflight);
         }
-        s.cwnd = b.bbr.cwnd();
+        if let Some(w) = &mut b.window {
+            w.on_acks(&mut b.bbr, rs.acked_sacked, rs.losses, a.inflight);
+        }
+        s.cwnd = b.cwnd();
         s.ssthresh = b.bbr.ssthresh();
     }
 
@@ -716,7 +733,7 @@ impl Congestion {
     #[inline]
     fn model_owns_cwnd(&mut self) {
         if let GrowthState::Bbr(b) = &self.growth {
-            self.state.cwnd = b.bbr.cwnd();
+            self.state.cwnd = b.cwnd();
         }
     }
 

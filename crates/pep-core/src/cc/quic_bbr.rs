@@ -2,39 +2,19 @@
 //! daemon's tunnel, `tunnel.cc = "bbr"`, through quinn 0.11's
 //! `Controller`): the core's [`Bbr`] (Linux's BBR v1) fed by a
 //! send-time-keyed sampler ([`QuicRateSampler`]), with its model turned
-//! into the one output quinn takes, a window.
+//! into the one output quinn takes, a window, by [`BbrWindow`]'s rule
+//! (`bbr_window.rs`: the model's flight plus headroom, STARTUP's loss
+//! exit, the loss-bounded probe, PROBE_RTT at half the BDP), the rule the simulator's split-pair
+//! tunnel applies too. quinn paces at 1.25 x window / smoothed RTT.
 //!
-//! quinn paces at 1.25 x window / smoothed RTT and takes no pacing rate,
-//! so BBR's own output (pace at `pacing_gain x BtlBw`, cap the flight at
-//! `cwnd_gain x BDP`) becomes a window: the flight BBR's pacing would
-//! keep, `pacing_gain x BtlBw x minRTT`, plus [`HEADROOM_PKTS`] datagrams
-//! for ACK timing, and never above BBR's cwnd. STARTUP's 2.89 thus still
-//! doubles the flight each round, PROBE_BW's 1.25 phase probes with a
-//! quarter BDP more and its 0.75 phase drains it, and between them the
-//! flight stays at the BDP: no standing queue, where BBR's cwnd (2 BDP)
-//! with quinn's window pacing would keep one BDP queued.
-//!
-//! Losses do not shrink the model (the point of BBR on a randomly lossy
-//! path): they reach BBR as the sample's lost bytes (its policer
-//! detection) and never as fast recovery. One exception, BBR v2's: a
-//! STARTUP round that loses more than 2 % (and at least 8 datagrams) ends
-//! STARTUP, as the queue overflowed. Persistent congestion (RFC 9002
-//! 7.6) is BBR's retransmission timeout.
+//! Persistent congestion (RFC 9002 7.6) is BBR's retransmission timeout.
 
-use super::bbr::{AckInfo, Bbr, BbrView, CaState, Mode as BbrMode, UNIT};
+use super::bbr::{AckInfo, Bbr, BbrView, CaState};
+use super::bbr_window::BbrWindow;
 use super::quic_rate::QuicRateSampler;
 use crate::time::{Duration, Instant};
 
-/// The window's margin over the model's flight, in datagrams (Linux's
-/// three TSO bursts; a BDP / 8 margin kept a 300-packet queue on a
-/// 2,600-datagram BDP overflowing in the core's path test).
-pub const HEADROOM_PKTS: u64 = 4;
-/// STARTUP ends after a round that lost more than 1/50 of its bytes...
-const STARTUP_LOSS_DIV: u64 = 50;
-/// ...in at least this many datagrams (BBR v2's `bbr_full_loss_cnt`), so
-/// that random loss at a small window does not end it.
-const STARTUP_LOSS_PKTS: u64 = 8;
-/// The smallest window, in datagrams (`bbr_cwnd_min_target`).
+/// The smallest initial window, in datagrams (`bbr_cwnd_min_target`).
 const MIN_WINDOW_PKTS: u64 = 4;
 
 /// One QUIC connection's BBR.
@@ -42,12 +22,8 @@ const MIN_WINDOW_PKTS: u64 = 4;
 pub struct QuicBbr {
     bbr: Bbr,
     rate: QuicRateSampler,
-    smss: u64,
     srtt: Option<Duration>,
-    /// BBR's round count when the current round's counts began.
-    round: u64,
-    round_acked: u64,
-    round_lost: u64,
+    win: BbrWindow,
 }
 
 impl QuicBbr {
@@ -55,18 +31,14 @@ impl QuicBbr {
     /// bytes; `seed` picks PROBE_BW's random first phases.
     pub fn new(mtu: u16, initial_window: u64, seed: u64) -> Self {
         let smss = (mtu as u64).max(1);
+        let window = initial_window.max(MIN_WINDOW_PKTS * smss);
+        let mut bbr = Bbr::new(smss as u32, window, seed);
+        let win = BbrWindow::new(smss, &mut bbr);
         QuicBbr {
-            bbr: Bbr::new(
-                smss as u32,
-                initial_window.max(MIN_WINDOW_PKTS * smss),
-                seed,
-            ),
+            bbr,
             rate: QuicRateSampler::new(),
-            smss,
             srtt: None,
-            round: 0,
-            round_acked: 0,
-            round_lost: 0,
+            win,
         }
     }
 
@@ -105,22 +77,8 @@ impl QuicBbr {
         if self.bbr.on_ack(&rs, &a) || app_limited {
             self.rate.mark_app_limited();
         }
-        self.round_acked += rs.acked_sacked;
-        self.round_lost += rs.losses;
-        let v = self.bbr.view();
-        if v.rounds != self.round {
-            // STARTUP's doubling overflowed the queue: the pipe is full
-            // (BBR v1 would keep doubling until the bandwidth stalls for
-            // three rounds, losing a BDP or more on a shallow queue).
-            let lossy = self.round_lost * STARTUP_LOSS_DIV > self.round_acked + self.round_lost
-                && self.round_lost >= STARTUP_LOSS_PKTS * self.smss;
-            if v.mode == BbrMode::Startup && lossy {
-                self.bbr.set_full_bw_reached();
-            }
-            self.round = v.rounds;
-            self.round_acked = 0;
-            self.round_lost = 0;
-        }
+        self.win
+            .on_acks(&mut self.bbr, rs.acked_sacked, rs.losses, inflight);
     }
 
     /// `lost` bytes, the latest sent at `sent`, were found lost at `now`;
@@ -139,22 +97,17 @@ impl QuicBbr {
 
     /// The path's datagram size changed to `mtu`.
     pub fn on_mtu_update(&mut self, mtu: u16) {
-        self.smss = (mtu as u64).max(1);
+        self.win.set_smss(mtu as u64);
     }
 
-    /// Bytes the sender may have in flight: the model's flight at the
-    /// current pacing gain plus headroom, within BBR's cwnd.
+    /// Bytes the sender may have in flight ([`BbrWindow::window`]).
     pub fn window(&self) -> u64 {
-        let v = self.bbr.view();
-        let floor = MIN_WINDOW_PKTS * self.smss;
-        let (Some(min_rtt), true) = (v.min_rtt, v.bw > 0) else {
-            return self.bbr.cwnd().max(floor);
-        };
-        let bdp = (v.bw as u128 * min_rtt.as_nanos() as u128 / 1_000_000_000) as u64;
-        let flight = (bdp as u128 * v.pacing_gain as u128 / UNIT as u128) as u64;
-        (flight + HEADROOM_PKTS * self.smss)
-            .min(self.bbr.cwnd())
-            .max(floor)
+        self.win.window(&self.bbr)
+    }
+
+    /// The loss-bounded probe's cap, once a probe lost over 2 %.
+    pub fn inflight_hi(&self) -> Option<u64> {
+        self.win.inflight_hi()
     }
 
     /// BBR's cwnd (the window's cap).

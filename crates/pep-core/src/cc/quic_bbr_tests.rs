@@ -1,7 +1,8 @@
 //! [`QuicBbr`] on a modelled path: a bottleneck of `rate` serving a
 //! DropTail queue, `one_way` propagation each way, independent random
-//! loss; the sender sends whole datagrams while its window allows, each
-//! send one batch, each ACK one batch (quinn's callbacks).
+//! loss; the sender sends whole datagrams while its window allows, paced
+//! as quinn paces (5/4 x window / RTT), each send one batch, each ACK one
+//! batch (quinn's callbacks).
 
 use alloc::collections::BinaryHeap;
 use core::cmp::Reverse;
@@ -35,6 +36,13 @@ struct Run {
     window: u64,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    Acked,
+    Lost,
+    Wake,
+}
+
 /// Runs `secs` seconds of a backlogged sender; goodput counted over the
 /// second half.
 fn run(path: &Path, secs: u64, seed: u64) -> Run {
@@ -43,15 +51,28 @@ fn run(path: &Path, secs: u64, seed: u64) -> Run {
     let tx = Duration::from_nanos(MTU * 1_000_000_000 / path.rate);
     let end = Instant::ZERO + Duration::from_secs(secs);
     let half = Instant::ZERO + Duration::from_secs(secs / 2);
-    // (time, acked?, send time): ACK arrivals and loss detections.
-    let mut events: BinaryHeap<Reverse<(Instant, bool, Instant)>> = BinaryHeap::new();
+    // (time, what, send time): ACK arrivals, loss detections and the
+    // pacer's releases.
+    let mut events: BinaryHeap<Reverse<(Instant, Ev, Instant)>> = BinaryHeap::new();
     let mut link_free = Instant::ZERO;
     let mut inflight = 0u64;
     let mut now = Instant::ZERO;
     let mut r = Run::default();
     let srtt = path.one_way + path.one_way;
+    // quinn's pacer: 5/4 x window / smoothed RTT.
+    let mut next_send = Instant::ZERO;
+    let mut wake_set = false;
     while now < end {
         while inflight + MTU <= cc.window() {
+            if next_send > now {
+                if !wake_set {
+                    events.push(Reverse((next_send, Ev::Wake, now)));
+                    wake_set = true;
+                }
+                break;
+            }
+            let gap = MTU as u128 * 4 * srtt.as_nanos() as u128 / (5 * cc.window() as u128);
+            next_send = next_send.max(now) + Duration::from_nanos(gap as u64);
             r.sent += 1;
             inflight += MTU;
             cc.on_sent(now, MTU);
@@ -61,38 +82,43 @@ fn run(path: &Path, secs: u64, seed: u64) -> Run {
             let found = now + srtt + srtt / 4;
             if queued >= path.queue_pkts {
                 r.queue_drops += 1;
-                events.push(Reverse((found, false, now)));
+                events.push(Reverse((found, Ev::Lost, now)));
                 continue;
             }
             link_free = start + tx;
             if rng.uniform() < path.loss {
-                events.push(Reverse((found, false, now)));
+                events.push(Reverse((found, Ev::Lost, now)));
             } else {
                 events.push(Reverse((
                     link_free + path.one_way + path.one_way,
-                    true,
+                    Ev::Acked,
                     now,
                 )));
             }
         }
         r.max_window = r.max_window.max(cc.window());
-        let Some(Reverse((t, acked, sent))) = events.pop() else {
+        let Some(Reverse((t, ev, sent))) = events.pop() else {
             break;
         };
         now = t;
-        inflight -= MTU;
-        if acked {
-            if now >= half {
-                r.late_delivered += MTU;
+        match ev {
+            Ev::Wake => wake_set = false,
+            Ev::Acked => {
+                inflight -= MTU;
+                if now >= half {
+                    r.late_delivered += MTU;
+                }
+                cc.on_ack(now, sent, MTU, srtt);
+                cc.on_end_acks(now, inflight, false);
             }
-            cc.on_ack(now, sent, MTU, srtt);
-            cc.on_end_acks(now, inflight, false);
-        } else {
-            r.lost += 1;
-            if now >= half {
-                r.late_lost += 1;
+            Ev::Lost => {
+                inflight -= MTU;
+                r.lost += 1;
+                if now >= half {
+                    r.late_lost += 1;
+                }
+                cc.on_congestion_event(now, false, MTU);
             }
-            cc.on_congestion_event(now, false, MTU);
         }
     }
     r.window = cc.window();
@@ -130,10 +156,11 @@ fn random_loss_leaves_the_model_and_the_link_full() {
         "lost {:.2} % late, {r:?}",
         late * 100.0
     );
-    // ...and STARTUP's overshoot, ended by its loss, costs under 3 % of
-    // the minute's datagrams (1.9 % here; 6.7 % without the loss exit).
+    // ...and STARTUP's overshoot, ended by its loss, costs under 4 % of
+    // the minute's datagrams (3.2 % here paced as quinn paces, 1.9 %
+    // unpaced; 6.7 % unpaced without the loss exit).
     let lost = r.lost as f64 / r.sent as f64;
-    assert!(lost < 0.03, "lost {:.2} %, {r:?}", lost * 100.0);
+    assert!(lost < 0.04, "lost {:.2} %, {r:?}", lost * 100.0);
     // The window ends near the BDP (PROBE_BW's 0.75..1.25 plus headroom).
     assert!(
         r.window >= bdp * 3 / 4 && r.window <= bdp * 3 / 2,
@@ -143,11 +170,14 @@ fn random_loss_leaves_the_model_and_the_link_full() {
 }
 
 /// The lab's loss-free congested path: 100 Mbit/s, 125 ms each way, a
-/// 300-packet queue (a fifth of the BDP): the window stays under the BDP
-/// plus the queue except in PROBE_BW's 1.25 phase: a quarter BDP more
-/// than the path holds, once every eight rounds, overflows a queue of a
-/// ninth of the BDP (BBR v1 does so in Linux too). The cost: about 4 % of
-/// the datagrams after STARTUP, where `cubic-flows` loses about 1 %.
+/// 300-packet queue (a ninth of the BDP): the window stays under the BDP
+/// plus the queue except in PROBE_BW's 1.25 phase, whose quarter BDP more
+/// overflows the queue (BBR v1 does so every eighth round, in Linux too:
+/// 1.7 % of the datagrams, `cubic-flows` about 1 %). The loss-bounded
+/// probe caps the window after the first such loss at 85 % of that
+/// flight, so the loss after STARTUP is 0.25 % (without it 1.1 %), and
+/// PROBE_RTT at half the BDP keeps the link busy (v1's four packets left
+/// 94.8 Mbit/s).
 #[test]
 fn a_shallow_queue_is_not_flooded() {
     let path = Path {
@@ -161,9 +191,8 @@ fn a_shallow_queue_is_not_flooded() {
     assert!(goodput > 0.95 * 100.0, "{goodput} Mbit/s, {r:?}");
     let late_sent = r.late_delivered / MTU + r.late_lost;
     let late = r.late_lost as f64 / late_sent as f64;
-    // The probing phase's overflow: 0.14 BDP of 8 rounds' 8 BDP, 1.7 %,
-    // doubled by the sender's unpaced bursts here.
-    assert!(late < 0.05, "lost {:.2} % late, {r:?}", late * 100.0);
+    // The cap's slow regrowth finds the queue again now and then.
+    assert!(late < 0.01, "lost {:.2} % late, {r:?}", late * 100.0);
     // The window after STARTUP is never above 1.25 BDP and the margin
     // (the min RTT holds a datagram's transmission more: 0.04 %).
     let bdp = path.rate / 4;

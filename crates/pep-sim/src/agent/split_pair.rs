@@ -62,9 +62,9 @@ struct Params {
     /// Tunnel congestion control: "cubic" (RFC 9438), "cubic-ns2" (ns-2.35's
     /// Linux CUBIC, as the thesis ran it), "cubic-flows" (the daemon's
     /// default: CUBIC backing off as the flows open on the tunnel would,
-    /// `pep_core::cc::Growth::CubicFlows`), "bbr" (BBR v1 as Linux's, paced
-    /// at its model's rate, `pep_core::cc::Bbr`: the machine the daemon's
-    /// `tunnel.cc = "bbr"` runs through `pep_core::cc::QuicBbr`) or "sack".
+    /// `pep_core::cc::Growth::CubicFlows`), "bbr" (the daemon's `tunnel.cc =
+    /// "bbr"`: the core's BBR v1 with `pep_core::cc::QuicBbr`'s window rule,
+    /// paced from the window as quinn paces, `Growth::TunnelBbr`) or "sack".
     #[serde(default = "default_cc")]
     tunnel_cc: String,
     /// Tunnel receiver window in bytes ("set very high"; at most TCP's
@@ -258,7 +258,7 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
         "cubic" => Growth::Cubic(Default::default()),
         "cubic-ns2" => Growth::CubicNs2,
         "cubic-flows" => Growth::CubicFlows,
-        "bbr" => Growth::Bbr,
+        "bbr" => Growth::TunnelBbr,
         "sack" => match base.growth {
             g @ Growth::Reno { .. } => g,
             _ => Growth::default(),

@@ -322,8 +322,9 @@ impl TcpSender {
         };
         let mut cc = Congestion::new(&cfg.cc_config(), isn);
         cc.seed_model(flow.0 as u64);
+        let model = cc.is_model_based();
         TcpSender {
-            model: cc.is_model_based(),
+            model,
             flow,
             mss: cfg.mss,
             hdr_len: cfg.hdr_len,
@@ -349,10 +350,7 @@ impl TcpSender {
             completion,
             closed: false,
             // BBR always paces (Linux: SK_PACING_NEEDED, fq or internal).
-            pacer: cfg
-                .pacing
-                .or((cfg.growth == pep_core::cc::Growth::Bbr).then(Default::default))
-                .map(Pacer::new),
+            pacer: cfg.pacing.or(model.then(Default::default)).map(Pacer::new),
             paced: None,
             sndbuf: cfg.sndbuf,
             stats: SenderStats::default(),
