@@ -320,41 +320,34 @@ fn claims() -> Vec<Claim> {
         },
         Tolerance::Factor(2.0),
     ));
-    for (id, rate, paper) in [
-        ("T3-256", "256kbit/s", 0.2552),
-        ("T3-640", "640kbit/s", 0.588),
+    let (down, up) = (
+        "Table 3: one flow each way with FIFO: the downstream (Mbit/s).",
+        "Table 3: one flow each way with FIFO: the upstream (Mbit/s).",
+    );
+    for (id, rate, paper, measure, statement) in [
+        ("T3-256", "256kbit/s", 0.2552, DOWN, down),
+        ("T3-640", "640kbit/s", 0.588, DOWN, down),
+        ("T3U-64", "64kbit/s", 0.0588, UP, up),
+        ("T3U-256", "256kbit/s", 0.232, UP, up),
+        ("T3U-640", "640kbit/s", 0.5796, UP, up),
     ] {
+        let (source, ceiling) = if measure == DOWN {
+            (t3, DOWN_CEILING)
+        } else {
+            ("Table 3, upstream", up_ceiling(rate))
+        };
         v.push(Claim::value(
             id,
             Kind::Reproduction,
-            "Table 3: one flow each way with FIFO: the downstream (Mbit/s).",
+            statement,
             "table3",
-            DOWN,
+            measure,
             vec![(RATE, rate)],
             Figure::Reported {
                 value: paper,
-                source: t3,
+                source,
             },
-            Tolerance::Relative(0.15),
-        ));
-    }
-    for (id, rate, paper) in [
-        ("T3U-64", "64kbit/s", 0.0588),
-        ("T3U-256", "256kbit/s", 0.232),
-        ("T3U-640", "640kbit/s", 0.5796),
-    ] {
-        v.push(Claim::value(
-            id,
-            Kind::Reproduction,
-            "Table 3: one flow each way with FIFO: the upstream (Mbit/s).",
-            "table3",
-            UP,
-            vec![(RATE, rate)],
-            Figure::Reported {
-                value: paper,
-                source: "Table 3, upstream",
-            },
-            under_ceiling(0.15, paper, up_ceiling(rate)),
+            under_ceiling(0.15, paper, ceiling),
         ));
     }
     for (id, up_id, rate, down, up) in T5.iter() {
