@@ -4,24 +4,14 @@
 //! the 4 KB gain of N = 3 not reproduced; "no difference" on the distant
 //! path not checked, for too few runs).
 
-use std::path::PathBuf;
+use pep_exp::reproduce::{find, Verdict};
 
-use pep_exp::experiment::Mode;
-use pep_exp::reproduce::{find, load, reproduce, Options, Verdict};
+use crate::reproduce::short_report;
 
 #[test]
 fn short_reproduction_decides_every_claim() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let out = std::env::temp_dir().join(format!("pep-johnson-{}", std::process::id()));
-    let opts = Options {
-        scenarios: root.join("scenarios"),
-        out: out.clone(),
-        mode: Mode::Short,
-        jobs: 2,
-    };
-    let paper = find("johnson").unwrap();
-    let report = reproduce(paper, load(paper, &opts).unwrap(), &opts, &mut |_, _| {}).unwrap();
-    let _ = std::fs::remove_dir_all(&out);
+    let out = tempfile::tempdir().unwrap();
+    let report = short_report(find("johnson").unwrap(), out.path());
     assert_eq!(report.claims.len(), 10);
     let verdict = |id: &str| {
         let c = report.claims.iter().find(|c| c.id == id).unwrap();

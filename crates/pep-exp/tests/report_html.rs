@@ -7,8 +7,9 @@
 use std::path::Path;
 use std::process::Command;
 
-use pep_exp::reproduce::{self, Options};
-use pep_exp::Mode;
+use pep_exp::reproduce;
+
+use crate::reproduce::short_report;
 
 /// Put first in <head>: records errors from the start, and at load writes
 /// what it saw into `<pre id="pep-check">` for --dump-dom to show.
@@ -98,25 +99,13 @@ fn every_report_opens_in_chromium() {
         return;
     };
     let out = tempfile::tempdir().unwrap();
-    let opts = Options {
-        scenarios: reproduce::default_scenarios_dir(),
-        out: out.path().to_path_buf(),
-        mode: Mode::Short,
-        jobs: 2,
-    };
     // The probe must see a broken page as broken.
     let broken = "<!DOCTYPE html><html><head></head><body><img src=\"missing.png\">\
                   <script>nosuch();</script></body></html>";
     let (_, p) = open(browser, broken, out.path()).unwrap();
     assert!(p.contains("load failed") && p.contains("error"), "{p}");
     for paper in reproduce::registry() {
-        let report = reproduce::reproduce(
-            paper,
-            reproduce::load(paper, &opts).unwrap(),
-            &opts,
-            &mut |_, _| {},
-        )
-        .unwrap();
+        let report = short_report(paper, out.path());
         let html = std::fs::read_to_string(report.dir.join("report.html")).unwrap();
         let (figures, problems) = open(browser, &html, out.path()).unwrap();
         let charts: usize = report.experiments.iter().map(|e| e.charts.len()).sum();

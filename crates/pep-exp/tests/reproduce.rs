@@ -4,10 +4,25 @@
 
 use pep_exp::experiment::Point;
 use pep_exp::reproduce::{
-    evaluate, registry, Check, Claim, Figure, Kind, Tally, Tolerance, Verdict,
+    self, evaluate, registry, Check, Claim, Figure, Kind, Options, Paper, Report, Tally, Tolerance,
+    Verdict,
 };
-use pep_exp::results::{Results, Row};
+use pep_exp::results::{Results, Row, Stats};
 use pep_exp::Mode;
+
+/// `pep reproduce <paper>` in short mode, its output under `out`: the
+/// set-up the per-paper and browser tests share.
+pub(crate) fn short_report(paper: &'static Paper, out: &std::path::Path) -> Report {
+    let opts = Options {
+        scenarios: reproduce::default_scenarios_dir(),
+        out: out.to_path_buf(),
+        mode: Mode::Short,
+        jobs: 2,
+    };
+    let experiments = reproduce::load(paper, &opts).unwrap_or_else(|e| panic!("{e}"));
+    reproduce::reproduce(paper, experiments, &opts, &mut |_, _| {})
+        .unwrap_or_else(|e| panic!("{}: {e}", paper.name))
+}
 
 fn results(values: &[f64]) -> Results {
     Results {
@@ -181,30 +196,6 @@ fn every_value_claim_fails_just_outside_its_tolerance_on_both_sides() {
     assert!(checked >= 40, "{checked} value claims checked");
 }
 
-/// Shekhar's Table 1 and 2 tolerances stay within the downlink's payload
-/// ceiling (8 Mbit/s × 1000 B of payload per 1040 B packet), so a claim
-/// there can fail from above too.
-#[test]
-fn shekhar_table1_tolerances_stay_under_the_payload_ceiling() {
-    let ceiling = 8.0 * 1000.0 / 1040.0;
-    let paper = pep_exp::reproduce::find("shekhar").unwrap();
-    let mut n = 0;
-    for c in (paper.claims)() {
-        if let Check::Value {
-            figure: Figure::Reported { value, .. },
-            tolerance,
-            ..
-        } = &c.check
-        {
-            if c.id.starts_with("T1") || c.id.starts_with("T2") {
-                assert!(tolerance.bounds(*value).1 <= ceiling + 1e-12, "{}", c.id);
-                n += 1;
-            }
-        }
-    }
-    assert_eq!(n, 14);
-}
-
 /// Every claim has a kind, and only reproductions are counted: the tally
 /// counts them three ways and shows the other kinds apart.
 #[test]
@@ -245,6 +236,20 @@ fn factor_tolerances_are_symmetric_in_ratio() {
     assert!(t.holds(5.0, 10.0) && t.holds(20.0, 10.0));
     assert!(!t.holds(4.99, 10.0) && !t.holds(20.01, 10.0));
     assert!(!Tolerance::Relative(0.1).holds(0.0, 0.0));
+}
+
+#[test]
+fn range_tolerances_have_their_own_sides() {
+    let t = Tolerance::Range {
+        below: 0.15,
+        above: 0.02,
+    };
+    let (lo, hi) = t.bounds(100.0);
+    assert!((lo - 85.0).abs() < 1e-9 && (hi - 102.0).abs() < 1e-9);
+    assert!(t.holds(85.01, 100.0) && t.holds(101.99, 100.0));
+    assert!(!t.holds(84.99, 100.0) && !t.holds(102.01, 100.0));
+    assert!(!t.holds(0.0, 0.0));
+    assert_eq!(t.describe(), "−15% / +2%");
 }
 
 /// Made-up results over a grid: per point its parameter texts and its
@@ -407,6 +412,17 @@ fn johnson_no_difference_needs_runs_that_could_see_one() {
     // ±0.75% intervals: a 1.5% difference is detectable.
     assert_eq!(verdict_of("johnson", "D1", &r(1.0, 0.01)), Verdict::Pass);
     assert_eq!(verdict_of("johnson", "D1", &r(0.9, 0.01)), Verdict::Fail);
+    // At the edge, either way: the difference's 95% half-width from the two
+    // intervals (√2 × one interval's here), not where they stop overlapping.
+    let (lo, hi) = Stats::of(&runs(1.0, 0.01).concat()).ci95.unwrap();
+    let edge = (hi - lo) / 2.0 * 2f64.sqrt();
+    for sign in [-1.0, 1.0] {
+        let at = |k: f64| verdict_of("johnson", "D1", &r(1.0 + sign * edge * k, 0.01));
+        assert_eq!(at(0.999), Verdict::Pass, "{sign}");
+        assert_eq!(at(1.001), Verdict::Fail, "{sign}");
+        // Intervals that still overlap, and yet differ.
+        assert_eq!(at(1.3), Verdict::Fail, "{sign}");
+    }
     // ±7.5% intervals: only a 15% difference is; overlapping is no proof.
     assert!(matches!(
         verdict_of("johnson", "D1", &r(1.0, 0.1)),
@@ -466,4 +482,34 @@ fn a_base_files_relative_trace_path_reaches_the_task_text() {
             panic!("{}: {e}", r.point.id);
         }
     }
+}
+
+/// Every plot of every paper whose x axis is a varied parameter names
+/// that axis (a parameter has no human default: the axis would read
+/// `link[a-b].rate`).
+#[test]
+fn every_parameter_axis_has_a_label() {
+    let mut checked = 0;
+    for paper in registry() {
+        for file in paper.experiments {
+            let path = reproduce::default_scenarios_dir()
+                .join(paper.name)
+                .join(file);
+            let exp = pep_exp::experiment::Experiment::load(&path).unwrap();
+            for plot in &exp.plots {
+                if let pep_exp::plotspec::PlotKind::Measure { x, .. } = &plot.kind {
+                    assert!(
+                        plot.x_label
+                            .as_deref()
+                            .is_some_and(|l| !l.trim().is_empty()),
+                        "{}/{file}: plot {:?} (x = {x}) has no x_label",
+                        paper.name,
+                        plot.name
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked >= 20, "{checked}");
 }

@@ -201,6 +201,10 @@ pub enum Tolerance {
     /// paper / f <= ours <= paper × f (f > 1): for figures that vary by
     /// a factor with the run, such as a collapsed flow's trickle.
     Factor(f64),
+    /// paper × (1 - below) <= ours <= paper × (1 + above): for figures near
+    /// a ceiling no result can pass, where a symmetric `Relative` would
+    /// reach past it and so could never fail from above.
+    Range { below: f64, above: f64 },
 }
 
 impl Tolerance {
@@ -216,10 +220,14 @@ impl Tolerance {
                 let (a, b) = (paper / f, paper * f);
                 (a.min(b), a.max(b))
             }
+            Tolerance::Range { below, above } => {
+                let (a, b) = (paper * (1.0 - below), paper * (1.0 + above));
+                (a.min(b), a.max(b))
+            }
         }
     }
     pub fn holds(self, ours: f64, paper: f64) -> bool {
-        if matches!(self, Tolerance::Relative(_) | Tolerance::Factor(_)) && paper == 0.0 {
+        if !matches!(self, Tolerance::Absolute(_)) && paper == 0.0 {
             return false;
         }
         let (lo, hi) = self.bounds(paper);
@@ -230,6 +238,11 @@ impl Tolerance {
             Tolerance::Relative(r) => format!("±{}%", report::trim(r * 100.0, 2)),
             Tolerance::Absolute(a) => format!("±{}", report::trim(a, 4)),
             Tolerance::Factor(f) => format!("within ×{} either way", report::trim(f, 2)),
+            Tolerance::Range { below, above } => format!(
+                "−{}% / +{}%",
+                report::trim(below * 100.0, 2),
+                report::trim(above * 100.0, 2)
+            ),
         }
     }
 }
@@ -463,12 +476,50 @@ pub fn reproduce(
     opts: &Options,
     progress: &mut dyn FnMut(&str, &Progress),
 ) -> Result<Report, String> {
-    let mode_dir = if opts.mode == Mode::Short {
-        "short"
-    } else {
-        "full"
-    };
-    let dir = opts.out.join(paper.name).join(mode_dir);
+    judge(paper, experiments, opts, &mut |stem, exp, cfg| {
+        let outcome =
+            runner::sweep(exp, cfg, &mut |p| progress(stem, p)).map_err(|e| e.to_string())?;
+        if let Some(f) = outcome.failures.first() {
+            return Err(format!("{stem}: {f}"));
+        }
+        outcome
+            .results
+            .ok_or_else(|| "the sweep did not finish".into())
+    })
+}
+
+/// Decides `paper`'s claims again from the results a finished
+/// [`reproduce`] left in `opts.out` (each experiment's `results.csv`),
+/// without running anything: after a claim changes, a `--full` run's
+/// hours need not be spent again. Writes the reports as [`reproduce`] does.
+pub fn rejudge(
+    paper: &'static Paper,
+    experiments: Vec<Experiment>,
+    opts: &Options,
+) -> Result<Report, String> {
+    judge(paper, experiments, opts, &mut |_, exp, cfg| {
+        Results::load(&cfg.out, exp)
+    })
+}
+
+/// Where `mode`'s results of a paper go under `out`.
+fn mode_dir(out: &Path, paper: &Paper, mode: Mode) -> PathBuf {
+    let m = if mode == Mode::Short { "short" } else { "full" };
+    out.join(paper.name).join(m)
+}
+
+/// The results of one experiment (its file stem), swept as `cfg` says.
+type GetResults<'a> = dyn FnMut(&str, &Experiment, &SweepConfig) -> Result<Results, String> + 'a;
+
+/// Gets each experiment's results, draws its charts, decides the claims
+/// and writes the reports.
+fn judge(
+    paper: &'static Paper,
+    experiments: Vec<Experiment>,
+    opts: &Options,
+    results_of: &mut GetResults,
+) -> Result<Report, String> {
+    let dir = mode_dir(&opts.out, paper, opts.mode);
     let mut runs = Vec::new();
     let mut resolved: BTreeMap<String, Vec<Resolved>> = BTreeMap::new();
     for (file, exp) in paper.experiments.iter().zip(experiments) {
@@ -480,12 +531,7 @@ pub fn reproduce(
             fresh: false,
             cancel: None,
         };
-        let outcome =
-            runner::sweep(&exp, &cfg, &mut |p| progress(&stem, p)).map_err(|e| e.to_string())?;
-        if let Some(f) = outcome.failures.first() {
-            return Err(format!("{stem}: {f}"));
-        }
-        let results = outcome.results.ok_or("the sweep did not finish")?;
+        let results = results_of(&stem, &exp, &cfg)?;
         let mut charts = plots::sweep_charts(&exp.plots, &results, &cfg.out)?;
         paper_series::add(&mut charts, &exp, &stem, &results, &(paper.claims)());
         if (paper.name, stem.as_str()) == ("osada2005", "table1") {
