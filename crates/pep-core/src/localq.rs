@@ -152,8 +152,7 @@ pub struct SplitStartStats {
     /// Data segments offered.
     pub arrived: u64,
     /// Segments entirely below their flow's highest admitted sequence,
-    /// passed at once, on arrival or (a hole's filler) as the packet past
-    /// the hole leaves ([`CreditPolicy::StallProof`] only).
+    /// passed at once ([`CreditPolicy::StallProof`] only).
     pub passed_old: u64,
     /// Packets that left the queue into the stack, and their wire bytes.
     pub admitted: u64,
@@ -607,7 +606,9 @@ impl<I: FlowItem> SplitStartQueue<I> {
                 Waiting::Fair(q) => q.take_first(flow, below),
             };
             let Some(p) = p else { break };
-            self.stats.passed_old += 1;
+            // It left the queue: admitted (free of charge), not passed.
+            self.stats.admitted += 1;
+            self.stats.admitted_bytes += p.wire_len() as u64;
             self.decided.push_back(Action::Admit(p));
         }
     }
