@@ -32,7 +32,8 @@
 //!   It cannot stall: a duplicate or a retransmission costs nothing (counted
 //!   in sequence space) and passes at once without waiting behind new data
 //!   (a hole can always be filled, so the bytes behind it are always
-//!   eventually written); a flow with bytes pending and none written for
+//!   eventually written: a filler that waited in the queue behind the
+//!   packet past its hole passes as that one leaves); a flow with bytes pending and none written for
 //!   `stall_after` (its receiver behind split end stopped reading) is
 //!   charged at most `buffer_start / flows`, so it holds its share and the
 //!   others keep the rest. When the tunnel itself stops, every flow is
@@ -227,6 +228,22 @@ impl<I: FlowItem> FairQueue<I> {
         self.stats.enqueued += 1;
         self.stats.enqueued_bytes += wire;
         Ok(())
+    }
+
+    /// Takes the first packet of `flow` that `pred` picks, out of turn.
+    fn take_first(&mut self, flow: I::Flow, pred: impl FnMut(&I) -> bool) -> Option<I> {
+        let s = *self.slot.get(&flow)?;
+        let f = &mut self.flows[s];
+        let i = f.q.iter().position(pred)?;
+        let p = f.q.remove(i)?;
+        if f.q.is_empty() {
+            f.deficit = 0;
+            self.active.retain(|&a| a != s);
+        }
+        self.len -= 1;
+        self.bytes -= p.wire_len() as u64;
+        self.stats.dequeued += 1;
+        Some(p)
     }
 
     fn dequeue(&mut self) -> Option<I> {
@@ -545,7 +562,11 @@ impl<I: FlowItem> SplitStartQueue<I> {
             CreditPolicy::StallProof { .. } => {
                 let seg = p.segment();
                 let end = seg.seq + seg.len;
+                let mut jumped = None;
                 if let Some(f) = self.flows.get_mut(&p.flow()) {
+                    if seg.seq.gt(f.high) {
+                        jumped = Some(end);
+                    }
                     if end.gt(f.high) {
                         // Bytes between `high` and this segment's start are
                         // a hole (lost or dropped upstream): charged until
@@ -561,7 +582,34 @@ impl<I: FlowItem> SplitStartQueue<I> {
                         self.stats.admitted_new_bytes += new;
                     }
                 }
+                if let Some(high) = jumped {
+                    self.pass_filled(p.flow(), high);
+                }
             }
+        }
+    }
+
+    /// A packet of `flow` jumped a hole, raising its high mark to `high`:
+    /// the packets of the flow still waiting that now lie wholly below it
+    /// (a hole's filler that arrived after the packet past it but before
+    /// that one left) pass at once, as they would have on arrival. Held
+    /// back, a filler would wait for credit that only its own hole holds:
+    /// the bytes behind a hole are written once it is filled.
+    fn pass_filled(&mut self, flow: I::Flow, high: Seq) {
+        let below = |p: &I| {
+            let s = p.segment();
+            p.flow() == flow && (s.seq + s.len).le(high)
+        };
+        loop {
+            let p = match &mut self.q {
+                Waiting::Fifo(q) => q.take_first(below),
+                Waiting::Fair(q) => q.take_first(flow, below),
+            };
+            let Some(p) = p else { break };
+            // It left the queue: admitted (free of charge), not passed.
+            self.stats.admitted += 1;
+            self.stats.admitted_bytes += p.wire_len() as u64;
+            self.decided.push_back(Action::Admit(p));
         }
     }
 

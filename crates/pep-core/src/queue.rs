@@ -135,6 +135,13 @@ impl<T: Queued> DropTail<T> {
         self.bytes -= it.wire_len() as u64;
         Some(it)
     }
+    /// Takes the first packet `pred` picks, wherever it waits.
+    fn take_first(&mut self, pred: impl FnMut(&T) -> bool) -> Option<T> {
+        let i = self.buf.iter().position(pred)?;
+        let it = self.buf.remove(i)?;
+        self.bytes -= it.wire_len() as u64;
+        Some(it)
+    }
     fn head_len(&self) -> Option<u32> {
         self.buf.front().map(Queued::wire_len)
     }
@@ -345,6 +352,20 @@ impl<T: LinkItem> Queue<T> {
         if let Some(s) = &mut self.sojourn {
             s.depart(now);
         }
+        Some(item)
+    }
+
+    /// Takes out of turn the first waiting packet `pred` picks (counted
+    /// as dequeued). DropTail and RED only: the classful and SAD
+    /// disciplines keep per-band or per-flow state that a packet leaving
+    /// out of turn would break, so they give nothing.
+    pub fn take_first(&mut self, pred: impl FnMut(&T) -> bool) -> Option<T> {
+        let item = match &mut self.disc {
+            Qdisc::DropTail(q) => q.take_first(pred),
+            Qdisc::Red(q) => q.take_first(pred),
+            Qdisc::Classful(_) | Qdisc::Sad(_) => None,
+        }?;
+        self.stats.dequeued += 1;
         Some(item)
     }
 

@@ -372,3 +372,25 @@ pub fn pure_ack(flow: u32, step: u32) -> Segment {
 pub fn after(t: Instant, us: u64) -> Instant {
     t + Duration::from_micros(us)
 }
+
+/// An ACK script's next step `i` after `t`, drawn from `next`: the time
+/// (one step in ten a pause of `pause_us`, one in ten none, the rest
+/// `base_us` plus up to `spread_us`) and a pure ACK of one of three
+/// flows, for the script to vary.
+pub fn ack_step(
+    next: &mut impl FnMut(u64) -> u64,
+    t: Instant,
+    i: u32,
+    (pause_us, base_us, spread_us): (u64, u64, u64),
+) -> (Instant, u32, Segment) {
+    let t = after(
+        t,
+        match next(10) {
+            0 => pause_us,
+            1 => 0,
+            _ => base_us + next(spread_us),
+        },
+    );
+    let flow = next(3) as u32;
+    (t, flow, pure_ack(flow, i))
+}

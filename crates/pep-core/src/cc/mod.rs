@@ -32,8 +32,9 @@
 //! through [`QuicCongestion`] instead (`quic.rs`, RFC 9002's recovery
 //! period): the daemon's tunnel runs cubic-flows that way, the simulator's
 //! split-pair tunnel under TCP's recovery here.
-//! Its BBR is [`QuicBbr`] (`quic_bbr.rs`): the same [`Bbr`] fed by a
-//! sampler keyed by send time (`quic_rate.rs`, as quinn reports ACKs),
+//! Its BBR is [`QuicBbr`] (`quic_bbr.rs`): the same [`Bbr`] fed by the
+//! same [`RateSampler`], its records keyed by send time (`quic_rate.rs`,
+//! as quinn reports ACKs),
 //! its model given as the window quinn paces from.
 //!
 //! Dispatch is a `match` over closed enums: no vtable on the per-ACK path,
@@ -94,9 +95,9 @@ pub use cubic_ns2::{cubic_root as cubic_ns2_root, CubicNs2View};
 pub use growth::{Growth, GrowthView, WindowUnit};
 pub use quic::QuicCongestion;
 pub use quic_bbr::QuicBbr;
-pub use quic_rate::QuicRateSampler;
+pub use quic_rate::{BySendTime, QuicRateSampler};
 pub use rack::{is_dsack, Detection, Rack, REO_WND_PERSIST};
-pub use rate_sample::{RateSample, RateSampler};
+pub use rate_sample::{BySeq, RateSample, RateSampler};
 pub use recovery::Recovery;
 pub use sack::{NextSeg, Scoreboard, SCOREBOARD_RANGES};
 pub use westwood::WestwoodView;

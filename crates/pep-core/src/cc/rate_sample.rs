@@ -5,10 +5,12 @@
 //!
 //! The sender records, per sent segment, a snapshot of the connection's
 //! delivery state (`tcp_rate_skb_sent`: `delivered`, `delivered_mstamp`,
-//! `first_tx_mstamp`, `app_limited`); this sampler keeps those records in
-//! sequence order (one per segment in flight, a `VecDeque` that grows to
-//! the largest flight and is then reused) so the transport needs no
-//! per-segment state of its own. Counts are in bytes (Linux counts
+//! `first_tx_mstamp`, `app_limited`); this sampler keeps those records so
+//! the transport needs no per-segment state of its own. It is generic over
+//! the records' key: by sequence here (TCP: one per segment in flight, a
+//! `VecDeque` that grows to the largest flight and is then reused), by
+//! send time in `quic_rate.rs` (QUIC); the rules are written once, for
+//! both. Counts are in bytes (Linux counts
 //! packets); time is integer ns.
 //!
 //! Differences from Linux, all small: losses are the bytes the transport
@@ -22,13 +24,12 @@ use alloc::collections::VecDeque;
 use crate::seq::Seq;
 use crate::time::{Duration, Instant};
 
-/// What a segment's send recorded of the connection (`TCP_SKB_CB(skb)->tx`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct TxRecord {
-    seq: Seq,
-    end: Seq,
+/// What a send recorded of the connection (`TCP_SKB_CB(skb)->tx`): the
+/// snapshot every record key carries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Tx {
     /// When it (last) left.
-    sent: Instant,
+    pub(super) sent: Instant,
     /// `tx.delivered`: bytes delivered when it was sent.
     delivered: u64,
     /// `tx.delivered_mstamp`: when that count was last raised.
@@ -38,10 +39,49 @@ struct TxRecord {
     first_sent_time: Instant,
     /// `tx.is_app_limited`.
     app_limited: bool,
+}
+
+/// A segment's record, keyed by sequence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TxRecord {
+    seq: Seq,
+    end: Seq,
+    tx: Tx,
     /// Retransmitted (`TCPCB_RETRANS`): no RTT sample from it (Karn).
     retrans: bool,
     /// SACKed already: delivered, so the cumulative ACK skips it.
     sacked: bool,
+}
+
+/// Records keyed by sequence (TCP): one per segment in flight (sent, not
+/// cumulatively ACKed), in order.
+#[derive(Clone, Debug, Default)]
+pub struct BySeq(VecDeque<TxRecord>);
+
+/// Which of two delivered records with the same prior delivered count a
+/// sample takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Ties {
+    /// The first found: Linux's `after(tx.delivered, prior_delivered)`
+    /// (TCP, whose records come out of send order: SACK blocks, resends).
+    First,
+    /// The last found: the most recently sent when records come in send
+    /// order, as newer Linux picks by send time (`tcp_skb_sent_after`).
+    Last,
+}
+
+/// What one ACK (or one batch of them) delivered, as
+/// `tcp_rate_skb_delivered` finds it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Delivery {
+    /// Bytes newly acknowledged.
+    pub(super) newly: u64,
+    /// The record the sample is taken from.
+    best: Option<Tx>,
+    /// That record was a retransmission.
+    retrans: bool,
+    /// The newest send time that gives an RTT sample.
+    pub(super) newest: Option<Instant>,
 }
 
 /// One ACK's delivery-rate sample (Linux's `struct rate_sample`).
@@ -85,9 +125,13 @@ impl RateSample {
 }
 
 /// One connection's delivery-rate sampler (the `tcp_sock` fields
-/// `tcp_rate.c` uses, plus the per-segment records).
+/// `tcp_rate.c` uses), generic over how its records are keyed: by
+/// sequence ([`BySeq`], TCP) or by send time
+/// ([`super::quic_rate::BySendTime`], QUIC). The rules (snapshot, which
+/// record a sample takes, the interval, app-limited periods) are written
+/// once here; each key only finds its records.
 #[derive(Clone, Debug, Default)]
-pub struct RateSampler {
+pub struct RateSampler<K = BySeq> {
     /// `tp->delivered`: bytes ACKed or SACKed so far.
     delivered: u64,
     /// `tp->delivered_mstamp`: when `delivered` last grew.
@@ -103,15 +147,17 @@ pub struct RateSampler {
     new_losses: u64,
     /// `tcp_min_rtt`.
     min_rtt: Option<Duration>,
-    /// Segments in flight (sent, not cumulatively ACKed), in order.
-    records: VecDeque<TxRecord>,
+    /// The records, by their key.
+    pub(super) by_key: K,
 }
 
-impl RateSampler {
+impl<K: Default> RateSampler<K> {
     pub fn new() -> Self {
         Self::default()
     }
+}
 
+impl<K> RateSampler<K> {
     /// Bytes delivered (ACKed or SACKed) so far: `tp->delivered`.
     pub fn delivered(&self) -> u64 {
         self.delivered
@@ -138,12 +184,11 @@ impl RateSampler {
         self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
     }
 
-    /// `tcp_rate_skb_sent`: `[seq, end)` left at `now`, new data at SND.MAX
-    /// or (`retrans`) a resend of data sent before. Returns true if nothing
-    /// was in flight while the connection was application-limited: Linux's
-    /// `CA_EVENT_TX_START` with `tp->app_limited`, a restart from idle.
-    pub fn on_sent(&mut self, now: Instant, seq: Seq, end: Seq, retrans: bool) -> bool {
-        let idle = self.records.is_empty();
+    /// `tcp_rate_skb_sent`: the snapshot of a send at `now`; `idle`:
+    /// nothing was in flight. Also returns whether that idle connection
+    /// was application-limited: Linux's `CA_EVENT_TX_START` with
+    /// `tp->app_limited`, a restart from idle.
+    pub(super) fn snapshot(&mut self, now: Instant, idle: bool) -> (Tx, bool) {
         if idle {
             // "If there are no packets in flight yet, then we know that any
             // ACKs after now indicate that the network was able to deliver
@@ -152,43 +197,130 @@ impl RateSampler {
             self.first_sent_time = now;
             self.delivered_time = now;
         }
-        let snap = TxRecord {
-            seq,
-            end,
+        let tx = Tx {
             sent: now,
             delivered: self.delivered,
             delivered_time: self.delivered_time,
             first_sent_time: self.first_sent_time,
             app_limited: self.app_limited != 0,
-            retrans,
-            sacked: false,
         };
+        (tx, idle && self.app_limited != 0)
+    }
+
+    /// `tcp_rate_skb_delivered`: favour the most recently sent record, the
+    /// one with the highest prior delivered count.
+    pub(super) fn deliver(&mut self, d: &mut Delivery, tx: &Tx, retrans: bool, ties: Ties) {
+        // Linux: `!rs->prior_delivered || after(tx.delivered, prior_delivered)`
+        // (a zero count reads as unset, so the last of them wins).
+        let take = d.best.is_none_or(|b| {
+            b.delivered == 0
+                || tx.delivered > b.delivered
+                || (ties == Ties::Last && tx.delivered == b.delivered)
+        });
+        if take {
+            d.best = Some(*tx);
+            d.retrans = retrans;
+            // The send phase: from the first send of its window to this one.
+            self.first_sent_time = tx.sent;
+        }
+    }
+
+    /// `bytes` were found lost.
+    pub(super) fn count_lost(&mut self, bytes: u64) {
+        self.lost += bytes;
+        self.new_losses += bytes;
+    }
+
+    /// Counts what `d` delivered at `now`, then `tcp_rate_gen`: the sample,
+    /// with `prior_in_flight` bytes in flight before the ACK.
+    pub(super) fn generate(
+        &mut self,
+        now: Instant,
+        d: Delivery,
+        prior_in_flight: u64,
+    ) -> RateSample {
+        self.delivered += d.newly;
+        let rtt = d.newest.map(|sent| now.saturating_since(sent));
+        if let Some(rtt) = rtt {
+            self.on_rtt(rtt);
+        }
+        // "Clear app limited if bubble is acked and gone."
+        if self.app_limited != 0 && self.delivered > self.app_limited {
+            self.app_limited = 0;
+        }
+        if d.newly > 0 {
+            self.delivered_time = now;
+        }
+        let mut rs = RateSample {
+            prior_in_flight,
+            acked_sacked: d.newly,
+            losses: core::mem::take(&mut self.new_losses),
+            rtt,
+            ..RateSample::default()
+        };
+        let Some(r) = d.best else { return rs };
+        rs.prior_delivered = Some(r.delivered);
+        rs.prior_time = Some(r.delivered_time);
+        rs.is_app_limited = r.app_limited;
+        rs.is_retrans = d.retrans;
+        rs.delivered = self.delivered - r.delivered;
+        // "Usually the ACK phase is longer, but with ACK compression the
+        // send phase can be longer. To be safe we use the longer phase."
+        let send_phase = r.sent.saturating_since(r.first_sent_time);
+        let ack_phase = now.saturating_since(r.delivered_time);
+        let interval = send_phase.max(ack_phase);
+        // "Normally we expect interval_us >= min-rtt."
+        rs.interval = match self.min_rtt {
+            Some(m) if interval >= m => Some(interval),
+            _ => None,
+        };
+        rs
+    }
+
+    /// Starts an application-limited period now, with `inflight` bytes in
+    /// flight (BBR's PROBE_RTT does too: "Ignore low rate samples during
+    /// this mode").
+    pub(super) fn start_app_limited(&mut self, inflight: u64) {
+        self.app_limited = (self.delivered + inflight).max(1);
+    }
+}
+
+/// The sampler keyed by sequence: the TCP sender's.
+impl RateSampler<BySeq> {
+    /// `tcp_rate_skb_sent`: `[seq, end)` left at `now`, new data at SND.MAX
+    /// or (`retrans`) a resend of data sent before. Returns true on a
+    /// restart from idle (see [`Self::snapshot`]).
+    pub fn on_sent(&mut self, now: Instant, seq: Seq, end: Seq, retrans: bool) -> bool {
+        let (tx, restart) = self.snapshot(now, self.by_key.0.is_empty());
+        let records = &mut self.by_key.0;
         if retrans {
             // Re-snapshot every record the resend covers (Linux calls
             // tcp_rate_skb_sent on each retransmitted skb).
-            let from = self.records.partition_point(|r| r.end.le(seq));
-            for r in self.records.iter_mut().skip(from) {
+            let from = records.partition_point(|r| r.end.le(seq));
+            for r in records.iter_mut().skip(from) {
                 if r.seq.ge(end) {
                     break;
                 }
                 if !r.sacked {
-                    *r = TxRecord {
-                        seq: r.seq,
-                        end: r.end,
-                        ..snap
-                    };
+                    r.tx = tx;
+                    r.retrans = true;
                 }
             }
         } else if seq.lt(end) {
-            self.records.push_back(snap);
+            records.push_back(TxRecord {
+                seq,
+                end,
+                tx,
+                retrans: false,
+                sacked: false,
+            });
         }
-        idle && self.app_limited != 0
+        restart
     }
 
     /// `bytes` were found lost (the transport resends them).
     pub fn on_lost(&mut self, bytes: u64) {
-        self.lost += bytes;
-        self.new_losses += bytes;
+        self.count_lost(bytes);
     }
 
     /// An ACK arrived at `now` moving SND.UNA to `una`, with SACK `blocks`,
@@ -202,23 +334,18 @@ impl RateSampler {
         blocks: &[(Seq, Seq)],
         prior_in_flight: u64,
     ) -> RateSample {
-        let mut rs = RateSample {
-            prior_in_flight,
-            ..RateSample::default()
-        };
-        let mut newest_rtt: Option<Instant> = None;
-        let mut newly = 0u64;
+        let mut d = Delivery::default();
         // Cumulatively ACKed segments.
-        while let Some(r) = self.records.front_mut() {
+        while let Some(r) = self.by_key.0.front_mut() {
             if r.end.le(una) {
-                let r = self.records.pop_front().unwrap();
+                let r = self.by_key.0.pop_front().unwrap();
                 if !r.sacked {
-                    newly += r.end.bytes_since(r.seq) as u64;
-                    self.deliver(&r, &mut rs, &mut newest_rtt);
+                    d.newly += r.end.bytes_since(r.seq) as u64;
+                    self.deliver_record(&mut d, &r);
                 }
             } else {
                 if r.seq.lt(una) && !r.sacked {
-                    newly += una.bytes_since(r.seq) as u64;
+                    d.newly += una.bytes_since(r.seq) as u64;
                     r.seq = una;
                 }
                 break;
@@ -226,76 +353,30 @@ impl RateSampler {
         }
         // SACKed segments (a D-SACK block below SND.UNA finds none).
         for &(start, end) in blocks {
-            let from = self.records.partition_point(|r| r.end.le(start));
+            let from = self.by_key.0.partition_point(|r| r.end.le(start));
             let mut i = from;
-            while i < self.records.len() {
-                let r = self.records[i];
+            while i < self.by_key.0.len() {
+                let r = self.by_key.0[i];
                 if r.seq.ge(end) {
                     break;
                 }
                 if !r.sacked && r.seq.ge(start) && r.end.le(end) {
-                    self.records[i].sacked = true;
-                    newly += r.end.bytes_since(r.seq) as u64;
-                    self.deliver(&r, &mut rs, &mut newest_rtt);
+                    self.by_key.0[i].sacked = true;
+                    d.newly += r.end.bytes_since(r.seq) as u64;
+                    self.deliver_record(&mut d, &r);
                 }
                 i += 1;
             }
         }
-        self.delivered += newly;
-        if let Some(sent) = newest_rtt {
-            let rtt = now.saturating_since(sent);
-            rs.rtt = Some(rtt);
-            self.on_rtt(rtt);
-        }
-        self.generate(now, newly, &mut rs);
-        rs
+        self.generate(now, d, prior_in_flight)
     }
 
-    /// `tcp_rate_skb_delivered`: favour the most recently sent segment,
-    /// the one with the highest prior delivered count.
-    fn deliver(&mut self, r: &TxRecord, rs: &mut RateSample, newest_rtt: &mut Option<Instant>) {
-        if !r.retrans && newest_rtt.is_none_or(|t| r.sent > t) {
-            *newest_rtt = Some(r.sent);
+    fn deliver_record(&mut self, d: &mut Delivery, r: &TxRecord) {
+        // The RTT of the newest never-retransmitted segment (Karn).
+        if !r.retrans && d.newest.is_none_or(|t| r.tx.sent > t) {
+            d.newest = Some(r.tx.sent);
         }
-        // Linux: `!rs->prior_delivered || after(tx.delivered, prior_delivered)`
-        // (a zero count reads as unset, so the last of them wins).
-        if rs.prior_delivered.is_none_or(|p| p == 0 || r.delivered > p) {
-            rs.prior_delivered = Some(r.delivered);
-            rs.is_app_limited = r.app_limited;
-            rs.is_retrans = r.retrans;
-            // The send phase: from the first send of its window to this one.
-            self.first_sent_time = r.sent;
-            rs.interval = Some(r.sent.saturating_since(r.first_sent_time));
-            rs.prior_time = Some(r.delivered_time);
-        }
-    }
-
-    /// `tcp_rate_gen`: the sample from what [`Self::deliver`] found.
-    fn generate(&mut self, now: Instant, newly: u64, rs: &mut RateSample) {
-        // "Clear app limited if bubble is acked and gone."
-        if self.app_limited != 0 && self.delivered > self.app_limited {
-            self.app_limited = 0;
-        }
-        if newly > 0 {
-            self.delivered_time = now;
-        }
-        rs.acked_sacked = newly;
-        rs.losses = core::mem::take(&mut self.new_losses);
-        let (Some(prior), Some(prior_time)) = (rs.prior_delivered, rs.prior_time) else {
-            rs.interval = None;
-            return;
-        };
-        rs.delivered = self.delivered - prior;
-        // "Usually the ACK phase is longer, but with ACK compression the
-        // send phase can be longer. To be safe we use the longer phase."
-        let send_phase = rs.interval.unwrap_or(Duration::ZERO);
-        let ack_phase = now.saturating_since(prior_time);
-        let interval = send_phase.max(ack_phase);
-        // "Normally we expect interval_us >= min-rtt."
-        rs.interval = match self.min_rtt {
-            Some(m) if interval >= m => Some(interval),
-            _ => None,
-        };
+        self.deliver(d, &r.tx, r.retrans, Ties::First);
     }
 
     /// `tcp_rate_check_app_limited`: the sender found nothing to send with
@@ -308,14 +389,13 @@ impl RateSampler {
         }
     }
 
-    /// Starts an application-limited period now (BBR's PROBE_RTT does too:
-    /// "Ignore low rate samples during this mode").
+    /// Starts an application-limited period now.
     pub fn mark_app_limited(&mut self, inflight: u64) {
-        self.app_limited = (self.delivered + inflight).max(1);
+        self.start_app_limited(inflight);
     }
 
     /// Segments sent and not cumulatively acknowledged.
     pub fn records_in_flight(&self) -> usize {
-        self.records.len()
+        self.by_key.0.len()
     }
 }

@@ -260,6 +260,38 @@ fn retransmissions_and_duplicates_pass_at_once_and_cost_nothing() {
 }
 
 #[test]
+fn a_holes_filler_waiting_behind_the_packet_past_it_passes_as_that_one_leaves() {
+    // One flow, room for 2 packets. Segments 0 and 1 fill the credit; 3
+    // and then 2 (the sender's reordering) wait. Once 0 and 1 are read, 3
+    // leaves, jumping the hole at 2: the stack holds 3 behind it, which is
+    // charged and cannot be written before 2 arrives. 2 is in the queue;
+    // made to wait for credit, it would wait for good (the drop loop of
+    // the local-queue sameness script's seeds 6 and 10).
+    for fair in [false, true] {
+        let mut c = cfg(Policy::DropTail, 100, 2 * WIRE as u64);
+        if fair {
+            c.discipline = Discipline::Fair { per_flow: 100 };
+        }
+        let mut q = Gate::new(c, Stream::derive(1, "t"));
+        let mut o = Out::default();
+        for k in [0, 1, 3, 2] {
+            q.arrive(t(0), seg(1, k), k, &mut o);
+        }
+        assert_eq!(o.accepted, vec![0, 1], "fair {fair}");
+        assert_eq!(q.len_packets(), 2);
+        q.set_read(1, 2 * MSS as u64, t(1));
+        q.check(t(1), &mut o);
+        assert_eq!(o.accepted, vec![0, 1, 3, 2], "fair {fair}");
+        assert_eq!(q.len_packets(), 0);
+        // It left the queue: admitted, not passed on arrival.
+        assert_eq!((q.stats().admitted, q.stats().passed_old), (4, 0));
+        // 2 and 3 written: nothing charged, the credit whole again.
+        q.set_read(1, 4 * MSS as u64, t(2));
+        assert_eq!(q.charged(t(2)), 0);
+    }
+}
+
+#[test]
 fn a_stalled_flow_holds_its_share_only() {
     // Four flows, 40 packets of credit, one round per millisecond. Flow
     // 9's bytes are never read (its receiver behind split-end stopped and

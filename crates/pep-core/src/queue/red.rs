@@ -304,6 +304,10 @@ impl<T: Queued> Red<T> {
         self.q.len_packets()
     }
 
+    pub(super) fn take_first(&mut self, pred: impl FnMut(&T) -> bool) -> Option<T> {
+        self.q.take_first(pred)
+    }
+
     pub fn len_bytes(&self) -> u64 {
         self.q.len_bytes()
     }

@@ -16,7 +16,7 @@ use pep_core::ack_regen::AckRegenConfig;
 use pep_core::{Flags, Instant, Seq};
 use pep_daemon::packet::PacketSettings;
 
-use super::{after, assert_same, drive, pure_ack, rng, Daemon, Sim, Step};
+use super::{ack_step, assert_same, drive, rng, Daemon, Sim, Step};
 
 /// A reproducible mix of what regeneration treats differently: ACKs that
 /// advance by one to six segments (some by a part of one), duplicates,
@@ -28,17 +28,10 @@ fn script(seed: u64) -> Vec<Step> {
     let mut t = Instant::ZERO;
     let mut v = vec![];
     for i in 0..800u32 {
-        t = after(
-            t,
-            match next(10) {
-                0 => 150_000, // past max_spacing
-                1 => 0,
-                _ => 100 + next(20_000),
-            },
-        );
-        let flow = next(3) as u32;
+        // Pauses past max_spacing.
+        let (at, flow, mut seg) = ack_step(&mut next, t, i, (150_000, 100, 20_000));
+        t = at;
         let f = flow as usize;
-        let mut seg = pure_ack(flow, i);
         seg.wnd = 20_000 + 100 * next(10) as u32;
         match next(12) {
             0 => {}                            // duplicate

@@ -23,7 +23,7 @@
 use pep_core::{Duration, Flags, Instant, SackBlocks, Seq};
 use pep_daemon::packet::PacketSettings;
 
-use super::{drive, pure_ack, rng, Daemon, Seen, Sim, Step};
+use super::{ack_step, drive, rng, Daemon, Seen, Sim, Step};
 
 /// What left, when: (time, step number).
 type Actions = Vec<(Instant, u32)>;
@@ -39,14 +39,10 @@ fn script() -> Vec<Step> {
     let mut t = Instant::ZERO;
     let mut v = vec![];
     for i in 0..600u32 {
-        t += Duration::from_micros(match next(10) {
-            0 => 15_000, // past max_hold
-            1 => 0,
-            _ => 50 + next(2_000),
-        });
-        let flow = next(3) as u32;
+        // Pauses past max_hold.
+        let (at, flow, mut seg) = ack_step(&mut next, t, i, (15_000, 50, 2_000));
+        t = at;
         let f = flow as usize;
-        let mut seg = pure_ack(flow, i);
         match next(12) {
             0 => {} // duplicate
             1 => wnd[f] += 1000,
