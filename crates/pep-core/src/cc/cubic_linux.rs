@@ -33,7 +33,7 @@
 //! (`CA_EVENT_TX_START`) and `undo_cwnd` are not modelled: the sender has
 //! no idle restart and no undo.
 
-use super::cubic_ns2::cubic_root;
+use super::cubic_ns2::{curve_cnt, epoch_origin};
 use crate::seq::Seq;
 use crate::time::{Duration, Instant};
 
@@ -41,18 +41,13 @@ use crate::time::{Duration, Instant};
 const BETA_SCALE: u32 = 1024;
 /// The module parameter `beta` (717/1024, about 0.7).
 pub const BETA: u32 = 717;
-/// `bic_scale`: C = 41 * 10 / 1024 = 0.4 per second cubed.
-const BIC_SCALE: u32 = 41;
 /// `CONFIG_HZ` of the lab's kernel: a jiffy is 4 ms.
 const HZ: u32 = 250;
-/// `BICTCP_HZ`: `t` and `K` count 1/1024 s.
+/// `BICTCP_HZ`: `t` and `K` count 1/1024 s (C = 0.4 is `bic_scale` 41,
+/// in `cubic_ns2.rs`'s curve, which both versions share).
 const BICTCP_HZ: u32 = 10;
-/// `cube_rtt_scale = bic_scale * 10`.
-const CUBE_RTT_SCALE: u64 = BIC_SCALE as u64 * 10;
 /// `beta_scale = 8 * (1024 + beta) / 3 / (1024 - beta)` in `u32` (15).
 const FRIENDLY_SCALE: u32 = 8 * (BETA_SCALE + BETA) / 3 / (BETA_SCALE - BETA);
-/// `cube_factor = 2^40 / (bic_scale * 10)`.
-const CUBE_FACTOR: u64 = (1u64 << (10 + 3 * BICTCP_HZ)) / CUBE_RTT_SCALE;
 /// The most `cnt` before the first loss: "increase cwnd 5% per RTT".
 const CNT_NO_LOSS: u32 = 20;
 /// `hystart_low_window`: HyStart acts from this cwnd on.
@@ -244,13 +239,7 @@ impl CubicLinux {
             None => {
                 self.ack_cnt = acked;
                 self.tcp_cwnd = cwnd;
-                if self.last_max_cwnd <= cwnd {
-                    self.bic_k = 0;
-                    self.bic_origin_point = cwnd;
-                } else {
-                    self.bic_k = cubic_root(CUBE_FACTOR * (self.last_max_cwnd - cwnd) as u64);
-                    self.bic_origin_point = self.last_max_cwnd;
-                }
+                (self.bic_k, self.bic_origin_point) = epoch_origin(self.last_max_cwnd, cwnd);
                 self.epoch_start = Some(ts);
                 ts
             }
@@ -258,23 +247,7 @@ impl CubicLinux {
         let mut t = ts.wrapping_sub(epoch_start) as i32 as i64 as u64;
         t = t.wrapping_add(usecs_to_jiffies(self.delay_min) as u64);
         t = (t << BICTCP_HZ) / HZ as u64;
-        let k = self.bic_k as u64;
-        let offs = t.abs_diff(k);
-        let delta = (CUBE_RTT_SCALE
-            .wrapping_mul(offs)
-            .wrapping_mul(offs)
-            .wrapping_mul(offs)
-            >> (10 + 3 * BICTCP_HZ)) as u32;
-        let target = if t < k {
-            self.bic_origin_point.wrapping_sub(delta)
-        } else {
-            self.bic_origin_point.wrapping_add(delta)
-        };
-        self.cnt = if target > cwnd {
-            cwnd / (target - cwnd)
-        } else {
-            100u32.wrapping_mul(cwnd)
-        };
+        self.cnt = curve_cnt(t, self.bic_k as u64, self.bic_origin_point, cwnd);
         if self.last_max_cwnd == 0 && self.cnt > CNT_NO_LOSS {
             self.cnt = CNT_NO_LOSS;
         }
