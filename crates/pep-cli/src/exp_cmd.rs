@@ -91,12 +91,18 @@ pub struct PlotArgs {
 /// The registered papers and `all`, which `--help` lists.
 fn paper_names() -> clap::builder::PossibleValuesParser {
     let names = pep_exp::reproduce::registry().iter().map(|p| p.name);
-    clap::builder::PossibleValuesParser::new(names.chain(["all"]))
+    clap::builder::PossibleValuesParser::new(names.chain(["all", SIM_VS_LAB]))
 }
+
+/// The report on the simulator against the lab (`pep lab validate`'s):
+/// not a paper, and not in `all` (it needs root and namespaces).
+const SIM_VS_LAB: &str = "sim-vs-lab";
 
 #[derive(Args)]
 pub struct ReproduceArgs {
-    /// The paper to reproduce, or `all`.
+    /// The paper to reproduce, `all`, or `sim-vs-lab` (root: the validation
+    /// scenarios in the simulator and the lab, as `pep lab validate`; with
+    /// --full, 5 lab runs per world).
     #[arg(value_parser = paper_names())]
     paper: String,
     /// Run at the paper's length (default: shortened runs that finish in minutes).
@@ -288,6 +294,10 @@ pub fn plot_run(out: &Path) -> Result<Vec<PathBuf>, String> {
 }
 
 pub fn reproduce(a: ReproduceArgs) -> Result<(), String> {
+    if a.paper == SIM_VS_LAB {
+        let runs = if a.full { 5 } else { 1 };
+        return crate::lab_cmd::sim_vs_lab(a.scenarios.as_deref(), &a.out.join(SIM_VS_LAB), runs);
+    }
     let papers: Vec<&'static reproduce::Paper> = if a.paper == "all" {
         reproduce::registry().to_vec()
     } else {

@@ -111,7 +111,7 @@ pub enum LabCommand {
         lab: LabArgs,
     },
     /// Run `compare` on every scenario of a directory (default
-    /// scenarios/validation) and report, per flow, simulator and lab side by
+    /// scenarios/validation; also `pep reproduce sim-vs-lab`) and report, per flow, simulator and lab side by
     /// side with the tolerance and the verdict: the PEP's gain in the lab
     /// within 15 % of the simulator's, goodput with the PEP within 10 % (15 %
     /// on a lossy path). Writes <out>/validation.md; exits 1 on a miss.
@@ -1026,8 +1026,31 @@ fn compare(
     Ok((table, flows))
 }
 
-/// `pep lab validate`: every scenario of `dir` through [`compare`], and a
-/// verdict per flow against the tolerances.
+/// `pep reproduce sim-vs-lab`: [`validate`] with the lab's defaults on
+/// `<scenarios>/validation` (default `scenarios/validation`).
+pub fn sim_vs_lab(scenarios: Option<&Path>, out: &Path, runs: usize) -> Result<(), String> {
+    let dir = scenarios.map_or_else(
+        || PathBuf::from("scenarios/validation"),
+        |s| s.join("validation"),
+    );
+    let run = RunArgs {
+        seed: None,
+        cc: None,
+        duration: None,
+    };
+    let lab = LabArgs {
+        id: None,
+        spin_us: 0,
+        no_realtime: false,
+        no_poll_idle: false,
+        ipv6: false,
+    };
+    validate(&dir, out, &run, &lab, runs)
+}
+
+/// `pep lab validate` (also `pep reproduce sim-vs-lab`): every scenario of
+/// `dir` through [`compare`], and a verdict per flow against the issue's
+/// tolerances.
 fn validate(
     dir: &Path,
     out: &Path,

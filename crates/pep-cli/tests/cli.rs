@@ -777,6 +777,28 @@ fn amp_takes_one_to_1000_packets_per_ack() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("an ACK every 2 packet(s)"));
 }
 
+/// `reproduce sim-vs-lab` is `pep lab validate` on `<scenarios>/validation`:
+/// with no such directory it fails naming it, before any lab is built.
+#[test]
+fn reproduce_sim_vs_lab_reads_the_validation_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = pep_within(
+        &[
+            "reproduce",
+            "sim-vs-lab",
+            "--scenarios",
+            "none",
+            "--out",
+            "rep",
+        ],
+        dir.path(),
+        Duration::from_secs(60),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("none/validation"), "{err}");
+}
+
 /// `reproduce all` loads every paper's experiments before running any: a
 /// missing file of the second paper used to be found after the first
 /// paper's whole run.

@@ -1,7 +1,7 @@
 //! The simulator's `linux` profile against real Linux TCP in the lab:
 //! single-flow CUBIC on a 10 Mbit/s, 50 ms one-way path, clean (goodput
 //! within 5%) and with 1% Bernoulli loss on data (mean of 5 runs each,
-//! within 30%). Needs root and `ip` (`#[ignore = "needs root"]`). Takes
+//! within 14%). Needs root and `ip` (`#[ignore = "needs root"]`). Takes
 //! about 80 s of real time. Figures: `cargo test -p pep-cli --test
 //! sim_vs_lab -- --include-ignored --nocapture`.
 
@@ -118,9 +118,14 @@ fn clean_path_goodput_within_5_percent() {
     );
 }
 
+/// The 14 %: the simulator (deterministic) gives 1.817 Mbit/s against the
+/// lab's 1.808 (ratio 1.005: 0.5 % off, 2026-12-06), and the lab's own
+/// mean of the same five seeds has ranged over 1.796-2.043 in seven runs
+/// since 2026-11-27 (12.9 % of its middle; its seed 1 lands at 2.4 or at
+/// 3.1 Mbit/s); 0.5 + 12.9, rounded up.
 #[test]
 #[ignore = "needs root"]
-fn lossy_path_mean_of_5_within_30_percent() {
+fn lossy_path_mean_of_5_within_14_percent() {
     let _g = root_test("lossy_path");
     let (secs, t0, t1) = (12, 1, 11);
     let mut sims = vec![];
@@ -136,7 +141,7 @@ fn lossy_path_mean_of_5_within_30_percent() {
         "1% loss, mean of 5: sim {s:.3} Mbit/s, lab {l:.3} Mbit/s, ratio {:.3}",
         s / l
     );
-    assert!((s / l - 1.0).abs() <= 0.30, "sim {s:.3} vs lab {l:.3}");
+    assert!((s / l - 1.0).abs() <= 0.14, "sim {s:.3} vs lab {l:.3}");
 }
 
 /// scenarios/validation/rate-step.toml: the forward rate steps 20 -> 5 ->

@@ -44,8 +44,17 @@ pub fn tcp_config(t: &crate::scenario::TcpSpec, sink: &crate::scenario::SinkSpec
         cfg.limited_transmit = true; // singledup_ 1
     }
     if t.profile == Some(Profile::Linux) {
+        // The kernel's own window growth (tcp_cong.c, tcp_cubic.c): slow
+        // start by packets delivered, its integer CUBIC (docs/tcp.md).
+        cfg.growth = match cfg.growth {
+            Growth::Reno { .. } => Growth::RenoLinux,
+            Growth::Cubic(_) => Growth::CubicLinux,
+            g => g,
+        };
         cfg.prr = true;
-        cfg.hystart = true;
+        // HyStart++ where the kernel's own is not modelled: tcp_cubic has
+        // its HyStart (cubic_linux.rs), Linux's Reno none.
+        cfg.hystart = !matches!(cfg.growth, Growth::RenoLinux | Growth::CubicLinux);
         cfg.timestamps = true;
         cfg.limited_transmit = true;
     }

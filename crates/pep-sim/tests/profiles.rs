@@ -78,9 +78,36 @@ fn linux_bundle_and_model_pieces() {
         }
     );
     let cfg = tcp_config(&f.tcp, &f.sink);
-    assert!(cfg.prr && cfg.hystart && cfg.timestamps && cfg.limited_transmit);
-    assert!(matches!(cfg.growth, Growth::Cubic(_)));
+    assert!(cfg.prr && cfg.timestamps && cfg.limited_transmit);
+    // The kernel's CUBIC brings its own HyStart, in place of HyStart++.
+    assert_eq!(cfg.growth, Growth::CubicLinux);
+    assert!(!cfg.hystart);
     assert_eq!(cfg.rtt_mode, RttMode::Rfc6298);
+}
+
+/// The `linux` profile runs the kernel's growth for CUBIC and the Reno
+/// family; without it `cubic` is RFC 9438's and Reno RFC 5681's, and the
+/// other growths are the same under both.
+#[test]
+fn linux_profile_selects_the_kernels_growth() {
+    for (cc, linux, plain) in [
+        (
+            "cubic",
+            Growth::CubicLinux,
+            Growth::Cubic(Default::default()),
+        ),
+        ("reno", Growth::RenoLinux, Growth::default()),
+        ("newreno", Growth::RenoLinux, Growth::default()),
+        ("westwood", Growth::Westwood, Growth::Westwood),
+        ("bbr", Growth::Bbr, Growth::Bbr),
+        ("cubic-ns2", Growth::CubicNs2, Growth::CubicNs2),
+    ] {
+        for (profile, want) in [("profile = \"linux\"\n", linux), ("", plain)] {
+            let sc = load(&format!("{profile}cc = \"{cc}\""), "");
+            let f = &sc.flows[0];
+            assert_eq!(tcp_config(&f.tcp, &f.sink).growth, want, "{profile}{cc}");
+        }
+    }
 }
 
 #[test]
@@ -157,8 +184,9 @@ series = []
 fn linux_profile_hystart_leaves_slow_start_before_the_queue_overflows() {
     // 20 Mbit/s, 40 ms each way: BDP 200 kB (138 packets); a 1000-packet
     // queue. Plain slow start would fill it and lose hundreds of packets;
-    // HyStart++ sees the RTT rise, goes through CSS and sets ssthresh with
-    // no loss at all.
+    // the kernel CUBIC's HyStart (the profile's; HyStart++ for the growths
+    // without their own) sees the ACK train or the RTT rise and sets
+    // ssthresh with no loss at all.
     let text = r#"
 [scenario]
 name = "hystart"

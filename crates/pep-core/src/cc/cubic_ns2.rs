@@ -115,6 +115,42 @@ pub fn cubic_root(a: u64) -> u32 {
     ((x as u64 * 341) >> 10) as u32
 }
 
+/// A new epoch's `(bic_K, bic_origin_point)` from `last_max_cwnd` and
+/// cwnd: `K = cbrt((W_max - cwnd) / C)` in 1/1024 s towards `W_max`, or
+/// `(0, cwnd)` at or above it.
+pub(super) fn epoch_origin(last_max_cwnd: u32, cwnd: u32) -> (u32, u32) {
+    if last_max_cwnd <= cwnd {
+        (0, cwnd)
+    } else {
+        let k = cubic_root(CUBE_FACTOR * (last_max_cwnd - cwnd) as u64);
+        (k, last_max_cwnd)
+    }
+}
+
+/// `bictcp_update`'s curve, shared by every kernel version since 2.6.22:
+/// `target = origin -+ (41 * 10 * |t - K|^3 >> 40)` with `t` and `K` in
+/// 1/1024 s, and `cnt = cwnd / (target - cwnd)` ACKs (or packets) per
+/// packet of growth, `100 * cwnd` at or below the target. u32 wrapping as
+/// in C.
+pub(super) fn curve_cnt(t: u64, k: u64, origin: u32, cwnd: u32) -> u32 {
+    let offs = t.abs_diff(k);
+    let delta = ((CUBE_RTT_SCALE as u64)
+        .wrapping_mul(offs)
+        .wrapping_mul(offs)
+        .wrapping_mul(offs)
+        >> (10 + 3 * BICTCP_HZ)) as u32;
+    let target = if t < k {
+        origin.wrapping_sub(delta)
+    } else {
+        origin.wrapping_add(delta)
+    };
+    if target > cwnd {
+        cwnd / (target - cwnd)
+    } else {
+        100u32.wrapping_mul(cwnd)
+    }
+}
+
 /// `tcp_time_stamp`: the clock in whole milliseconds, as ns-2 truncates it.
 fn jiffies(now: Instant) -> u32 {
     (now.as_nanos() / 1_000_000) as u32
@@ -185,32 +221,11 @@ impl CubicNs2 {
             self.epoch_start = ts;
             self.ack_cnt = 1;
             self.tcp_cwnd = cwnd;
-            if self.last_max_cwnd <= cwnd {
-                self.bic_k = 0;
-                self.bic_origin_point = cwnd;
-            } else {
-                self.bic_k = cubic_root(CUBE_FACTOR * (self.last_max_cwnd - cwnd) as u64);
-                self.bic_origin_point = self.last_max_cwnd;
-            }
+            (self.bic_k, self.bic_origin_point) = epoch_origin(self.last_max_cwnd, cwnd);
         }
         // delay_min is 0 without timestamps: t counts from the epoch alone.
         let t = (ts.wrapping_sub(self.epoch_start) << BICTCP_HZ) / HZ;
-        let offs = t.abs_diff(self.bic_k) as u64;
-        let delta = ((CUBE_RTT_SCALE as u64)
-            .wrapping_mul(offs)
-            .wrapping_mul(offs)
-            .wrapping_mul(offs)
-            >> (10 + 3 * BICTCP_HZ)) as u32;
-        let target = if t < self.bic_k {
-            self.bic_origin_point.wrapping_sub(delta)
-        } else {
-            self.bic_origin_point.wrapping_add(delta)
-        };
-        self.cnt = if target > cwnd {
-            cwnd / (target - cwnd)
-        } else {
-            100u32.wrapping_mul(cwnd)
-        };
+        self.cnt = curve_cnt(t as u64, self.bic_k as u64, self.bic_origin_point, cwnd);
         if self.loss_cwnd == 0 {
             self.cnt = 50;
         }

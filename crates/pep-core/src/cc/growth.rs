@@ -9,6 +9,7 @@ use super::bbr_window::BbrWindow;
 use super::cubic::{Cubic, CubicConfig, CubicView};
 use super::cubic_flows::{CubicFlows, CubicFlowsView};
 use super::cubic_ns2::{CubicNs2, CubicNs2View};
+use super::linux::{Linux, LinuxView};
 use super::westwood::{Westwood, WestwoodView};
 use super::CcState;
 use crate::time::{Duration, Instant};
@@ -46,6 +47,14 @@ pub enum Growth {
     /// a loss that ends slow start by half. The daemon's default tunnel
     /// congestion control; N comes from [`super::Congestion::set_flows`].
     CubicFlows,
+    /// Reno as the Linux kernel runs it (`linux.rs`, `tcp_cong.c`): slow
+    /// start opens by every packet acknowledged up to ssthresh, congestion
+    /// avoidance by one packet per cwnd delivered, ssthresh = cwnd / 2.
+    RenoLinux,
+    /// CUBIC as the Linux kernel runs it (`cubic_linux.rs`, `tcp_cubic.c`
+    /// over `linux.rs`'s slow start): `beta = 717/1024`, integer curve in
+    /// jiffies, `W(t + delay_min)`.
+    CubicLinux,
     /// BBR v1 (`bbr.rs`, Linux's `tcp_bbr.c`): not a loss-driven growth
     /// rule but a model of the path that sets cwnd and the pacing rate on
     /// every ACK from a delivery-rate sample. It sits on this axis so that
@@ -96,6 +105,7 @@ pub enum GrowthView {
     Westwood(WestwoodView),
     CubicFlows(CubicFlowsView),
     Bbr(BbrView),
+    Linux(LinuxView),
 }
 
 /// A growth algorithm with its per-connection state.
@@ -116,6 +126,7 @@ pub(super) enum GrowthState {
     Westwood(Box<Westwood>),
     CubicFlows(Box<CubicFlows>),
     Bbr(Box<BbrConn>),
+    Linux(Box<Linux>),
 }
 
 impl GrowthState {
@@ -131,6 +142,8 @@ impl GrowthState {
             Growth::CubicNs2 => GrowthState::CubicNs2(Box::new(CubicNs2::new())),
             Growth::Westwood => GrowthState::Westwood(Box::new(Westwood::new())),
             Growth::CubicFlows => GrowthState::CubicFlows(Box::new(CubicFlows::new())),
+            Growth::RenoLinux => GrowthState::Linux(Box::new(Linux::reno())),
+            Growth::CubicLinux => GrowthState::Linux(Box::new(Linux::cubic())),
             Growth::Bbr | Growth::TunnelBbr => {
                 let mut bbr = Bbr::new(smss, cwnd, 0);
                 let window =
@@ -157,6 +170,8 @@ impl GrowthState {
             GrowthState::CubicFlows(_) => Growth::CubicFlows,
             GrowthState::Bbr(b) if b.window.is_some() => Growth::TunnelBbr,
             GrowthState::Bbr(_) => Growth::Bbr,
+            GrowthState::Linux(l) if l.is_cubic() => Growth::CubicLinux,
+            GrowthState::Linux(_) => Growth::RenoLinux,
         }
     }
 
@@ -168,6 +183,7 @@ impl GrowthState {
             GrowthState::Westwood(w) => GrowthView::Westwood(w.view()),
             GrowthState::CubicFlows(c) => GrowthView::CubicFlows(c.view()),
             GrowthState::Bbr(b) => GrowthView::Bbr(b.bbr.view()),
+            GrowthState::Linux(l) => GrowthView::Linux(l.view()),
         }
     }
 
@@ -185,8 +201,22 @@ impl GrowthState {
                 reno_on_ack(s, None, WindowUnit::Bytes, &mut 0, acked as u64)
             }
             GrowthState::CubicFlows(c) => c.on_ack(now, s, acked as u64),
+            GrowthState::Linux(l) => l.on_ack(now, s, acked),
             // BBR sets cwnd from its rate sample (`Congestion::rate_on_ack`).
             GrowthState::Bbr(_) => {}
+        }
+    }
+
+    /// An ACK of new data up to `ack` carried an RTT sample; SND.NXT is
+    /// `snd_nxt` (the kernel CUBIC's HyStart).
+    pub(super) fn on_ack_rtt(
+        &mut self,
+        rtt: Duration,
+        ack: crate::seq::Seq,
+        snd_nxt: crate::seq::Seq,
+    ) {
+        if let GrowthState::Linux(l) = self {
+            l.on_ack_rtt(rtt, ack, snd_nxt);
         }
     }
 
@@ -218,8 +248,10 @@ impl GrowthState {
 
     /// The transport measured one round-trip time.
     pub(super) fn on_rtt_sample(&mut self, rtt: Duration) {
-        if let GrowthState::Westwood(w) = self {
-            w.on_rtt_sample(rtt);
+        match self {
+            GrowthState::Westwood(w) => w.on_rtt_sample(rtt),
+            GrowthState::Linux(l) => l.on_rtt_sample(rtt),
+            _ => {}
         }
     }
 
@@ -234,6 +266,7 @@ impl GrowthState {
             GrowthState::CubicFlows(c) => c.on_loss_at_last_ack(s),
             // `bbr_ssthresh`: save cwnd, keep ssthresh.
             GrowthState::Bbr(b) => b.bbr.save_cwnd(),
+            GrowthState::Linux(l) => l.loss_ssthresh(s),
         }
     }
 
@@ -261,13 +294,16 @@ impl GrowthState {
             GrowthState::CubicFlows(c) => c.on_timeout(now, s),
             // `Congestion::on_timeout` tells BBR itself (`Bbr::on_rto`).
             GrowthState::Bbr(b) => b.bbr.ssthresh(),
+            GrowthState::Linux(l) => l.timeout_ssthresh(s),
         }
     }
 
     /// cwnd or ssthresh were just reduced (fast retransmit or timeout).
     pub(super) fn on_congestion(&mut self) {
-        if let GrowthState::Reno { bytes_acked, .. } = self {
-            *bytes_acked = 0;
+        match self {
+            GrowthState::Reno { bytes_acked, .. } => *bytes_acked = 0,
+            GrowthState::Linux(l) => l.on_congestion(),
+            _ => {}
         }
     }
 }

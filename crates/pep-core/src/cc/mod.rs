@@ -5,7 +5,8 @@
 //! * **Window growth** ([`Growth`]) decides how `cwnd` opens on ACKs that
 //!   acknowledge new data outside loss recovery, and the ssthresh a loss
 //!   sets: Reno (RFC 5681), CUBIC (RFC 9438, `cubic.rs`), CUBIC as
-//!   ns-2.35's Linux agent runs it (`cubic_ns2.rs`), Westwood+
+//!   ns-2.35's Linux agent runs it (`cubic_ns2.rs`), Reno and CUBIC as
+//!   today's kernel runs them (`linux.rs`, `cubic_linux.rs`), Westwood+
 //!   (`westwood.rs`), cubic-flows (`cubic_flows.rs`: CUBIC backing off as
 //!   the N flows a tunnel carries would, the daemon's tunnel default),
 //!   and BBR v1 (`bbr.rs`, Linux's `tcp_bbr.c`), which is not a growth
@@ -58,9 +59,11 @@ mod bbr;
 mod bbr_window;
 mod cubic;
 mod cubic_flows;
+mod cubic_linux;
 mod cubic_ns2;
 mod growth;
 mod hystart;
+mod linux;
 mod prr;
 mod quic;
 mod quic_bbr;
@@ -81,6 +84,8 @@ mod cubic_flows_tests;
 #[cfg(test)]
 mod growth_tests;
 #[cfg(test)]
+mod linux_tests;
+#[cfg(test)]
 mod quic_bbr_tests;
 #[cfg(test)]
 mod sack_tests;
@@ -91,8 +96,10 @@ pub use bbr::{AckInfo, Bbr, BbrView, CaState, MaxFilter, Mode as BbrMode};
 pub use bbr_window::{BbrWindow, HEADROOM_PKTS as QUIC_BBR_HEADROOM_PKTS};
 pub use cubic::{CubicConfig, CubicView};
 pub use cubic_flows::{CubicFlowsView, MAX_FLOWS as CUBIC_FLOWS_MAX_FLOWS};
+pub use cubic_linux::CubicLinuxView;
 pub use cubic_ns2::{cubic_root as cubic_ns2_root, CubicNs2View};
 pub use growth::{Growth, GrowthView, WindowUnit};
+pub use linux::LinuxView;
 pub use quic::QuicCongestion;
 pub use quic_bbr::QuicBbr;
 pub use quic_rate::{BySendTime, QuicRateSampler};
@@ -423,11 +430,13 @@ impl Congestion {
 
     /// An ACK of new data up to `ack` carried an RTT sample (a timestamp
     /// echo); SND.NXT is `snd_nxt`. Call before [`Congestion::on_new_ack`]
-    /// for the same ACK. Only HyStart++ uses it.
+    /// for the same ACK. HyStart++ and the kernel's CUBIC (its HyStart)
+    /// use it.
     pub fn on_ack_rtt(&mut self, rtt: Duration, ack: Seq, snd_nxt: Seq) {
         if let Some(h) = &mut self.hystart {
             h.on_rtt(&mut self.state, rtt, ack, snd_nxt);
         }
+        self.growth.on_ack_rtt(rtt, ack, snd_nxt);
     }
 
     /// A duplicate ACK (see [`Congestion::is_duplicate`]) arrived while
