@@ -11,6 +11,10 @@ use serde::Deserialize;
 use crate::net::Cidr;
 use crate::units::{parse_bytes, parse_duration, parse_rate};
 
+/// The share of `memory_budget` one client address may hold by default:
+/// enough for a busy host, while three others still find room.
+pub const DEFAULT_CLIENT_SHARE_PERCENT: u64 = 25;
+
 /// A TCP socket's own structures in the kernel, counted per leg against
 /// `memory_budget` beside its buffers (about 2.5 KB on Linux 6; rounded up).
 pub const SOCKET_OVERHEAD: u64 = 4096;
@@ -204,6 +208,7 @@ struct RawProxy {
     reuse_time_wait: Option<bool>,
     copy_dscp: Option<bool>,
     memory_budget: Option<String>,
+    memory_per_client: Option<String>,
     workers: Option<i64>,
     metrics: Option<String>,
     user: Option<String>,
@@ -420,6 +425,11 @@ pub struct Settings {
     /// socket buffers together ([`Settings::connection_memory`]); `None`:
     /// unbounded.
     pub memory_budget: Option<u64>,
+    /// Bytes of `memory_budget` the connections of one client address may
+    /// hold together (`proxy.memory_per_client`, a share of the budget or
+    /// a size; default [`DEFAULT_CLIENT_SHARE_PERCENT`] %). `None` without
+    /// a budget.
+    pub memory_per_client: Option<u64>,
     pub workers: usize,
     pub metrics: Option<std::net::SocketAddr>,
     /// Two-node mode (`[tunnel]`): this node's end of the tunnel.
@@ -796,6 +806,42 @@ fn field<T>(name: &str, r: Result<T, String>) -> FieldResult<T> {
     r.map_err(|m| (name.to_string(), m))
 }
 
+/// `proxy.memory_per_client`: `"25%"` of `memory_budget` or a size, at
+/// most the budget. Without a budget there is nothing to share.
+fn client_share(budget: Option<u64>, raw: Option<&str>) -> FieldResult<Option<u64>> {
+    const KEY: &str = "proxy.memory_per_client";
+    let Some(budget) = budget else {
+        return match raw {
+            Some(_) => Err((KEY.into(), "needs proxy.memory_budget".into())),
+            None => Ok(None),
+        };
+    };
+    let raw = raw.map(str::trim);
+    let bytes = match raw {
+        None => budget / 100 * DEFAULT_CLIENT_SHARE_PERCENT,
+        Some(t) => match t.strip_suffix('%') {
+            Some(pc) => {
+                let pc: f64 = pc
+                    .trim()
+                    .parse()
+                    .map_err(|_| (KEY.into(), format!("{t:?}: not a percentage")))?;
+                if !(pc > 0.0 && pc <= 100.0) {
+                    return Err((KEY.into(), format!("{t:?}: must be in (0%, 100%]")));
+                }
+                (budget as f64 * pc / 100.0) as u64
+            }
+            None => field(KEY, parse_bytes(t))?,
+        },
+    };
+    if bytes == 0 || bytes > budget {
+        return Err((
+            KEY.into(),
+            format!("{bytes} B is not in 1..={budget} (proxy.memory_budget)"),
+        ));
+    }
+    Ok(Some(bytes))
+}
+
 fn int_in(name: &str, v: Option<i64>, default: i64, lo: i64, hi: i64) -> FieldResult<i64> {
     let v = v.unwrap_or(default);
     if v < lo || v > hi {
@@ -983,6 +1029,7 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         Some(t) => Some(field("proxy.memory_budget", parse_bytes(t))?),
         None => None,
     };
+    let memory_per_client = client_share(memory_budget, p.memory_per_client.as_deref())?;
     let idle = dur("proxy.idle_timeout", &p.idle_timeout, "10min")?;
     let connect_timeout = dur("proxy.connect_timeout", &p.connect_timeout, "10s")?;
     if connect_timeout.is_zero() {
@@ -1158,6 +1205,7 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         reuse_time_wait: p.reuse_time_wait.unwrap_or(true),
         copy_dscp: p.copy_dscp.unwrap_or(false),
         memory_budget,
+        memory_per_client,
         workers: int_in("proxy.workers", p.workers, 0, 0, 256)? as usize,
         metrics,
         user: match &p.user {
@@ -1243,6 +1291,39 @@ mod tests {
             e.contains("tunnel.peer: \"192.0.2.2:0\": port 0 is not a port"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_client_share_is_a_part_of_the_budget() {
+        let budget = |extra: &str| parse(&format!("{MIN}[proxy]\n{extra}"), "f");
+        let s = budget("memory_budget = \"400MiB\"\n").unwrap();
+        assert_eq!(s.memory_per_client, Some(100 << 20));
+        let s = budget("memory_budget = \"400MiB\"\nmemory_per_client = \"10%\"\n").unwrap();
+        assert_eq!(s.memory_per_client, Some(40 << 20));
+        let s = budget("memory_budget = \"400MiB\"\nmemory_per_client = \"1MiB\"\n").unwrap();
+        assert_eq!(s.memory_per_client, Some(1 << 20));
+        assert_eq!(budget("").unwrap().memory_per_client, None);
+        for (extra, says) in [
+            (
+                "memory_per_client = \"10%\"\n",
+                "proxy.memory_per_client: needs proxy.memory_budget",
+            ),
+            (
+                "memory_budget = \"1MiB\"\nmemory_per_client = \"0%\"\n",
+                "proxy.memory_per_client: \"0%\": must be in",
+            ),
+            (
+                "memory_budget = \"1MiB\"\nmemory_per_client = \"lots%\"\n",
+                "proxy.memory_per_client: \"lots%\": not a percentage",
+            ),
+            (
+                "memory_budget = \"1MiB\"\nmemory_per_client = \"2MiB\"\n",
+                "proxy.memory_per_client: 2097152 B is not in",
+            ),
+        ] {
+            let e = budget(extra).unwrap_err().to_string();
+            assert!(e.contains(says), "{extra}: {e}");
+        }
     }
 
     #[test]

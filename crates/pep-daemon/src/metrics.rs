@@ -38,9 +38,11 @@ pub enum Refusal {
     Draining,
     /// `memory_budget` reached.
     Memory,
+    /// The client's share of `memory_budget` (`memory_per_client`) reached.
+    ClientMemory,
 }
 
-const REFUSALS: [(Refusal, &str); 7] = [
+const REFUSALS: [(Refusal, &str); 8] = [
     (Refusal::Limit, "limit"),
     (Refusal::ClientLimit, "client_limit"),
     (Refusal::NotServed, "not_served"),
@@ -48,6 +50,7 @@ const REFUSALS: [(Refusal, &str); 7] = [
     (Refusal::Descriptors, "descriptors"),
     (Refusal::Draining, "draining"),
     (Refusal::Memory, "memory"),
+    (Refusal::ClientMemory, "client_memory"),
 ];
 
 const ENDS: [&str; 7] = [
@@ -135,7 +138,7 @@ pub struct Metrics {
     /// Connections to the metrics endpoint now open: descriptors the
     /// pre-admission check counts (at most [`METRICS_MAX_CONNECTIONS`]).
     pub metrics_open: AtomicI64,
-    refused: [AtomicU64; 7],
+    refused: [AtomicU64; REFUSALS.len()],
     ended: [AtomicU64; 7],
     /// Bytes read from the client leg (and written to the server leg).
     pub bytes_up: AtomicU64,

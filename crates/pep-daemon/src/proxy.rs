@@ -77,7 +77,7 @@ pub struct Daemon {
 /// Admission state shared by the accept loops.
 struct Admission {
     settings: RwLock<Arc<Settings>>,
-    per_client: Mutex<HashMap<IpAddr, usize>>,
+    per_client: Mutex<HashMap<IpAddr, ClientLoad>>,
     metrics: Arc<Metrics>,
     /// A spare descriptor, closed to accept-and-reset a connection when
     /// descriptors run out anyway (otherwise it would wait in the backlog).
@@ -90,6 +90,14 @@ struct Admission {
 /// Descriptors kept free beyond the connections' own: the metrics
 /// endpoint, rule helpers, log files, the reserve's replacement.
 pub const FD_MARGIN: u64 = 8;
+
+/// What one client address holds: connections and their share of
+/// `memory_budget`.
+#[derive(Default)]
+struct ClientLoad {
+    connections: usize,
+    memory: u64,
+}
 
 /// Holds a connection's place in the limits; released on drop.
 struct Slot {
@@ -112,8 +120,9 @@ impl Drop for Slot {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         if let Some(n) = pc.get_mut(&self.client) {
-            *n -= 1;
-            if *n == 0 {
+            n.connections -= 1;
+            n.memory -= self.memory;
+            if n.connections == 0 {
                 pc.remove(&self.client);
             }
         }
@@ -147,8 +156,11 @@ impl Admission {
         if self.metrics.active.load(Relaxed) >= s.max_connections as i64 {
             return Err(Refusal::Limit);
         }
-        let n = pc.entry(peer.ip()).or_insert(0);
-        if *n >= s.max_per_client {
+        // Looked up, not inserted: a refused client leaves no entry behind.
+        let held = pc
+            .get(&peer.ip())
+            .map_or((0, 0), |n| (n.connections, n.memory));
+        if held.0 >= s.max_per_client {
             return Err(Refusal::ClientLimit);
         }
         // Refuse before the process runs out: a connection that cannot
@@ -168,12 +180,19 @@ impl Admission {
                 if self.metrics.memory_committed.load(Relaxed) + need > budget {
                     return Err(Refusal::Memory);
                 }
+                if s.memory_per_client
+                    .is_some_and(|share| held.1 + need > share)
+                {
+                    return Err(Refusal::ClientMemory);
+                }
                 need
             }
             _ => 0,
         };
         self.metrics.memory_committed.fetch_add(memory, Relaxed);
-        *n += 1;
+        let n = pc.entry(peer.ip()).or_default();
+        n.memory += memory;
+        n.connections += 1;
         self.metrics.active.fetch_add(1, Relaxed);
         Ok(Slot {
             adm: self.clone(),
