@@ -209,6 +209,7 @@ struct RawProxy {
     copy_dscp: Option<bool>,
     memory_budget: Option<String>,
     memory_per_client: Option<String>,
+    client_rate: Option<String>,
     workers: Option<i64>,
     metrics: Option<String>,
     user: Option<String>,
@@ -430,6 +431,9 @@ pub struct Settings {
     /// a size; default [`DEFAULT_CLIENT_SHARE_PERCENT`] %). `None` without
     /// a budget.
     pub memory_per_client: Option<u64>,
+    /// Bits per second each client address may move each way, all its
+    /// connections together ([`crate::client_rate`]); `None`: no cap.
+    pub client_rate: Option<u64>,
     pub workers: usize,
     pub metrics: Option<std::net::SocketAddr>,
     /// Two-node mode (`[tunnel]`): this node's end of the tunnel.
@@ -1030,6 +1034,19 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         None => None,
     };
     let memory_per_client = client_share(memory_budget, p.memory_per_client.as_deref())?;
+    let client_rate = p
+        .client_rate
+        .as_deref()
+        .map(|t| {
+            let bps = field("proxy.client_rate", parse_rate(t))?;
+            let min = crate::client_rate::MIN_RATE;
+            if bps < min {
+                let msg = format!("{t:?}: at least {}kbps", min / 1000);
+                return Err(("proxy.client_rate".to_string(), msg));
+            }
+            Ok(bps)
+        })
+        .transpose()?;
     let idle = dur("proxy.idle_timeout", &p.idle_timeout, "10min")?;
     let connect_timeout = dur("proxy.connect_timeout", &p.connect_timeout, "10s")?;
     if connect_timeout.is_zero() {
@@ -1206,6 +1223,7 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         copy_dscp: p.copy_dscp.unwrap_or(false),
         memory_budget,
         memory_per_client,
+        client_rate,
         workers: int_in("proxy.workers", p.workers, 0, 0, 256)? as usize,
         metrics,
         user: match &p.user {
@@ -1257,6 +1275,8 @@ mod tests {
             ("[client_leg]\nkeepalive = \"1500ms\"", "client_leg.keepalive"),
             ("[server_leg]\nmax_pacing_rate = \"7bps\"", "server_leg.max_pacing_rate: \"7bps\": at least 8bps"),
             ("[proxy]\nmetrics = \"127.0.0.1:0\"", "proxy.metrics: \"127.0.0.1:0\": port 0 is not a port"),
+            ("[proxy]\nclient_rate = \"50kbps\"", "proxy.client_rate: \"50kbps\": at least 100kbps"),
+            ("[proxy]\nclient_rate = \"fast\"", "proxy.client_rate: "),
         ];
         for (extra, says) in cases {
             // The [intercept] keys replace MIN's own.

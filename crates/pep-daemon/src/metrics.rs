@@ -154,6 +154,9 @@ pub struct Metrics {
     pub splice_fallbacks: AtomicU64,
     /// Server legs that could not get a source port (`EADDRNOTAVAIL`).
     pub port_exhausted: AtomicU64,
+    /// Reads held back by `proxy.client_rate`, per direction (Up: from
+    /// the client leg, Down: from the server leg).
+    pub rate_waits: [AtomicU64; 2],
     /// `max_connections` in force (lowered to what the descriptors hold).
     pub max_connections: AtomicU64,
     /// `memory_budget` in force (0: none).
@@ -261,6 +264,7 @@ impl Default for Metrics {
             pauses: AtomicU64::new(0),
             splice_fallbacks: AtomicU64::new(0),
             port_exhausted: AtomicU64::new(0),
+            rate_waits: Default::default(),
             max_connections: AtomicU64::new(0),
             memory_budget: AtomicU64::new(0),
             memory_committed: AtomicU64::new(0),
@@ -411,6 +415,15 @@ impl Metrics {
             "gauge",
             "Memory held by copy-relay buffers (pipe pages are the kernel's).",
             &[("", g(&self.allocated))],
+        );
+        gauge(
+            "pep_client_rate_waits_total",
+            "counter",
+            "Reads held back by proxy.client_rate, by the leg read from.",
+            &[
+                ("{leg=\"client\"}", l(&self.rate_waits[0])),
+                ("{leg=\"server\"}", l(&self.rate_waits[1])),
+            ],
         );
         gauge(
             "pep_buffer_full_total",

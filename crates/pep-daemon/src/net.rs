@@ -323,6 +323,14 @@ pub fn interface_exists(name: &str) -> bool {
     unsafe { libc::if_nametoindex(c.as_ptr()) != 0 }
 }
 
+/// Bytes in the socket's receive queue (`SIOCINQ`); `None` on error.
+pub fn queued(fd: &impl AsRawFd) -> Option<usize> {
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD (= SIOCINQ) writes one int through the pointer.
+    let r = unsafe { libc::ioctl(fd.as_raw_fd(), libc::FIONREAD, &mut n) };
+    (r == 0 && n >= 0).then_some(n as usize)
+}
+
 /// Makes the next close send a RST instead of a FIN.
 pub fn set_reset_on_close(fd: &impl AsFd) {
     // Failing only means a FIN instead of a RST; nothing better to do.

@@ -757,6 +757,7 @@ async fn main_task(
         sample_legs: settings.metrics.is_some(),
         tunnel: tunnel_client,
         splice_ok: splice_ok.clone(),
+        rates: Default::default(),
     };
     let reserve = std::fs::File::open("/dev/null").ok();
     let adm = Arc::new(Admission {

@@ -17,6 +17,7 @@ mod packet_root;
 mod packet_watermark_root;
 mod paths;
 mod prometheus;
+mod rate_cap;
 mod systemd_notify;
 mod tunnel;
 mod tunnel_localq;
