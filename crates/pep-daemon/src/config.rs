@@ -207,6 +207,7 @@ struct RawProxy {
     keep_client_source: Option<bool>,
     reuse_time_wait: Option<bool>,
     copy_dscp: Option<bool>,
+    fast_open: Option<bool>,
     memory_budget: Option<String>,
     memory_per_client: Option<String>,
     client_rate: Option<String>,
@@ -422,6 +423,10 @@ pub struct Settings {
     /// `IPV6_TCLASS`), so the network past the proxy keeps the client's
     /// marking.
     pub copy_dscp: bool,
+    /// TCP Fast Open: the listener takes data in the client's SYN, and a
+    /// server leg whose client bytes are already queued at accept sends
+    /// them in its own SYN (docs/daemon.md, "Fast Open").
+    pub fast_open: bool,
     /// Bytes all connections may hold at most, relay buffers and kernel
     /// socket buffers together ([`Settings::connection_memory`]); `None`:
     /// unbounded.
@@ -1221,6 +1226,7 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         keep_client_source: p.keep_client_source.unwrap_or(false),
         reuse_time_wait: p.reuse_time_wait.unwrap_or(true),
         copy_dscp: p.copy_dscp.unwrap_or(false),
+        fast_open: p.fast_open.unwrap_or(false),
         memory_budget,
         memory_per_client,
         client_rate,

@@ -93,10 +93,17 @@ async fn connect(
     } else {
         None
     };
+    // Fast Open only with the client's bytes already here (in its SYN or
+    // right behind): the deferred SYN leaves with the relay's first write,
+    // which would never come for a protocol whose server speaks first.
+    let fast_open = s.fast_open && net::queued(client).is_some_and(|n| n > 0);
     let attempt = async {
         let sock = net::server_socket(dst, s.out_mark, source, opts)?;
         if let Some(d) = dscp.filter(|&d| d != 0) {
             net::set_dscp(&sock, dst.is_ipv6(), d)?;
+        }
+        if fast_open {
+            net::set_fast_open_connect(&sock)?;
         }
         let sock = TcpSocket::from_std_stream(std::net::TcpStream::from(sock));
         match tokio::time::timeout(s.connect_timeout, sock.connect(dst)).await {

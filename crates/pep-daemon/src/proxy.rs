@@ -87,6 +87,11 @@ struct Admission {
     base_fds: u64,
 }
 
+/// Pending Fast Open requests (SYNs with data not yet accepted) the
+/// listener holds: past it, SYN data is refused and the client falls back
+/// to a plain handshake.
+pub const FAST_OPEN_QUEUE: u32 = 1024;
+
 /// Descriptors kept free beyond the connections' own: the metrics
 /// endpoint, rule helpers, log files, the reserve's replacement.
 pub const FD_MARGIN: u64 = 8;
@@ -341,6 +346,15 @@ impl Daemon {
         for note in settings.unused() {
             warn!("not used: {note}");
         }
+        if settings.fast_open {
+            match net::fast_open_sysctl() {
+                Some((true, true)) => {}
+                Some(_) => warn!(
+                    "proxy.fast_open: net.ipv4.tcp_fastopen lacks the client (1) or server (2)                      bit here: set it to 3 for Fast Open on both legs"
+                ),
+                None => warn!("proxy.fast_open: net.ipv4.tcp_fastopen unreadable"),
+            }
+        }
         if split_end && opts.install_rules {
             info!("split-end intercepts nothing: no rules to install");
             opts.install_rules = false;
@@ -380,6 +394,7 @@ impl Daemon {
                     client_mss,
                     settings.out_mark,
                     settings.copy_dscp,
+                    settings.fast_open.then_some(FAST_OPEN_QUEUE),
                 )
                 .map_err(|e| format!("listener: {e}"))?,
             );
@@ -391,6 +406,7 @@ impl Daemon {
                     client_mss,
                     settings.out_mark,
                     settings.copy_dscp,
+                    settings.fast_open.then_some(FAST_OPEN_QUEUE),
                 ) {
                     Ok(l) => listeners.push(l),
                     // A host without IPv6 still serves IPv4.
@@ -940,8 +956,9 @@ fn apply_reload(
         || new.client_leg.mss != old.client_leg.mss
         || new.out_mark != old.out_mark
         || new.copy_dscp != old.copy_dscp
+        || new.fast_open != old.fast_open
     {
-        warn!("reload: proxy.port, proxy.ipv6, proxy.metrics, proxy.user, client_leg.mss, proxy.copy_dscp and intercept.out_mark (set on the listeners) and [tunnel] need a restart; keeping the old values");
+        warn!("reload: proxy.port, proxy.ipv6, proxy.metrics, proxy.user, client_leg.mss, proxy.copy_dscp, proxy.fast_open and intercept.out_mark (set on the listeners) and [tunnel] need a restart; keeping the old values");
     }
     let new = Settings {
         port: old.port,
@@ -955,6 +972,7 @@ fn apply_reload(
         },
         out_mark: old.out_mark,
         copy_dscp: old.copy_dscp,
+        fast_open: old.fast_open,
         ..new
     };
     let new = match preflight(&new)

@@ -8,6 +8,7 @@ mod common;
 
 mod dead_clients;
 mod dscp;
+mod fast_open;
 mod intercept;
 mod lab;
 mod memory_budget;
