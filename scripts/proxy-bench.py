@@ -12,6 +12,10 @@ link emulation). "direct": the gateway forwards; "proxy": `pep proxy run
   time to the answer, p50 and p99 over sequential exchanges;
 * connections/s: 8 workers doing the same back to back.
 
+A quick table next to crates/pep-daemon/examples/bench.rs, which measures
+more (an htb bottleneck, socat, the tunnel) but not connections/s, and
+needs the examples built too.
+
 Usage (root): scripts/proxy-bench.py [--pep target/release/pep] [--gb 2]
 Build first: nice cargo build --release -p pep-cli
 """
