@@ -70,21 +70,33 @@ fn a_client_moves_at_its_cap_both_ways() {
     let _g = root_test("rate_cap");
     let lab = wired_three("dmn-rate");
     let n = nodes(&lab);
+    // The cap is charged at both relays' reads: the kernel's (splice) and
+    // the daemon's own buffer (copy).
+    for (k, relay) in ["splice", "copy"].into_iter().enumerate() {
+        at_cap_both_ways(&n, relay, PORT + k as u16);
+    }
+    lab.down().unwrap();
+}
+
+fn at_cap_both_ways(n: &Nodes, relay: &str, port: u16) {
     let cfg = config(
         &proxy_if(0),
         &format!("{}/32", n.client.addr),
-        &format!("client_rate = \"{}Mbps\"\n", CAP_BPS / 1_000_000),
+        &format!(
+            "relay = \"{relay}\"\nbuffer = \"1MiB\"\nclient_rate = \"{}Mbps\"\n",
+            CAP_BPS / 1_000_000
+        ),
     );
     let daemon = start_proxy(&n.proxy, &cfg).expect("daemon");
     let m = daemon.metrics().clone();
-    let l = listen(&n.server, PORT);
+    let l = listen(&n.server, port);
     let stop = AtomicBool::new(false);
 
     // Up: two connections of one client, counted together at the server.
     let up = AtomicU64::new(0);
     let up_bps = std::thread::scope(|sc| {
         for _ in 0..2 {
-            let c = connect(&n.client, n.server.addr, PORT).expect("connect");
+            let c = connect(&n.client, n.server.addr, port).expect("connect");
             let s = accept(&l);
             sc.spawn(|| blast(c, &stop));
             sc.spawn(|| drain(s, &up));
@@ -93,13 +105,13 @@ fn a_client_moves_at_its_cap_both_ways() {
         stop.store(true, Relaxed);
         bps
     });
-    assert_at_cap("upload, 2 connections", up_bps);
+    assert_at_cap(&format!("{relay}: upload, 2 connections"), up_bps);
 
     // Down: the server sends, the client counts.
     stop.store(false, Relaxed);
     let down = AtomicU64::new(0);
     let down_bps = std::thread::scope(|sc| {
-        let c = connect(&n.client, n.server.addr, PORT).expect("connect");
+        let c = connect(&n.client, n.server.addr, port).expect("connect");
         let s = accept(&l);
         sc.spawn(|| blast(s, &stop));
         sc.spawn(|| drain(c, &down));
@@ -107,7 +119,7 @@ fn a_client_moves_at_its_cap_both_ways() {
         stop.store(true, Relaxed);
         bps
     });
-    assert_at_cap("download", down_bps);
+    assert_at_cap(&format!("{relay}: download"), down_bps);
     let waits = [0, 1].map(|i| m.rate_waits[i].load(Relaxed));
     println!(
         "reads held back: {} from clients, {} from servers",
@@ -118,5 +130,4 @@ fn a_client_moves_at_its_cap_both_ways() {
         "the cap held nothing back: {waits:?}"
     );
     daemon.shutdown().unwrap();
-    lab.down().unwrap();
 }
