@@ -11,6 +11,10 @@ use serde::Deserialize;
 use crate::net::Cidr;
 use crate::units::{parse_bytes, parse_duration, parse_rate};
 
+/// The share of `memory_budget` one client address may hold by default:
+/// enough for a busy host, while three others still find room.
+pub const DEFAULT_CLIENT_SHARE_PERCENT: u64 = 25;
+
 /// A TCP socket's own structures in the kernel, counted per leg against
 /// `memory_budget` beside its buffers (about 2.5 KB on Linux 6; rounded up).
 pub const SOCKET_OVERHEAD: u64 = 4096;
@@ -203,7 +207,10 @@ struct RawProxy {
     keep_client_source: Option<bool>,
     reuse_time_wait: Option<bool>,
     copy_dscp: Option<bool>,
+    fast_open: Option<bool>,
     memory_budget: Option<String>,
+    memory_per_client: Option<String>,
+    client_rate: Option<String>,
     workers: Option<i64>,
     metrics: Option<String>,
     user: Option<String>,
@@ -416,10 +423,22 @@ pub struct Settings {
     /// `IPV6_TCLASS`), so the network past the proxy keeps the client's
     /// marking.
     pub copy_dscp: bool,
+    /// TCP Fast Open: the listener takes data in the client's SYN, and a
+    /// server leg whose client bytes are already queued at accept sends
+    /// them in its own SYN (docs/daemon.md, "Fast Open").
+    pub fast_open: bool,
     /// Bytes all connections may hold at most, relay buffers and kernel
     /// socket buffers together ([`Settings::connection_memory`]); `None`:
     /// unbounded.
     pub memory_budget: Option<u64>,
+    /// Bytes of `memory_budget` the connections of one client address may
+    /// hold together (`proxy.memory_per_client`, a share of the budget or
+    /// a size; default [`DEFAULT_CLIENT_SHARE_PERCENT`] %). `None` without
+    /// a budget.
+    pub memory_per_client: Option<u64>,
+    /// Bits per second each client address may move each way, all its
+    /// connections together ([`crate::client_rate`]); `None`: no cap.
+    pub client_rate: Option<u64>,
     pub workers: usize,
     pub metrics: Option<std::net::SocketAddr>,
     /// Two-node mode (`[tunnel]`): this node's end of the tunnel.
@@ -796,6 +815,42 @@ fn field<T>(name: &str, r: Result<T, String>) -> FieldResult<T> {
     r.map_err(|m| (name.to_string(), m))
 }
 
+/// `proxy.memory_per_client`: `"25%"` of `memory_budget` or a size, at
+/// most the budget. Without a budget there is nothing to share.
+fn client_share(budget: Option<u64>, raw: Option<&str>) -> FieldResult<Option<u64>> {
+    const KEY: &str = "proxy.memory_per_client";
+    let Some(budget) = budget else {
+        return match raw {
+            Some(_) => Err((KEY.into(), "needs proxy.memory_budget".into())),
+            None => Ok(None),
+        };
+    };
+    let raw = raw.map(str::trim);
+    let bytes = match raw {
+        None => budget / 100 * DEFAULT_CLIENT_SHARE_PERCENT,
+        Some(t) => match t.strip_suffix('%') {
+            Some(pc) => {
+                let pc: f64 = pc
+                    .trim()
+                    .parse()
+                    .map_err(|_| (KEY.into(), format!("{t:?}: not a percentage")))?;
+                if !(pc > 0.0 && pc <= 100.0) {
+                    return Err((KEY.into(), format!("{t:?}: must be in (0%, 100%]")));
+                }
+                (budget as f64 * pc / 100.0) as u64
+            }
+            None => field(KEY, parse_bytes(t))?,
+        },
+    };
+    if bytes == 0 || bytes > budget {
+        return Err((
+            KEY.into(),
+            format!("{bytes} B is not in 1..={budget} (proxy.memory_budget)"),
+        ));
+    }
+    Ok(Some(bytes))
+}
+
 fn int_in(name: &str, v: Option<i64>, default: i64, lo: i64, hi: i64) -> FieldResult<i64> {
     let v = v.unwrap_or(default);
     if v < lo || v > hi {
@@ -983,6 +1038,20 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         Some(t) => Some(field("proxy.memory_budget", parse_bytes(t))?),
         None => None,
     };
+    let memory_per_client = client_share(memory_budget, p.memory_per_client.as_deref())?;
+    let client_rate = p
+        .client_rate
+        .as_deref()
+        .map(|t| {
+            let bps = field("proxy.client_rate", parse_rate(t))?;
+            let min = crate::client_rate::MIN_RATE;
+            if bps < min {
+                let msg = format!("{t:?}: at least {}kbps", min / 1000);
+                return Err(("proxy.client_rate".to_string(), msg));
+            }
+            Ok(bps)
+        })
+        .transpose()?;
     let idle = dur("proxy.idle_timeout", &p.idle_timeout, "10min")?;
     let connect_timeout = dur("proxy.connect_timeout", &p.connect_timeout, "10s")?;
     if connect_timeout.is_zero() {
@@ -1157,7 +1226,10 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         keep_client_source: p.keep_client_source.unwrap_or(false),
         reuse_time_wait: p.reuse_time_wait.unwrap_or(true),
         copy_dscp: p.copy_dscp.unwrap_or(false),
+        fast_open: p.fast_open.unwrap_or(false),
         memory_budget,
+        memory_per_client,
+        client_rate,
         workers: int_in("proxy.workers", p.workers, 0, 0, 256)? as usize,
         metrics,
         user: match &p.user {
@@ -1209,6 +1281,8 @@ mod tests {
             ("[client_leg]\nkeepalive = \"1500ms\"", "client_leg.keepalive"),
             ("[server_leg]\nmax_pacing_rate = \"7bps\"", "server_leg.max_pacing_rate: \"7bps\": at least 8bps"),
             ("[proxy]\nmetrics = \"127.0.0.1:0\"", "proxy.metrics: \"127.0.0.1:0\": port 0 is not a port"),
+            ("[proxy]\nclient_rate = \"50kbps\"", "proxy.client_rate: \"50kbps\": at least 100kbps"),
+            ("[proxy]\nclient_rate = \"fast\"", "proxy.client_rate: "),
         ];
         for (extra, says) in cases {
             // The [intercept] keys replace MIN's own.
@@ -1243,6 +1317,39 @@ mod tests {
             e.contains("tunnel.peer: \"192.0.2.2:0\": port 0 is not a port"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_client_share_is_a_part_of_the_budget() {
+        let budget = |extra: &str| parse(&format!("{MIN}[proxy]\n{extra}"), "f");
+        let s = budget("memory_budget = \"400MiB\"\n").unwrap();
+        assert_eq!(s.memory_per_client, Some(100 << 20));
+        let s = budget("memory_budget = \"400MiB\"\nmemory_per_client = \"10%\"\n").unwrap();
+        assert_eq!(s.memory_per_client, Some(40 << 20));
+        let s = budget("memory_budget = \"400MiB\"\nmemory_per_client = \"1MiB\"\n").unwrap();
+        assert_eq!(s.memory_per_client, Some(1 << 20));
+        assert_eq!(budget("").unwrap().memory_per_client, None);
+        for (extra, says) in [
+            (
+                "memory_per_client = \"10%\"\n",
+                "proxy.memory_per_client: needs proxy.memory_budget",
+            ),
+            (
+                "memory_budget = \"1MiB\"\nmemory_per_client = \"0%\"\n",
+                "proxy.memory_per_client: \"0%\": must be in",
+            ),
+            (
+                "memory_budget = \"1MiB\"\nmemory_per_client = \"lots%\"\n",
+                "proxy.memory_per_client: \"lots%\": not a percentage",
+            ),
+            (
+                "memory_budget = \"1MiB\"\nmemory_per_client = \"2MiB\"\n",
+                "proxy.memory_per_client: 2097152 B is not in",
+            ),
+        ] {
+            let e = budget(extra).unwrap_err().to_string();
+            assert!(e.contains(says), "{extra}: {e}");
+        }
     }
 
     #[test]

@@ -31,6 +31,7 @@ use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::watch;
 use tracing::{debug, warn};
 
+use crate::client_rate::{ClientRates, RateCap};
 use crate::config::{Mss, RelayMode, Settings};
 use crate::metrics::Metrics;
 use crate::net;
@@ -52,6 +53,8 @@ pub struct Shared {
     /// Pipes of `proxy.buffer` can be had (checked at start and reload);
     /// if not, connections set to splice copy.
     pub splice_ok: Arc<std::sync::atomic::AtomicBool>,
+    /// The per-client buckets of `proxy.client_rate`.
+    pub rates: Arc<ClientRates>,
 }
 
 impl Shared {
@@ -90,10 +93,17 @@ async fn connect(
     } else {
         None
     };
+    // Fast Open only with the client's bytes already here (in its SYN or
+    // right behind): the deferred SYN leaves with the relay's first write,
+    // which would never come for a protocol whose server speaks first.
+    let fast_open = s.fast_open && net::queued(client).is_some_and(|n| n > 0);
     let attempt = async {
         let sock = net::server_socket(dst, s.out_mark, source, opts)?;
         if let Some(d) = dscp.filter(|&d| d != 0) {
             net::set_dscp(&sock, dst.is_ipv6(), d)?;
+        }
+        if fast_open {
+            net::set_fast_open_connect(&sock)?;
         }
         let sock = TcpSocket::from_std_stream(std::net::TcpStream::from(sock));
         match tokio::time::timeout(s.connect_timeout, sock.connect(dst)).await {
@@ -205,6 +215,9 @@ pub async fn relay_connection(
     let mut legs = Legs {
         client,
         server,
+        cap: settings
+            .client_rate
+            .map(|bps| shared.rates.cap(peer.ip(), bps, shared.epoch)),
         last: [(0, 0); 2],
         splice: pipes.map(|pipes| Splicing {
             pipes,
@@ -238,6 +251,8 @@ fn into_core(d: std::time::Duration) -> pep_core::Duration {
 struct Legs {
     client: TcpStream,
     server: Option<TcpStream>,
+    /// The client's share of `proxy.client_rate`.
+    cap: Option<RateCap>,
     /// (buffered, allocated) last reported to the global gauges, per dir.
     last: [(usize, usize); 2],
     splice: Option<Splicing>,
@@ -289,6 +304,10 @@ pub(crate) trait LegSocket {
     fn shutdown_write(&self);
     /// Makes closing the socket send a RST (`SO_LINGER` 0).
     fn reset_on_close(&self);
+    /// Bytes waiting to be read (`SIOCINQ`); `None`: unknown.
+    fn queued(&self) -> Option<usize> {
+        None
+    }
 }
 
 impl LegSocket for TcpStream {
@@ -321,6 +340,10 @@ impl LegSocket for TcpStream {
 
     fn reset_on_close(&self) {
         net::set_reset_on_close(self);
+    }
+
+    fn queued(&self) -> Option<usize> {
+        net::queued(self)
     }
 }
 
@@ -385,7 +408,34 @@ fn count_read(m: &Metrics, dir: Dir, n: usize) {
     c.fetch_add(n as u64, Relaxed);
 }
 
-/// One read attempt on the source leg of `dir`, as the relay allows.
+/// How much of `room` a read of `dir` may take under the client's rate
+/// cap: at most what the socket holds, as the bucket grants. `Err`: none
+/// now, ask again at that instant.
+fn capped(
+    cap: Option<&RateCap>,
+    dir: Dir,
+    s: &impl LegSocket,
+    room: usize,
+    m: &Metrics,
+) -> Result<usize, std::time::Instant> {
+    let Some(cap) = cap else { return Ok(room) };
+    match s.queued().unwrap_or(room).min(room) {
+        // Readable with nothing queued: an end of stream or a reset to
+        // read (a byte arriving meanwhile passes unmetered).
+        0 => Ok(room.min(1)),
+        want => match cap.grant(dir, want as u64) {
+            (0, Some(again)) => {
+                m.rate_waits[dir as usize].fetch_add(1, Relaxed);
+                Err(again)
+            }
+            (n, _) => Ok(n as usize),
+        },
+    }
+}
+
+/// One read attempt on the source leg of `dir`, as the relay (and the
+/// client's rate cap) allows. `Some(t)`: the cap holds the direction back
+/// until `t`.
 pub(crate) fn read(
     relay: &mut Relay,
     dir: Dir,
@@ -393,12 +443,17 @@ pub(crate) fn read(
     sp: &mut Option<Splicing>,
     now: Instant,
     m: &Metrics,
-) {
+    cap: Option<&RateCap>,
+) -> Option<std::time::Instant> {
     if let Some(sp) = sp {
         let room = relay.read_room(dir);
         if room == 0 {
-            return;
+            return None;
         }
+        let room = match capped(cap, dir, s, room, m) {
+            Ok(n) => n,
+            Err(again) => return Some(again),
+        };
         match s.splice_in(&sp.pipes[dir as usize], room) {
             Ok(SpliceIn::Moved(n)) => {
                 relay.commit_read_external(now, dir, n);
@@ -409,13 +464,17 @@ pub(crate) fn read(
             Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {}
             Err(_) => relay.handle_reset(now, dir.src()),
         }
-        return;
+        return None;
     }
     let slot = relay.read_slot(dir);
     if slot.is_empty() {
-        return;
+        return None;
     }
-    match s.try_read(slot) {
+    let len = match capped(cap, dir, s, slot.len(), m) {
+        Ok(n) => n,
+        Err(again) => return Some(again),
+    };
+    match s.try_read(&mut slot[..len]) {
         Ok(0) => relay.handle_eof(now, dir),
         Ok(n) => {
             relay.commit_read(now, dir, n);
@@ -424,6 +483,7 @@ pub(crate) fn read(
         Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {}
         Err(_) => relay.handle_reset(now, dir.src()),
     }
+    None
 }
 
 /// One write attempt on the destination leg of `dir` of what the relay has.
@@ -467,6 +527,8 @@ async fn drive(relay: &mut Relay, legs: &mut Legs, shared: &Shared) -> io::Resul
     let mut abort_live = true;
     let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
     let mut pauses = 0;
+    // Directions the client's rate cap holds back, until when.
+    let mut held: [Option<std::time::Instant>; 2] = [None; 2];
     loop {
         if carry_out(relay, &legs.client, legs.server.as_ref(), &mut ()) {
             return Ok(());
@@ -486,16 +548,23 @@ async fn drive(relay: &mut Relay, legs: &mut Legs, shared: &Shared) -> io::Resul
         let client = &legs.client;
         let full = legs.splice.as_ref().map_or([false; 2], |sp| sp.full);
         let (ru, rd) = (
-            relay.wants_read(Dir::Up) && !full[0],
-            relay.wants_read(Dir::Down) && !full[1],
+            relay.wants_read(Dir::Up) && !full[0] && held[0].is_none(),
+            relay.wants_read(Dir::Down) && !full[1] && held[1].is_none(),
         );
+        let release = held
+            .iter()
+            .flatten()
+            .min()
+            .map(|&t| tokio::time::Instant::from_std(t));
+        let cap = legs.cap.as_ref();
         let sp = &mut legs.splice;
         let (wu, wd) = (relay.wants_write(Dir::Up), relay.wants_write(Dir::Down));
         let deadline = relay.poll_timeout().map(|t| shared.to_tokio(t));
         let now_if = |r: io::Result<()>| r.map(|_| shared.now());
         tokio::select! {
-            r = client.readable(), if ru => { let now = now_if(r)?; read(relay, Dir::Up, client, sp, now, m) }
-            r = server.readable(), if rd => { let now = now_if(r)?; read(relay, Dir::Down, server, sp, now, m) }
+            r = client.readable(), if ru => { let now = now_if(r)?; held[0] = read(relay, Dir::Up, client, sp, now, m, cap) }
+            r = server.readable(), if rd => { let now = now_if(r)?; held[1] = read(relay, Dir::Down, server, sp, now, m, cap) }
+            _ = sleep_opt(release), if release.is_some() => held = [None; 2],
             r = server.writable(), if wu => { let now = now_if(r)?; write(relay, Dir::Up, server, sp, now) }
             r = client.writable(), if wd => { let now = now_if(r)?; write(relay, Dir::Down, client, sp, now) }
             _ = sleep_opt(deadline) => relay.handle_timeout(shared.now()),

@@ -137,7 +137,7 @@ fn replay(splice: bool) {
                     s.readable.set(n);
                     while relay.wants_read(d) && s.readable.get() > 0 {
                         let before = s.readable.get();
-                        read(&mut relay, d, s, &mut sp, now, &m);
+                        read(&mut relay, d, s, &mut sp, now, &m, None);
                         if s.readable.get() == before {
                             break;
                         }
@@ -159,7 +159,7 @@ fn replay(splice: bool) {
                 Event::Eof(d) => {
                     sock(d.src()).eof.set(true);
                     if relay.wants_read(d) {
-                        read(&mut relay, d, sock(d.src()), &mut sp, now, &m);
+                        read(&mut relay, d, sock(d.src()), &mut sp, now, &m, None);
                     }
                 }
                 Event::LegReset(leg) => {
@@ -169,7 +169,7 @@ fn replay(splice: bool) {
                         .into_iter()
                         .find(|&d| d.src() == leg && relay.wants_read(d))
                     {
-                        read(&mut relay, d, sock(leg), &mut sp, now, &m);
+                        read(&mut relay, d, sock(leg), &mut sp, now, &m, None);
                     } else if let Some(d) = Dir::BOTH
                         .into_iter()
                         .find(|&d| d.dst() == leg && relay.wants_write(d))

@@ -24,6 +24,7 @@
 //! The driver is the only place that reads the clock: it passes
 //! `CLOCK_MONOTONIC` time since start to the relay as `pep_core::Instant`.
 
+pub mod client_rate;
 pub mod config;
 pub mod conn;
 pub mod metrics;

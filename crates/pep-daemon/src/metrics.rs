@@ -38,9 +38,11 @@ pub enum Refusal {
     Draining,
     /// `memory_budget` reached.
     Memory,
+    /// The client's share of `memory_budget` (`memory_per_client`) reached.
+    ClientMemory,
 }
 
-const REFUSALS: [(Refusal, &str); 7] = [
+const REFUSALS: [(Refusal, &str); 8] = [
     (Refusal::Limit, "limit"),
     (Refusal::ClientLimit, "client_limit"),
     (Refusal::NotServed, "not_served"),
@@ -48,6 +50,7 @@ const REFUSALS: [(Refusal, &str); 7] = [
     (Refusal::Descriptors, "descriptors"),
     (Refusal::Draining, "draining"),
     (Refusal::Memory, "memory"),
+    (Refusal::ClientMemory, "client_memory"),
 ];
 
 const ENDS: [&str; 7] = [
@@ -135,7 +138,7 @@ pub struct Metrics {
     /// Connections to the metrics endpoint now open: descriptors the
     /// pre-admission check counts (at most [`METRICS_MAX_CONNECTIONS`]).
     pub metrics_open: AtomicI64,
-    refused: [AtomicU64; 7],
+    refused: [AtomicU64; REFUSALS.len()],
     ended: [AtomicU64; 7],
     /// Bytes read from the client leg (and written to the server leg).
     pub bytes_up: AtomicU64,
@@ -151,6 +154,9 @@ pub struct Metrics {
     pub splice_fallbacks: AtomicU64,
     /// Server legs that could not get a source port (`EADDRNOTAVAIL`).
     pub port_exhausted: AtomicU64,
+    /// Reads held back by `proxy.client_rate`, per direction (Up: from
+    /// the client leg, Down: from the server leg).
+    pub rate_waits: [AtomicU64; 2],
     /// `max_connections` in force (lowered to what the descriptors hold).
     pub max_connections: AtomicU64,
     /// `memory_budget` in force (0: none).
@@ -258,6 +264,7 @@ impl Default for Metrics {
             pauses: AtomicU64::new(0),
             splice_fallbacks: AtomicU64::new(0),
             port_exhausted: AtomicU64::new(0),
+            rate_waits: Default::default(),
             max_connections: AtomicU64::new(0),
             memory_budget: AtomicU64::new(0),
             memory_committed: AtomicU64::new(0),
@@ -408,6 +415,15 @@ impl Metrics {
             "gauge",
             "Memory held by copy-relay buffers (pipe pages are the kernel's).",
             &[("", g(&self.allocated))],
+        );
+        gauge(
+            "pep_client_rate_waits_total",
+            "counter",
+            "Reads held back by proxy.client_rate, by the leg read from.",
+            &[
+                ("{leg=\"client\"}", l(&self.rate_waits[0])),
+                ("{leg=\"server\"}", l(&self.rate_waits[1])),
+            ],
         );
         gauge(
             "pep_buffer_full_total",

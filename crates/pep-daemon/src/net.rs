@@ -116,6 +116,7 @@ pub fn transparent_listener(
     mss: Option<u32>,
     mark: u32,
     save_syn: bool,
+    fast_open: Option<u32>,
 ) -> io::Result<std::net::TcpListener> {
     let v6 = addr.is_ipv6();
     let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
@@ -141,9 +142,33 @@ pub fn transparent_listener(
     s.set_mark(mark)
         .map_err(ctx("SO_MARK on the listener (needs CAP_NET_ADMIN)".into()))?;
     s.bind(&addr.into()).map_err(ctx(format!("bind {addr}")))?;
+    if let Some(q) = fast_open {
+        // Takes effect only where net.ipv4.tcp_fastopen has the server bit
+        // (2); [`fast_open_server_enabled`] says so at start.
+        setsockopt_int(&s, libc::IPPROTO_TCP, libc::TCP_FASTOPEN, q as i32)
+            .map_err(ctx("TCP_FASTOPEN on the listener".into()))?;
+    }
     s.listen(backlog)?;
     s.set_nonblocking(true)?;
     Ok(s.into())
+}
+
+/// Makes `connect` defer the SYN to the first write, which then carries
+/// the written bytes (with a cached cookie; without one the SYN asks for
+/// a cookie and the bytes follow the handshake).
+pub fn set_fast_open_connect(fd: &impl AsFd) -> io::Result<()> {
+    setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_FASTOPEN_CONNECT, 1)
+        .map_err(ctx("TCP_FASTOPEN_CONNECT".into()))
+}
+
+/// `net.ipv4.tcp_fastopen` in this namespace, as (client bit, server bit).
+pub fn fast_open_sysctl() -> Option<(bool, bool)> {
+    let v: u32 = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_fastopen")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some((v & 1 != 0, v & 2 != 0))
 }
 
 /// Keeps each accepted connection's SYN (`TCP_SAVE_SYN`): its IP header
@@ -321,6 +346,14 @@ pub fn interface_exists(name: &str) -> bool {
     };
     // SAFETY: `c` is a valid NUL-terminated string for the call's duration.
     unsafe { libc::if_nametoindex(c.as_ptr()) != 0 }
+}
+
+/// Bytes in the socket's receive queue (`SIOCINQ`); `None` on error.
+pub fn queued(fd: &impl AsRawFd) -> Option<usize> {
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD (= SIOCINQ) writes one int through the pointer.
+    let r = unsafe { libc::ioctl(fd.as_raw_fd(), libc::FIONREAD, &mut n) };
+    (r == 0 && n >= 0).then_some(n as usize)
 }
 
 /// Makes the next close send a RST instead of a FIN.

@@ -77,7 +77,7 @@ pub struct Daemon {
 /// Admission state shared by the accept loops.
 struct Admission {
     settings: RwLock<Arc<Settings>>,
-    per_client: Mutex<HashMap<IpAddr, usize>>,
+    per_client: Mutex<HashMap<IpAddr, ClientLoad>>,
     metrics: Arc<Metrics>,
     /// A spare descriptor, closed to accept-and-reset a connection when
     /// descriptors run out anyway (otherwise it would wait in the backlog).
@@ -87,9 +87,22 @@ struct Admission {
     base_fds: u64,
 }
 
+/// Pending Fast Open requests (SYNs with data not yet accepted) the
+/// listener holds: past it, SYN data is refused and the client falls back
+/// to a plain handshake.
+pub const FAST_OPEN_QUEUE: u32 = 1024;
+
 /// Descriptors kept free beyond the connections' own: the metrics
 /// endpoint, rule helpers, log files, the reserve's replacement.
 pub const FD_MARGIN: u64 = 8;
+
+/// What one client address holds: connections and their share of
+/// `memory_budget`.
+#[derive(Default)]
+struct ClientLoad {
+    connections: usize,
+    memory: u64,
+}
 
 /// Holds a connection's place in the limits; released on drop.
 struct Slot {
@@ -112,8 +125,9 @@ impl Drop for Slot {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         if let Some(n) = pc.get_mut(&self.client) {
-            *n -= 1;
-            if *n == 0 {
+            n.connections -= 1;
+            n.memory -= self.memory;
+            if n.connections == 0 {
                 pc.remove(&self.client);
             }
         }
@@ -147,8 +161,11 @@ impl Admission {
         if self.metrics.active.load(Relaxed) >= s.max_connections as i64 {
             return Err(Refusal::Limit);
         }
-        let n = pc.entry(peer.ip()).or_insert(0);
-        if *n >= s.max_per_client {
+        // Looked up, not inserted: a refused client leaves no entry behind.
+        let held = pc
+            .get(&peer.ip())
+            .map_or((0, 0), |n| (n.connections, n.memory));
+        if held.0 >= s.max_per_client {
             return Err(Refusal::ClientLimit);
         }
         // Refuse before the process runs out: a connection that cannot
@@ -168,12 +185,19 @@ impl Admission {
                 if self.metrics.memory_committed.load(Relaxed) + need > budget {
                     return Err(Refusal::Memory);
                 }
+                if s.memory_per_client
+                    .is_some_and(|share| held.1 + need > share)
+                {
+                    return Err(Refusal::ClientMemory);
+                }
                 need
             }
             _ => 0,
         };
         self.metrics.memory_committed.fetch_add(memory, Relaxed);
-        *n += 1;
+        let n = pc.entry(peer.ip()).or_default();
+        n.memory += memory;
+        n.connections += 1;
         self.metrics.active.fetch_add(1, Relaxed);
         Ok(Slot {
             adm: self.clone(),
@@ -322,6 +346,15 @@ impl Daemon {
         for note in settings.unused() {
             warn!("not used: {note}");
         }
+        if settings.fast_open {
+            match net::fast_open_sysctl() {
+                Some((true, true)) => {}
+                Some(_) => warn!(
+                    "proxy.fast_open: net.ipv4.tcp_fastopen lacks the client (1) or server (2)                      bit here: set it to 3 for Fast Open on both legs"
+                ),
+                None => warn!("proxy.fast_open: net.ipv4.tcp_fastopen unreadable"),
+            }
+        }
         if split_end && opts.install_rules {
             info!("split-end intercepts nothing: no rules to install");
             opts.install_rules = false;
@@ -361,6 +394,7 @@ impl Daemon {
                     client_mss,
                     settings.out_mark,
                     settings.copy_dscp,
+                    settings.fast_open.then_some(FAST_OPEN_QUEUE),
                 )
                 .map_err(|e| format!("listener: {e}"))?,
             );
@@ -372,6 +406,7 @@ impl Daemon {
                     client_mss,
                     settings.out_mark,
                     settings.copy_dscp,
+                    settings.fast_open.then_some(FAST_OPEN_QUEUE),
                 ) {
                     Ok(l) => listeners.push(l),
                     // A host without IPv6 still serves IPv4.
@@ -738,6 +773,7 @@ async fn main_task(
         sample_legs: settings.metrics.is_some(),
         tunnel: tunnel_client,
         splice_ok: splice_ok.clone(),
+        rates: Default::default(),
     };
     let reserve = std::fs::File::open("/dev/null").ok();
     let adm = Arc::new(Admission {
@@ -920,8 +956,9 @@ fn apply_reload(
         || new.client_leg.mss != old.client_leg.mss
         || new.out_mark != old.out_mark
         || new.copy_dscp != old.copy_dscp
+        || new.fast_open != old.fast_open
     {
-        warn!("reload: proxy.port, proxy.ipv6, proxy.metrics, proxy.user, client_leg.mss, proxy.copy_dscp and intercept.out_mark (set on the listeners) and [tunnel] need a restart; keeping the old values");
+        warn!("reload: proxy.port, proxy.ipv6, proxy.metrics, proxy.user, client_leg.mss, proxy.copy_dscp, proxy.fast_open and intercept.out_mark (set on the listeners) and [tunnel] need a restart; keeping the old values");
     }
     let new = Settings {
         port: old.port,
@@ -935,6 +972,7 @@ fn apply_reload(
         },
         out_mark: old.out_mark,
         copy_dscp: old.copy_dscp,
+        fast_open: old.fast_open,
         ..new
     };
     let new = match preflight(&new)

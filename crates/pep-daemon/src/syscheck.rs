@@ -62,6 +62,16 @@ pub fn check(s: &Settings) -> Vec<Finding> {
             Ok(st) => Ok(format!("interface {name}: {st}")),
         });
     }
+    if s.fast_open {
+        f.push(match net::fast_open_sysctl() {
+            Some((true, true)) => Ok("proxy.fast_open: net.ipv4.tcp_fastopen has both bits".into()),
+            _ => Err(
+                "proxy.fast_open: net.ipv4.tcp_fastopen lacks the client (1) or server (2) \
+                      bit: Fast Open stays off on that leg (sysctl -w net.ipv4.tcp_fastopen=3)"
+                    .into(),
+            ),
+        });
+    }
     let mut families = vec![("ipv4", "/proc/sys/net/ipv4/ip_forward")];
     if s.ipv6 {
         families.push(("ipv6", "/proc/sys/net/ipv6/conf/all/forwarding"));

@@ -8,6 +8,7 @@ mod common;
 
 mod dead_clients;
 mod dscp;
+mod fast_open;
 mod intercept;
 mod lab;
 mod memory_budget;
@@ -17,6 +18,7 @@ mod packet_root;
 mod packet_watermark_root;
 mod paths;
 mod prometheus;
+mod rate_cap;
 mod systemd_notify;
 mod tunnel;
 mod tunnel_localq;

@@ -16,7 +16,7 @@
 use crate::common;
 
 use std::io::{Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::time::{Duration as StdDuration, Instant};
 
@@ -35,20 +35,13 @@ fn lab() -> Lab {
     wired_three("dmn-turn")
 }
 
-/// One exchange: a request, the client's FIN, the reply to its end.
+/// One exchange: a request, the client's FIN, the reply (`!k`, nothing
+/// more) to its end.
 fn exchange(to: SocketAddr, k: u64) -> Result<(), String> {
-    let mut c =
-        TcpStream::connect_timeout(&to, StdDuration::from_secs(5)).map_err(|e| e.to_string())?;
-    c.set_read_timeout(Some(StdDuration::from_secs(10)))
-        .unwrap();
-    c.write_all(&k.to_be_bytes()).map_err(|e| e.to_string())?;
-    c.shutdown(Shutdown::Write).map_err(|e| e.to_string())?;
-    let mut reply = Vec::new();
-    c.read_to_end(&mut reply).map_err(|e| e.to_string())?;
-    if reply != (!k).to_be_bytes() {
-        return Err(format!("reply {reply:?} to request {k}"));
+    match request_reply(to, k)? {
+        (_, rest) if rest.is_empty() => Ok(()),
+        (_, rest) => Err(format!("reply to {k} has {rest:?} after !k")),
     }
-    Ok(())
 }
 
 #[test]

@@ -158,6 +158,28 @@ pub fn write_all(s: &mut TcpStream, data: &[u8]) -> io::Result<()> {
     s.write_all(data)
 }
 
+/// One short exchange as a load generator makes it: connects to `to`,
+/// sends `k` and a FIN, and reads the reply to its end, which must start
+/// with `!k`. Returns how long the connect took and the reply's bytes
+/// after `!k`.
+pub fn request_reply(to: SocketAddr, k: u64) -> Result<(StdDuration, Vec<u8>), String> {
+    let t = std::time::Instant::now();
+    let mut c =
+        TcpStream::connect_timeout(&to, StdDuration::from_secs(5)).map_err(|e| e.to_string())?;
+    let took = t.elapsed();
+    c.set_read_timeout(Some(StdDuration::from_secs(10)))
+        .unwrap();
+    c.write_all(&k.to_be_bytes()).map_err(|e| e.to_string())?;
+    c.shutdown(std::net::Shutdown::Write)
+        .map_err(|e| e.to_string())?;
+    let mut reply = Vec::new();
+    c.read_to_end(&mut reply).map_err(|e| e.to_string())?;
+    match reply.strip_prefix(&(!k).to_be_bytes()) {
+        Some(rest) => Ok((took, rest.to_vec())),
+        None => Err(format!("reply {reply:?} to request {k}")),
+    }
+}
+
 /// Closes with a RST.
 pub fn reset(s: TcpStream) {
     socket2::SockRef::from(&s)

@@ -1,0 +1,141 @@
+//! Per-client rate caps (`proxy.client_rate`): all connections of one
+//! client address share one token bucket per direction
+//! ([`pep_core::shaper::Shaper`]), charged where the relay reads. A read
+//! the bucket cannot pay for waits, so the sender's window closes as for a
+//! slow receiver: the cap holds back the sender, not the relay's memory.
+//!
+//! A read is granted at most the bytes the socket holds (`SIOCINQ`), so
+//! the bucket is charged for what is really moved: a short read does not
+//! waste credit.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex, Weak};
+
+use pep_core::relay::Dir;
+use pep_core::shaper::{Shaper, ShaperConfig};
+use pep_core::{Duration, Instant, Rate};
+
+/// Bytes granted at a time: 10 ms of the rate, within these bounds (a
+/// bulk read is a few bucket steps, and the bucket loop stays short).
+const QUANTUM: (u64, u64) = (1448, 16 << 10);
+/// The bucket holds this long of the rate (at least 4 quanta): the burst
+/// a client may send after idle.
+const DEPTH: Duration = Duration::from_millis(50);
+/// The lowest cap `proxy.client_rate` takes, bits per second.
+pub const MIN_RATE: u64 = 100_000;
+
+/// The caps of every client, keyed by address. Buckets live as long as a
+/// connection of their client does.
+#[derive(Default)]
+pub struct ClientRates {
+    clients: Mutex<HashMap<IpAddr, Weak<Buckets>>>,
+}
+
+/// One client's buckets, Up and Down.
+struct Buckets {
+    bps: u64,
+    dirs: [Mutex<Shaper>; 2],
+}
+
+/// A connection's handle on its client's buckets.
+pub struct RateCap {
+    buckets: Arc<Buckets>,
+    epoch: std::time::Instant,
+}
+
+fn shaper(bps: u64) -> Shaper {
+    let of = |d: Duration| (bps as u128 / 8 * d.as_nanos() as u128 / 1_000_000_000) as u64;
+    let quantum = of(Duration::from_millis(10)).clamp(QUANTUM.0, QUANTUM.1);
+    Shaper::new(ShaperConfig {
+        rate: Rate::bps(bps),
+        depth: of(DEPTH).max(4 * quantum),
+        overhead: 0,
+        quantum,
+    })
+}
+
+impl ClientRates {
+    /// The cap of `client` at `bps` bits per second each way. A reload
+    /// that changes the rate gives new connections new buckets; the old
+    /// ones keep theirs until they end.
+    pub fn cap(&self, client: IpAddr, bps: u64, epoch: std::time::Instant) -> RateCap {
+        let mut m = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+        let live = m
+            .get(&client)
+            .and_then(Weak::upgrade)
+            .filter(|b| b.bps == bps);
+        let buckets = live.unwrap_or_else(|| {
+            let b = Arc::new(Buckets {
+                bps,
+                dirs: [Mutex::new(shaper(bps)), Mutex::new(shaper(bps))],
+            });
+            if m.len() >= 1024 {
+                m.retain(|_, w| w.strong_count() > 0);
+            }
+            m.insert(client, Arc::downgrade(&b));
+            b
+        });
+        RateCap { buckets, epoch }
+    }
+
+    /// Clients with a live bucket (for tests).
+    pub fn clients(&self) -> usize {
+        let m = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+        m.values().filter(|w| w.strong_count() > 0).count()
+    }
+}
+
+impl RateCap {
+    /// How many of `want` bytes `dir` may read now, and if fewer, when to
+    /// ask again. The bucket is charged for what is granted.
+    pub fn grant(&self, dir: Dir, want: u64) -> (u64, Option<std::time::Instant>) {
+        let mut s = self.buckets.dirs[dir as usize]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        // Read under the lock: the connections sharing the bucket charge
+        // it in time order, as the shaper requires.
+        let now = Instant::from_nanos(self.epoch.elapsed().as_nanos() as u64);
+        let got = s.release(now, want);
+        let again = (got < want)
+            .then(|| s.poll_timeout())
+            .flatten()
+            .map(|t| self.epoch + std::time::Duration::from_nanos(t.as_nanos()));
+        (got, again)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connections_of_one_client_share_its_bucket_and_others_do_not() {
+        let rates = ClientRates::default();
+        let epoch = std::time::Instant::now();
+        let a: IpAddr = "192.0.2.1".parse().unwrap();
+        let b: IpAddr = "192.0.2.2".parse().unwrap();
+        // 8 Mbit/s: quanta of 10 ms (10 kB), a bucket of 50 ms (50 kB).
+        let (a1, a2, b1) = (
+            rates.cap(a, 8_000_000, epoch),
+            rates.cap(a, 8_000_000, epoch),
+            rates.cap(b, 8_000_000, epoch),
+        );
+        let (first, again) = a1.grant(Dir::Up, 1 << 20);
+        assert_eq!(first, 50_000, "the bucket's depth at once");
+        assert!(again.is_some());
+        // The same client's second connection finds the bucket empty ...
+        let (second, _) = a2.grant(Dir::Up, 1 << 20);
+        assert!(second < 10_000, "{second}");
+        // ... while the other direction and the other client are full.
+        assert_eq!(a2.grant(Dir::Down, 1 << 20).0, 50_000);
+        assert_eq!(b1.grant(Dir::Up, 1 << 20).0, 50_000);
+        assert_eq!(rates.clients(), 2);
+        drop((a1, a2));
+        assert_eq!(rates.clients(), 1);
+        // A new rate after a reload: a new bucket, 100 kB deep in whole
+        // quanta of 16 KiB (the cap on 10 ms = 20 kB).
+        let a3 = rates.cap(a, 16_000_000, epoch);
+        assert_eq!(a3.grant(Dir::Up, 1 << 20).0, 6 * 16384);
+    }
+}
