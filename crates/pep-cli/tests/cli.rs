@@ -176,7 +176,7 @@ fn unknown_paper_lists_the_known_ones() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     let known =
-        "[possible values: baseline, osada2005, shekhar, johnson, shikama, gschwandtner, leo, all]";
+        "[possible values: baseline, osada2005, shekhar, johnson, shikama, gschwandtner, leo, all, sim-vs-lab]";
     assert!(
         stderr.contains("invalid value 'nope' for '<PAPER>'"),
         "{stderr}"
