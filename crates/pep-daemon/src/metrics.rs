@@ -695,6 +695,10 @@ impl Drop for Open {
     }
 }
 
+/// The longest request head the endpoint reads (a scraper's is a few
+/// hundred bytes); a longer one is answered as it stands.
+const REQUEST_HEAD_MAX: usize = 8192;
+
 pub async fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
     loop {
         let s = match listener.accept().await {
@@ -715,12 +719,14 @@ pub async fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
         let m = metrics.clone();
         tokio::spawn(async move {
             let _open = open;
-            let mut req = [0u8; 1024];
+            let mut req = [0u8; REQUEST_HEAD_MAX];
             let mut n = 0;
-            // Read until the end of the request line; a slow or silent
-            // client is dropped after 5 s.
+            // Read the whole request head, not just its first line: closing
+            // with request bytes unread makes the kernel answer with a reset,
+            // which can destroy the response before the scraper reads it. A
+            // slow or silent client is dropped after 5 s.
             let read = async {
-                while n < req.len() && !req[..n].windows(2).any(|w| w == b"\r\n") {
+                while n < req.len() && !req[..n].windows(4).any(|w| w == b"\r\n\r\n") {
                     if s.ready(Interest::READABLE).await.is_err() {
                         return;
                     }
@@ -800,6 +806,40 @@ mod tests {
     }
 
     use super::*;
+
+    /// A scraper that writes its request line and headers in separate
+    /// segments (as `write!` on an unbuffered socket does) gets the whole
+    /// response: the endpoint reads the full head before it answers and
+    /// closes, so the close is a FIN, never a reset.
+    #[test]
+    fn a_request_written_in_pieces_gets_the_whole_response() {
+        use std::io::{Read, Write};
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let l = rt.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
+        let addr = l.local_addr().unwrap();
+        let m = Arc::new(Metrics::default());
+        m.accepted.fetch_add(5, Relaxed);
+        let task = rt.spawn(serve(l, m));
+        for _ in 0..3 {
+            let mut s = std::net::TcpStream::connect(addr).unwrap();
+            s.set_nodelay(true).unwrap();
+            s.write_all(b"GET /metrics HTTP/1.0\r\n").unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            s.write_all(b"Host: x\r\nAccept: text/plain\r\n").unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            s.write_all(b"\r\n").unwrap();
+            let mut r = Vec::new();
+            s.read_to_end(&mut r).unwrap();
+            let r = String::from_utf8_lossy(&r);
+            assert!(r.starts_with("HTTP/1.0 200 OK"), "{r}");
+            assert!(r.contains("pep_connections_accepted_total 5"), "{r}");
+        }
+        task.abort();
+    }
 
     #[test]
     fn renders_prometheus_text() {
