@@ -9,8 +9,8 @@
 //! rate's 1/N each; a flow that asks for less than its share gets all it
 //! asks for and holds nobody back (its share goes to the others); a flow
 //! that stops asking for `idle` no longer counts as waiting. A flow that
-//! was not waiting restarts at the slowest waiting flow's tag, so it
-//! banks no credit from its pause.
+//! was not waiting restarts at most `slack` behind the slowest waiting
+//! flow, so it banks at most that from a pause.
 //!
 //! Pull-driven, as the daemon's relays read: there is no queue of bytes
 //! here, only grants. Total grants never exceed what the bucket releases.
@@ -139,9 +139,12 @@ impl FairShare {
         }
         let was_waiting = f.waiting.is_some_and(|w| now.saturating_since(w) < idle);
         if let (false, Some(v)) = (was_waiting, slowest) {
-            // Back from a pause (or new): level with the flows waiting,
-            // no credit banked meanwhile.
-            f.tag = f.tag.max(v);
+            // Not waiting (new, back from a pause, or its last ask was
+            // granted whole): it keeps at most `slack` of a lead it let the
+            // waiting flows take. Not none: a pump's every read ends in a
+            // piece granted whole, and forgiving it all each time would let
+            // a flow that asks sooner pull ahead without bound.
+            f.tag = f.tag.max(v.saturating_sub(self.cfg.slack));
         }
         // What the flow may take before it is `slack` ahead of the
         // slowest waiting flow (at least a quantum, once eligible).

@@ -38,6 +38,10 @@ enum Demand {
     Bulk { start: u64, stop: u64 },
     /// Bytes produced at this many per ms (asks every ms for them).
     Limited { per_ms: u64 },
+    /// Backlogged, but asks for the rest of a read's worth until it is
+    /// paid, then for the next read (a pump that reads, then pays): the
+    /// last piece of each read is granted whole.
+    Reads,
 }
 
 struct Run {
@@ -51,23 +55,29 @@ struct Run {
 
 /// Runs `flows` until `end` ms; counts grants from `from` ms on.
 fn run(flows: &[Demand], seed: u64, jitter_us: u64, from: u64, end: u64) -> Run {
+    run_late(flows, &[], seed, jitter_us, from, end)
+}
+
+/// [`run`] with flow k's every ask `late[k]` µs later than due (a
+/// systematically slower reader).
+fn run_late(flows: &[Demand], late: &[u64], seed: u64, jitter_us: u64, from: u64, end: u64) -> Run {
     let mut fs = FairShare::new(cfg());
     let ids: Vec<ShareId> = flows.iter().map(|_| fs.open()).collect();
     let mut rng = Stream::derive(seed, "fair_share/jitter");
-    let mut jitter = |t: Instant| {
+    let mut jitter = |t: Instant, k: usize| {
         let us = if jitter_us == 0 {
             0
         } else {
             rng.next_u64() % jitter_us
         };
-        t + Duration::from_micros(us)
+        t + Duration::from_micros(us + late.get(k).copied().unwrap_or(0))
     };
     // Each flow's next ask and, when limited, its unread bytes.
     let mut next: Vec<Instant> = flows
         .iter()
         .map(|d| match *d {
             Demand::Bulk { start, .. } => ms(start),
-            Demand::Limited { .. } => ms(1),
+            Demand::Limited { .. } | Demand::Reads => ms(1),
         })
         .collect();
     let mut pending = vec![0u64; flows.len()];
@@ -85,6 +95,12 @@ fn run(flows: &[Demand], seed: u64, jitter_us: u64, from: u64, end: u64) -> Run 
                 continue;
             }
             Demand::Bulk { .. } => READ,
+            Demand::Reads => {
+                if pending[k] == 0 {
+                    pending[k] = READ;
+                }
+                pending[k]
+            }
             Demand::Limited { per_ms } => {
                 let elapsed = now.saturating_since(produced_at[k]).as_nanos();
                 pending[k] += per_ms * elapsed / 1_000_000;
@@ -100,14 +116,14 @@ fn run(flows: &[Demand], seed: u64, jitter_us: u64, from: u64, end: u64) -> Run 
         let allowed = RATE.bytes_in(Duration::from_nanos(now.as_nanos())) as i64;
         worst_excess = worst_excess.max(total as i64 - allowed);
         next[k] = match flows[k] {
-            Demand::Bulk { .. } if g < want => jitter(fs.poll_timeout(ids[k]).expect("a time")),
+            Demand::Bulk { .. } if g < want => jitter(fs.poll_timeout(ids[k]).expect("a time"), k),
             // Read it all: the next read when the socket has more.
-            Demand::Bulk { .. } => jitter(now + Duration::from_millis(1)),
-            Demand::Limited { .. } => {
+            Demand::Bulk { .. } => jitter(now + Duration::from_millis(1), k),
+            Demand::Limited { .. } | Demand::Reads => {
                 pending[k] -= g;
                 match fs.poll_timeout(ids[k]).filter(|_| g < want) {
-                    Some(t) => jitter(t),
-                    None => jitter(now + Duration::from_millis(1)),
+                    Some(t) => jitter(t, k),
+                    None => jitter(now + Duration::from_millis(1), k),
                 }
             }
         };
@@ -151,6 +167,32 @@ fn backlogged_flows_each_get_an_equal_share_whoever_started_first() {
             // At the rate, and above it by no more than a bucket.
             let most = 1000.0 + DEPTH as f64 / (end - from) as f64;
             assert!((970.0..=most).contains(&sum), "n {n}: sum {sum}");
+        }
+    }
+}
+
+#[test]
+fn pumps_that_read_then_pay_share_equally_too() {
+    // Each read's last piece is granted whole, so a pump stops waiting
+    // between reads: the rule must not forgive the lead it had on it.
+    for seed in 0..6 {
+        let (from, end) = (1000, 4000);
+        // The second pump always 2 ms slower to ask than the first.
+        let r = run_late(
+            &[Demand::Reads, Demand::Reads],
+            &[0, 2000],
+            seed,
+            1000,
+            from,
+            end,
+        );
+        let bound = 2.0 * (DEPTH + READ) as f64 / (end - from) as f64;
+        for k in 0..2 {
+            let got = bytes_per_ms(&r, k, from, end);
+            assert!(
+                (got - 500.0).abs() <= bound,
+                "seed {seed}: flow {k} got {got:.1} B/ms (500 ± {bound:.1})"
+            );
         }
     }
 }

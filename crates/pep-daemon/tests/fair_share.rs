@@ -21,10 +21,10 @@
 
 use crate::common;
 
-use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration as StdDuration, Instant};
 
+use crate::rate_cap::{blast, drain};
 use common::*;
 use pep_core::{Duration, Rate};
 use pep_lab::{DirParams, Endpoint};
@@ -39,27 +39,6 @@ const SETTLE: StdDuration = StdDuration::from_millis(700);
 const WINDOW: StdDuration = StdDuration::from_secs(3);
 /// Jain's index of the two shares (module docs).
 const JAIN: f64 = 0.99;
-
-/// Writes as fast as the socket takes until `stop`.
-fn blast(mut s: std::net::TcpStream, stop: &AtomicBool) {
-    let chunk = vec![0x5au8; 64 << 10];
-    while !stop.load(Relaxed) {
-        if s.write_all(&chunk).is_err() {
-            return;
-        }
-    }
-}
-
-/// Reads into `count` until the peer closes or fails.
-fn drain(mut s: std::net::TcpStream, count: &AtomicU64) {
-    let mut b = vec![0u8; 64 << 10];
-    while let Ok(n) = s.read(&mut b) {
-        if n == 0 {
-            return;
-        }
-        count.fetch_add(n as u64, Relaxed);
-    }
-}
 
 /// Which end sends.
 #[derive(Clone, Copy, Debug)]
