@@ -184,6 +184,12 @@ mod tests {
         assert_eq!(a2.grant(Dir::Down, 1 << 20).0, 50_000);
         assert_eq!(b1.grant(Dir::Up, 1 << 20).0, 50_000);
         assert_eq!(rates.clients(), 2);
+        // Each connection holds a share each way until it ends.
+        let shares = |c: &RateCap| [0, 1].map(|d| lock(&c.buckets.dirs[d]).flows());
+        assert_eq!(shares(&a1), [2, 2]);
+        drop(a2);
+        assert_eq!(shares(&a1), [1, 1]);
+        let a2 = rates.cap(a, 8_000_000, epoch);
         drop((a1, a2));
         assert_eq!(rates.clients(), 1);
         // A new rate after a reload: a new bucket, 100 kB deep in whole
