@@ -71,6 +71,7 @@
 //!   backpressure, half-close, resets, idle timeout) that the daemon's
 //!   connections and the simulator's `split` agent drive.
 //! * [`shaper`]: a token bucket that paces a relay's release (Shikama).
+//! * [`fair_share`]: one rate shared fairly among flows (a client's cap).
 //! * [`flow_map`]: the per-flow hash map with a fixed hasher.
 
 // Unit tests run with std (the test harness needs it); the library never.
@@ -85,6 +86,7 @@ pub mod ack_regen;
 pub mod ack_thin;
 pub mod amp;
 pub mod cc;
+pub mod fair_share;
 pub mod flow_map;
 pub mod host;
 pub mod link;

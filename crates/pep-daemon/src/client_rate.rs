@@ -1,19 +1,24 @@
 //! Per-client rate caps (`proxy.client_rate`): all connections of one
-//! client address share one token bucket per direction
-//! ([`pep_core::shaper::Shaper`]), charged where the relay reads. A read
-//! the bucket cannot pay for waits, so the sender's window closes as for a
-//! slow receiver: the cap holds back the sender, not the relay's memory.
+//! client address share one token bucket per direction, charged where the
+//! relay reads, and share it fairly: [`pep_core::fair_share`] holds back
+//! a connection that is more than the bucket's depth ahead of one the
+//! bucket is holding back, so N backlogged connections get 1/N each and
+//! one that asks for less leaves the rest to the others. A read the cap
+//! cannot pay for waits, so the sender's window closes as for a slow
+//! receiver: the cap holds back the sender, not the relay's memory.
 //!
 //! A read is granted at most the bytes the socket holds (`SIOCINQ`), so
 //! the bucket is charged for what is really moved: a short read does not
-//! waste credit.
+//! waste credit. split-start's tunnel flows take the same caps
+//! (`tunnel::start`), read first and paid for before they are forwarded.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, Weak};
 
+use pep_core::fair_share::{FairShare, FairShareConfig, ShareId};
 use pep_core::relay::Dir;
-use pep_core::shaper::{Shaper, ShaperConfig};
+use pep_core::shaper::ShaperConfig;
 use pep_core::{Duration, Instant, Rate};
 
 /// Bytes granted at a time: 10 ms of the rate, within these bounds (a
@@ -22,6 +27,10 @@ const QUANTUM: (u64, u64) = (1448, 16 << 10);
 /// The bucket holds this long of the rate (at least 4 quanta): the burst
 /// a client may send after idle.
 const DEPTH: Duration = Duration::from_millis(50);
+/// A held-back connection that has not asked again for this long (its
+/// relay stopped reading: its destination is slow) no longer holds the
+/// others back. Held-back connections ask again every quantum (10 ms).
+const IDLE: Duration = Duration::from_millis(100);
 /// The lowest cap `proxy.client_rate` takes, bits per second.
 pub const MIN_RATE: u64 = 100_000;
 
@@ -35,24 +44,37 @@ pub struct ClientRates {
 /// One client's buckets, Up and Down.
 struct Buckets {
     bps: u64,
-    dirs: [Mutex<Shaper>; 2],
+    dirs: [Mutex<FairShare>; 2],
 }
 
-/// A connection's handle on its client's buckets.
+/// A connection's handle on its client's buckets: its share each way.
 pub struct RateCap {
     buckets: Arc<Buckets>,
+    ids: [ShareId; 2],
     epoch: std::time::Instant,
 }
 
-fn shaper(bps: u64) -> Shaper {
+fn sharing(bps: u64) -> FairShare {
     let of = |d: Duration| (bps as u128 / 8 * d.as_nanos() as u128 / 1_000_000_000) as u64;
     let quantum = of(Duration::from_millis(10)).clamp(QUANTUM.0, QUANTUM.1);
-    Shaper::new(ShaperConfig {
-        rate: Rate::bps(bps),
-        depth: of(DEPTH).max(4 * quantum),
-        overhead: 0,
-        quantum,
+    let depth = of(DEPTH).max(4 * quantum);
+    FairShare::new(FairShareConfig {
+        bucket: ShaperConfig {
+            rate: Rate::bps(bps),
+            depth,
+            overhead: 0,
+            quantum,
+        },
+        // A connection may run a bucket ahead of one held back: two
+        // backlogged connections' bytes differ by at most two buckets
+        // (the slack and one grant).
+        slack: depth,
+        idle: IDLE,
     })
+}
+
+fn lock(m: &Mutex<FairShare>) -> std::sync::MutexGuard<'_, FairShare> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl ClientRates {
@@ -68,7 +90,7 @@ impl ClientRates {
         let buckets = live.unwrap_or_else(|| {
             let b = Arc::new(Buckets {
                 bps,
-                dirs: [Mutex::new(shaper(bps)), Mutex::new(shaper(bps))],
+                dirs: [Mutex::new(sharing(bps)), Mutex::new(sharing(bps))],
             });
             if m.len() >= 1024 {
                 m.retain(|_, w| w.strong_count() > 0);
@@ -76,7 +98,12 @@ impl ClientRates {
             m.insert(client, Arc::downgrade(&b));
             b
         });
-        RateCap { buckets, epoch }
+        let ids = [0, 1].map(|d| lock(&buckets.dirs[d]).open());
+        RateCap {
+            buckets,
+            ids,
+            epoch,
+        }
     }
 
     /// Clients with a live bucket (for tests).
@@ -90,18 +117,44 @@ impl RateCap {
     /// How many of `want` bytes `dir` may read now, and if fewer, when to
     /// ask again. The bucket is charged for what is granted.
     pub fn grant(&self, dir: Dir, want: u64) -> (u64, Option<std::time::Instant>) {
-        let mut s = self.buckets.dirs[dir as usize]
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut s = lock(&self.buckets.dirs[dir as usize]);
         // Read under the lock: the connections sharing the bucket charge
-        // it in time order, as the shaper requires.
+        // it in time order, as the sharing requires.
         let now = Instant::from_nanos(self.epoch.elapsed().as_nanos() as u64);
-        let got = s.release(now, want);
+        let id = self.ids[dir as usize];
+        let got = s.release(now, id, want);
         let again = (got < want)
-            .then(|| s.poll_timeout())
+            .then(|| s.poll_timeout(id))
             .flatten()
             .map(|t| self.epoch + std::time::Duration::from_nanos(t.as_nanos()));
         (got, again)
+    }
+
+    /// Waits until the cap grants some of `want` (> 0) bytes of `dir`, and
+    /// returns how many: for pumps that read first and pay before they
+    /// forward.
+    pub async fn paid(&self, dir: Dir, want: u64) -> u64 {
+        loop {
+            match self.grant(dir, want) {
+                (0, again) => {
+                    // No time to ask again cannot come with nothing
+                    // granted; a quantum's wait guards against a busy loop.
+                    let t = again.unwrap_or_else(|| std::time::Instant::now() + NO_TIME);
+                    tokio::time::sleep_until(tokio::time::Instant::from_std(t)).await;
+                }
+                (k, _) => return k,
+            }
+        }
+    }
+}
+
+const NO_TIME: std::time::Duration = std::time::Duration::from_millis(10);
+
+impl Drop for RateCap {
+    fn drop(&mut self) {
+        for d in [0, 1] {
+            lock(&self.buckets.dirs[d]).close(self.ids[d]);
+        }
     }
 }
 
@@ -131,6 +184,12 @@ mod tests {
         assert_eq!(a2.grant(Dir::Down, 1 << 20).0, 50_000);
         assert_eq!(b1.grant(Dir::Up, 1 << 20).0, 50_000);
         assert_eq!(rates.clients(), 2);
+        // Each connection holds a share each way until it ends.
+        let shares = |c: &RateCap| [0, 1].map(|d| lock(&c.buckets.dirs[d]).flows());
+        assert_eq!(shares(&a1), [2, 2]);
+        drop(a2);
+        assert_eq!(shares(&a1), [1, 1]);
+        let a2 = rates.cap(a, 8_000_000, epoch);
         drop((a1, a2));
         assert_eq!(rates.clients(), 1);
         // A new rate after a reload: a new bucket, 100 kB deep in whole

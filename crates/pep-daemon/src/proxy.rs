@@ -259,7 +259,13 @@ async fn accept_loop(listener: TcpListener, adm: Arc<Admission>, shared: Shared)
                 let shared = shared.clone();
                 tokio::spawn(async move {
                     match shared.tunnel.clone() {
-                        Some(t) => t.relay_flow(stream, peer, dst, s.connect_timeout).await,
+                        Some(t) => {
+                            let cap = s
+                                .client_rate
+                                .map(|bps| shared.rates.cap(peer.ip(), bps, shared.epoch));
+                            t.relay_flow(stream, peer, dst, s.connect_timeout, cap)
+                                .await
+                        }
                         None => relay_connection(stream, peer, dst, s, shared).await,
                     }
                     drop(slot);

@@ -8,6 +8,7 @@ mod common;
 
 mod dead_clients;
 mod dscp;
+mod fair_share;
 mod fast_open;
 mod intercept;
 mod lab;

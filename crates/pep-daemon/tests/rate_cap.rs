@@ -25,7 +25,7 @@ const SETTLE: StdDuration = StdDuration::from_secs(1);
 const WINDOW: StdDuration = StdDuration::from_secs(3);
 
 /// Writes as fast as the socket takes until `stop`.
-fn blast(mut s: std::net::TcpStream, stop: &AtomicBool) {
+pub(crate) fn blast(mut s: std::net::TcpStream, stop: &AtomicBool) {
     let chunk = vec![0x3cu8; 64 << 10];
     while !stop.load(Relaxed) {
         if s.write_all(&chunk).is_err() {
@@ -35,7 +35,7 @@ fn blast(mut s: std::net::TcpStream, stop: &AtomicBool) {
 }
 
 /// Reads into `count` until the peer closes or fails.
-fn drain(mut s: std::net::TcpStream, count: &AtomicU64) {
+pub(crate) fn drain(mut s: std::net::TcpStream, count: &AtomicU64) {
     let mut b = vec![0u8; 64 << 10];
     while let Ok(n) = s.read(&mut b) {
         if n == 0 {

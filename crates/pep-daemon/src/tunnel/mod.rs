@@ -38,6 +38,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
+use pep_core::relay::Dir;
 use quinn::{RecvStream, SendStream, VarInt};
 use socket2::SockRef;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -45,6 +46,7 @@ use tokio::net::TcpStream;
 
 pub use tls::{keygen, load_tls, Tls, TlsFiles};
 
+use crate::client_rate::RateCap;
 use crate::net::Cidr;
 
 /// Which end of the tunnel this node is.
@@ -191,62 +193,87 @@ impl FlowEnd {
 
 const PUMP_BUF: usize = 64 * 1024;
 
-/// TCP into the stream; FIN becomes the stream's finish.
+/// TCP into the stream; FIN becomes the stream's finish. Under a
+/// client's rate cap each chunk read is paid for before it goes on.
 async fn tcp_to_stream(
     r: &mut tokio::net::tcp::ReadHalf<'_>,
     w: &mut SendStream,
     bytes: &std::sync::atomic::AtomicU64,
     flow_read: Option<&std::sync::atomic::AtomicU64>,
+    cap: Option<&RateCap>,
 ) -> Result<(), FlowEnd> {
     let mut buf = vec![0u8; PUMP_BUF];
     loop {
-        match r.read(&mut buf).await {
+        let n = match r.read(&mut buf).await {
             Ok(0) => {
                 let _ = w.finish();
                 return Ok(());
             }
-            Ok(n) => {
-                match flow_read {
-                    // Piece by piece as quinn takes them, each counted
-                    // into the local queue's credit as it goes: the flow's
-                    // progress is smooth even when a chunk takes the
-                    // tunnel a while.
-                    Some(c) => {
-                        let mut off = 0;
-                        while off < n {
-                            let k = w
-                                .write(&buf[off..n])
-                                .await
-                                .map_err(|_| FlowEnd::ResetByTunnel)?;
-                            off += k;
-                            c.fetch_add(k as u64, std::sync::atomic::Ordering::Relaxed);
-                        }
-                    }
-                    None => w
-                        .write_all(&buf[..n])
-                        .await
-                        .map_err(|_| FlowEnd::ResetByTunnel)?,
-                }
-                bytes.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
-            }
+            Ok(n) => n,
             Err(_) => return Err(FlowEnd::ResetByTcp),
+        };
+        let mut off = 0;
+        while off < n {
+            let end = match cap {
+                Some(c) => off + c.paid(Dir::Up, (n - off) as u64).await as usize,
+                None => n,
+            };
+            to_stream(w, &buf[off..end], flow_read).await?;
+            off = end;
         }
+        bytes.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
-/// The stream into TCP; its finish becomes a FIN.
+/// Writes `b` into the stream.
+async fn to_stream(
+    w: &mut SendStream,
+    b: &[u8],
+    flow_read: Option<&std::sync::atomic::AtomicU64>,
+) -> Result<(), FlowEnd> {
+    match flow_read {
+        // Piece by piece as quinn takes them, each counted into the local
+        // queue's credit as it goes: the flow's progress is smooth even
+        // when a chunk takes the tunnel a while.
+        Some(c) => {
+            let mut off = 0;
+            while off < b.len() {
+                let k = w
+                    .write(&b[off..])
+                    .await
+                    .map_err(|_| FlowEnd::ResetByTunnel)?;
+                off += k;
+                c.fetch_add(k as u64, std::sync::atomic::Ordering::Relaxed);
+            }
+            Ok(())
+        }
+        None => w.write_all(b).await.map_err(|_| FlowEnd::ResetByTunnel),
+    }
+}
+
+/// The stream into TCP; its finish becomes a FIN. Under a client's rate
+/// cap each chunk is paid for before it goes on.
 async fn stream_to_tcp(
     r: &mut RecvStream,
     w: &mut tokio::net::tcp::WriteHalf<'_>,
     bytes: &std::sync::atomic::AtomicU64,
+    cap: Option<&RateCap>,
 ) -> Result<(), FlowEnd> {
     let mut buf = vec![0u8; PUMP_BUF];
     loop {
         match r.read(&mut buf).await {
             Ok(Some(n)) => {
-                w.write_all(&buf[..n])
-                    .await
-                    .map_err(|_| FlowEnd::ResetByTcp)?;
+                let mut off = 0;
+                while off < n {
+                    let end = match cap {
+                        Some(c) => off + c.paid(Dir::Down, (n - off) as u64).await as usize,
+                        None => n,
+                    };
+                    w.write_all(&buf[off..end])
+                        .await
+                        .map_err(|_| FlowEnd::ResetByTcp)?;
+                    off = end;
+                }
                 bytes.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
             }
             Ok(None) => {
@@ -269,7 +296,9 @@ pub async fn relay(
     m: &crate::metrics::TunnelMetrics,
     flow_read: Option<&std::sync::atomic::AtomicU64>,
 ) -> FlowEnd {
-    relay_both(tcp, send, recv, m, flow_read, None).await.0
+    relay_both(tcp, send, recv, m, flow_read, None, None)
+        .await
+        .0
 }
 
 /// split-start's relay of a flow whose header was just written: the
@@ -280,8 +309,10 @@ pub async fn relay(
 /// `Connected` resets the client. What split-end received meanwhile it
 /// never delivers to a destination it refused or could not reach (it stops
 /// the stream unread), and it can be no more than the flow's credit
-/// (`flow_window`), as for a flow whose reader does not read. Returns the
-/// flow's `pep_tunnel_flows_ended_total` label.
+/// (`flow_window`), as for a flow whose reader does not read. With `cap`
+/// (the client's `proxy.client_rate`) both directions move at most at its
+/// share of the cap. Returns the flow's `pep_tunnel_flows_ended_total`
+/// label.
 pub async fn relay_opening(
     tcp: TcpStream,
     send: SendStream,
@@ -289,8 +320,9 @@ pub async fn relay_opening(
     answer_within: Duration,
     m: &crate::metrics::TunnelMetrics,
     flow_read: Option<&std::sync::atomic::AtomicU64>,
+    cap: Option<&RateCap>,
 ) -> &'static str {
-    match relay_both(tcp, send, recv, m, flow_read, Some(answer_within)).await {
+    match relay_both(tcp, send, recv, m, flow_read, Some(answer_within), cap).await {
         (_, Some(Answer::Status(Status::Refused))) => "refused_by_policy",
         (_, Some(Answer::Status(Status::Unreachable))) => "unreachable",
         (end, Some(Answer::Status(Status::Connected))) => end.how(),
@@ -334,13 +366,14 @@ async fn relay_both(
     m: &crate::metrics::TunnelMetrics,
     flow_read: Option<&std::sync::atomic::AtomicU64>,
     answer: Option<Duration>,
+    cap: Option<&RateCap>,
 ) -> (FlowEnd, Option<Answer>) {
     let mut status = answer
         .is_none()
         .then_some(Answer::Status(Status::Connected));
     let end = {
         let (mut rd, mut wr) = tcp.split();
-        let up = tcp_to_stream(&mut rd, &mut send, &m.bytes_to_tunnel, flow_read);
+        let up = tcp_to_stream(&mut rd, &mut send, &m.bytes_to_tunnel, flow_read, cap);
         let (st, recv) = (&mut status, &mut recv);
         let down = async move {
             if let Some(within) = answer {
@@ -348,7 +381,7 @@ async fn relay_both(
             }
             match st {
                 Some(Answer::Status(Status::Connected)) => {
-                    stream_to_tcp(recv, &mut wr, &m.bytes_from_tunnel).await
+                    stream_to_tcp(recv, &mut wr, &m.bytes_from_tunnel, cap).await
                 }
                 _ => Err(FlowEnd::ResetByTunnel),
             }

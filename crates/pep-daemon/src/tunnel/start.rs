@@ -13,6 +13,7 @@ use tracing::{debug, info, warn};
 
 use super::localq::FlowReads;
 use super::{encode_header, relay_opening, reset_tcp};
+use crate::client_rate::RateCap;
 use crate::metrics::Metrics;
 
 /// The tunnel as flows see it: the current connection, if any.
@@ -161,19 +162,23 @@ impl TunnelClient {
     /// Carries one intercepted connection (`client` from `peer`, bound for
     /// `dst`) to split-end. Every way it can fail ends in a RST to the
     /// client: no tunnel within `timeout`, a refused or unreachable
-    /// destination, or the tunnel failing mid-flow.
+    /// destination, or the tunnel failing mid-flow. `cap`: the client's
+    /// share of `proxy.client_rate`, both ways.
     pub async fn relay_flow(
         &self,
         client: TcpStream,
         peer: SocketAddr,
         dst: SocketAddr,
         timeout: Duration,
+        cap: Option<RateCap>,
     ) {
         let t = &self.metrics.tunnel;
         t.flows_active.fetch_add(1, Relaxed);
         // Registered before anything is read, so the count is the flow's.
         let read = self.reads.as_ref().map(|r| r.register((peer, dst)));
-        let how = self.flow(client, peer, dst, timeout, read.as_deref()).await;
+        let how = self
+            .flow(client, peer, dst, timeout, read.as_deref(), cap.as_ref())
+            .await;
         if let Some(r) = &self.reads {
             r.deregister(&(peer, dst));
         }
@@ -189,6 +194,7 @@ impl TunnelClient {
         dst: SocketAddr,
         timeout: Duration,
         read: Option<&std::sync::atomic::AtomicU64>,
+        cap: Option<&RateCap>,
     ) -> &'static str {
         let fail = |client: TcpStream, how| {
             reset_tcp(&client);
@@ -208,6 +214,6 @@ impl TunnelClient {
         let Ok(Some((send, recv))) = opened else {
             return fail(client, "no_tunnel");
         };
-        relay_opening(client, send, recv, timeout, &self.metrics.tunnel, read).await
+        relay_opening(client, send, recv, timeout, &self.metrics.tunnel, read, cap).await
     }
 }

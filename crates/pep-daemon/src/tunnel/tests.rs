@@ -131,7 +131,7 @@ async fn intercepted(p: &Pair, dst: SocketAddr) -> TcpStream {
     let (accepted, peer) = l.accept().await.unwrap();
     let t = p.client.clone();
     tokio::spawn(async move {
-        t.relay_flow(accepted, peer, dst, Duration::from_secs(2))
+        t.relay_flow(accepted, peer, dst, Duration::from_secs(2), None)
             .await;
     });
     c

@@ -346,6 +346,17 @@ pub fn tunnel_pair_cc(
     cc: &str,
     start_extra: &str,
 ) -> (pep_daemon::Daemon, pep_daemon::Daemon) {
+    tunnel_pair_with(lab, dir, cc, "", start_extra)
+}
+
+/// [`tunnel_pair_cc`] with `proxy_extra` in split-start's `[proxy]`.
+pub fn tunnel_pair_with(
+    lab: &Lab,
+    dir: &std::path::Path,
+    cc: &str,
+    proxy_extra: &str,
+    start_extra: &str,
+) -> (pep_daemon::Daemon, pep_daemon::Daemon) {
     let d = dir.display();
     let client = lab.endpoint("client").unwrap();
     let server = lab.endpoint("server").unwrap();
@@ -353,7 +364,7 @@ pub fn tunnel_pair_cc(
     let start_cfg = format!(
         "{}[tunnel]\nrole = \"split-start\"\npeer = \"{end_addr}:4433\"\ncc = \"{cc}\"\n\
          cert = \"{d}/start.pem\"\nkey = \"{d}/start.key\"\npeer_cert = \"{d}/end.pem\"\n{start_extra}",
-        config(&proxy_if(0), &format!("{}/32", client.addr), "")
+        config(&proxy_if(0), &format!("{}/32", client.addr), proxy_extra)
     );
     let end_cfg = format!(
         "[proxy]\nipv6 = false\n[tunnel]\nrole = \"split-end\"\nlisten = \"0.0.0.0:4433\"\ncc = \"{cc}\"\n\
