@@ -189,6 +189,7 @@ impl Simulation {
         // In link order, forward then reverse: port `2 * link + reverse`,
         // the number `Routes::hop` gives, so routes need no port table.
         let mut names = sc.link_directions().into_iter();
+        let mut port_names = Vec::with_capacity(sc.links.len() * 2);
         for l in &sc.links {
             let base = ports.len();
             for d in [Dir::Forward, Dir::Reverse] {
@@ -198,11 +199,11 @@ impl Simulation {
                     l.name,
                     if d == Dir::Forward { "fwd" } else { "rev" }
                 );
+                port_names.push(names.next().unwrap_or_default());
                 ports.push(Port {
                     link: link_dir(spec, sc.seed, &label, &flow_cfgs),
                     armed: Armed::default(),
                     to: l.to_node(d) as u32,
-                    name: names.next().unwrap_or_default(),
                     max_queue: 0,
                     medium: NONE,
                 });
@@ -365,6 +366,7 @@ impl Simulation {
             end: Instant::ZERO + sc.duration,
             queue,
             ports,
+            port_names,
             media,
             cpus,
             hops: Hops::new(

@@ -282,7 +282,7 @@ impl Simulation {
                 let s = p.link.stats;
                 let q = queue_moments(&self.metrics.queues, i as u32);
                 LinkSummary {
-                    name: p.name.clone(),
+                    name: self.port_names[i].clone(),
                     tx_packets: s.tx_packets,
                     tx_bytes: s.tx_bytes,
                     utilisation: if elapsed == Duration::ZERO {
@@ -335,7 +335,7 @@ impl Simulation {
         use ColumnType::{Float, Text, UInt};
         let m = &self.metrics;
         let flow = move |i: u32| Cell::Text(self.flows[i as usize].name.as_str().into());
-        let port = move |i: u32| Cell::Text(self.ports[i as usize].name.as_str().into());
+        let port = move |i: u32| Cell::Text(self.port_names[i as usize].as_str().into());
         let cols = |c: &[(&str, ColumnType)]| -> Vec<Column> {
             c.iter().map(|&(n, t)| Column::new(n, t)).collect()
         };
