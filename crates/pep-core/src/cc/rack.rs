@@ -70,6 +70,10 @@ pub struct Detection {
     pub lost_end: Option<Seq>,
     /// The probe that ended this TLP episode repaired a loss.
     pub tlp_repaired: bool,
+    /// The RTT of the most recently sent segment this ACK delivered, if it
+    /// was sent after every segment delivered before (RACK_update's new
+    /// RACK.rtt; QUIC's `latest_rtt`, RFC 9002 5.1).
+    pub rtt: Option<Duration>,
 }
 
 /// RACK-TLP state of one connection.
@@ -252,7 +256,9 @@ impl Rack {
             let covered = s.end.le(una) || blocks.iter().any(|&(l, r)| l.le(s.seq) && s.end.le(r));
             if covered && !s.delivered {
                 self.segs[i].delivered = true;
-                self.update(now, s);
+                if self.update(now, s) {
+                    d.rtt = Some(self.rtt);
+                }
             }
             if s.seq.ge(una) && blocks.iter().all(|&(_, r)| r.le(s.seq)) {
                 break; // nothing above is covered
@@ -288,11 +294,12 @@ impl Rack {
     }
 
     /// RACK_update() (6.2 step 2) and reordering detection (step 3).
-    fn update(&mut self, now: Instant, s: Sent) {
+    /// True if `s` became the most recently sent segment delivered.
+    fn update(&mut self, now: Instant, s: Sent) -> bool {
         let rtt = now.saturating_since(s.xmit);
         if s.rexmit && self.min_rtt.is_some_and(|m| rtt < m) {
             // Delivered by the original, not this retransmission: no sample.
-            return;
+            return false;
         }
         if !s.rexmit {
             self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
@@ -311,6 +318,7 @@ impl Rack {
             self.end_seq = s.end;
             self.rtt = rtt;
         }
+        newer
     }
 
     /// RACK_update_reo_wnd() (6.2 step 4); `zero_ok`: in recovery, or

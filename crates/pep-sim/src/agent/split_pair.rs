@@ -254,6 +254,13 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
         recovery: Recovery::Sack,
         ..base
     };
+    // The daemon's tunnel is QUIC, whose RTT estimate takes a sample from
+    // every ACK (RFC 9002 5.1). Timing one segment per round trip, the
+    // estimate lags a queue filling in slow start (294 ms against a 640 ms
+    // RTT on scenarios/validation/geo-split-pair.toml), and the RTO then
+    // fires on the first retransmission while it waits in that queue,
+    // which quinn never does. Needs RACK (the `linux` profile's).
+    tunnel.rtt_every_ack = true;
     tunnel.growth = match p.tunnel_cc.as_str() {
         "cubic" => Growth::Cubic(Default::default()),
         "cubic-ns2" => Growth::CubicNs2,

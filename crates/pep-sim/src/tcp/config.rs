@@ -62,6 +62,11 @@ pub struct TcpConfig {
     /// time-based loss marking beside DupThresh, and a tail loss probe
     /// before the RTO. Default off.
     pub rack: bool,
+    /// The retransmission timer's RTT estimate takes a sample from every
+    /// ACK that delivers a segment sent after any delivered before (RACK's
+    /// RTT; needs `rack`), as QUIC does (RFC 9002 5.1), instead of timing
+    /// one segment per round trip. Default off.
+    pub rtt_every_ack: bool,
     /// Initial send sequence number. Default 0. The SYN occupies `isn` and
     /// data starts at `isn + 1` whether or not the handshake is simulated.
     pub isn: Seq,
@@ -118,6 +123,7 @@ impl Default for TcpConfig {
             timestamps: false,
             limited_transmit: false,
             rack: false,
+            rtt_every_ack: false,
             isn: Seq(0),
             handshake: false,
             max_burst: None,

@@ -238,6 +238,8 @@ pub struct TcpSender {
     /// Timestamps option on, and its clock (microseconds) for the segments
     /// being sent now.
     timestamps: bool,
+    /// `TcpConfig::rtt_every_ack` (with RACK on).
+    rtt_every_ack: bool,
     ts_clock: u32,
     limited_transmit: bool,
     /// Two habits of ns-2's `Agent/TCP/Linux`, on with `cubic-ns2`, which
@@ -355,6 +357,7 @@ impl TcpSender {
             sndbuf: cfg.sndbuf,
             stats: SenderStats::default(),
             timestamps: cfg.timestamps,
+            rtt_every_ack: cfg.rtt_every_ack && cfg.rack,
             ts_clock: 0,
             limited_transmit: cfg.limited_transmit,
             linux_agent: cfg.linux_agent(),
@@ -764,7 +767,7 @@ impl TcpSender {
             };
             flight < self.cc.cwnd()
         };
-        if let Some((end, sent)) = self.timing {
+        if let Some((end, sent)) = self.timing.filter(|_| !self.rtt_every_ack) {
             if ack.ge(end) {
                 self.rtt_sample(now, sent);
                 self.timing = None;

@@ -49,6 +49,9 @@ impl TcpSender {
             in_recovery,
             dupthresh,
         );
+        if let (true, Some(rtt)) = (self.rtt_every_ack, d.rtt) {
+            self.rtt_sample(now, now - rtt);
+        }
         if d.tlp_repaired {
             self.cc.on_tail_loss_repaired();
         }

@@ -1,0 +1,84 @@
+//! The two-node PEP's tunnel models the daemon's QUIC tunnel: its RTT
+//! estimate takes a sample from every ACK (RFC 9002 5.1), so the
+//! retransmission timer follows a queue that fills in slow start, and
+//! the overshoot's losses are repaired by SACK and RACK without a
+//! timeout, as quinn repairs them (scenarios/validation/geo-split-pair.toml,
+//! docs/lab.md).
+
+use std::path::PathBuf;
+
+use pep_sim::agent::split_pair::SplitPair;
+use pep_sim::{Scenario, Simulation};
+
+use crate::support::at_ms;
+
+fn geo_split_pair() -> Simulation {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/validation/geo-split-pair.toml");
+    let sc = Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    Simulation::new(&sc)
+}
+
+fn pair(sim: &Simulation) -> &SplitPair {
+    sim.agent("pair")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<SplitPair>()
+        .unwrap()
+}
+
+/// When the tunnel first enters loss recovery (slow start has overflowed
+/// the long link's 300-packet queue), its first retransmission waits
+/// behind a full queue: 300 packets of 1500 B at 10 Mbit/s (360 ms) on
+/// top of the 284 ms path (access links and serialization included:
+/// 287 ms). The RTO then running must outlast that RTT, or the timer
+/// fires on a retransmission that is still on its way. Timing one
+/// segment per round trip, the estimate was 294 ms and the RTO 475 ms.
+#[test]
+fn the_rto_at_the_first_loss_outlasts_the_full_queue_rtt() {
+    let mut sim = geo_split_pair();
+    let mut ms = 0;
+    while !pair(&sim).tunnel().in_recovery() {
+        ms += 1;
+        assert!(ms < 8_000, "the tunnel never lost a packet in 8 s");
+        sim.run_until(at_ms(ms));
+    }
+    let t = pair(&sim).tunnel();
+    let full_queue_rtt = 0.287 + 300.0 * 1500.0 * 8.0 / 10e6;
+    let srtt = t.srtt().unwrap().as_secs_f64();
+    let rto = t.rto().as_secs_f64();
+    eprintln!("first loss at {ms} ms: srtt {srtt:.3} s, RTO {rto:.3} s, full queue RTT {full_queue_rtt:.3} s");
+    // The estimate has followed the queue: at least half of it is in srtt.
+    assert!(srtt > 0.287 + 0.5 * 0.360, "srtt {srtt} s");
+    assert!(rto > full_queue_rtt, "RTO {rto} s");
+}
+
+/// Over the whole transfer the tunnel never times out, and each segment
+/// the long link's queue dropped is resent about once (a timeout's
+/// go-back-N resent 340 segments that had arrived: 1041 retransmissions
+/// for 703 drops).
+#[test]
+fn the_tunnel_repairs_the_overshoot_without_a_timeout() {
+    let mut sim = geo_split_pair();
+    sim.run_until(at_ms(20_000));
+    let s = sim.summary();
+    let drops = s
+        .links
+        .iter()
+        .find(|l| l.name == "start->end")
+        .unwrap()
+        .queue_drops;
+    let t = pair(&sim).tunnel().stats();
+    eprintln!(
+        "long link drops {drops}, tunnel retransmissions {}, timeouts {}",
+        t.retransmitted_segments, t.timeouts
+    );
+    assert!(drops > 100, "the scenario's slow start overflows the queue");
+    assert_eq!(t.timeouts, 0);
+    assert!(
+        t.retransmitted_segments as f64 <= 1.1 * drops as f64 + 10.0,
+        "{} retransmissions for {drops} drops",
+        t.retransmitted_segments
+    );
+    assert!(t.retransmitted_segments >= drops);
+}
