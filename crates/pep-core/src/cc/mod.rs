@@ -348,6 +348,15 @@ impl Congestion {
         self.growth_held = held;
     }
 
+    /// A machine outside this one owns the window (split-pair's tunnel:
+    /// [`QuicCongestion`], as the daemon's QUIC tunnel): cwnd and ssthresh
+    /// become its, whatever recovery or growth wrote; this machine still
+    /// decides what to retransmit.
+    pub fn own_window(&mut self, cwnd: u64, ssthresh: u64) {
+        self.state.cwnd = cwnd;
+        self.state.ssthresh = ssthresh;
+    }
+
     pub fn state(&self) -> &CcState {
         &self.state
     }

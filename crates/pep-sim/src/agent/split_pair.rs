@@ -261,6 +261,9 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
     // fires on the first retransmission while it waits in that queue,
     // which quinn never does. Needs RACK (the `linux` profile's).
     tunnel.rtt_every_ack = true;
+    // The daemon's `cubic-flows` runs under QuicCongestion's recovery
+    // period, not TCP's (docs/lab.md, geo-split-pair).
+    tunnel.quic_window = p.tunnel_cc == "cubic-flows";
     tunnel.growth = match p.tunnel_cc.as_str() {
         "cubic" => Growth::Cubic(Default::default()),
         "cubic-ns2" => Growth::CubicNs2,
