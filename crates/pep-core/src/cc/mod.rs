@@ -31,8 +31,10 @@
 //!
 //! A transport that detects loss itself (QUIC) drives the growth axis
 //! through [`QuicCongestion`] instead (`quic.rs`, RFC 9002's recovery
-//! period): the daemon's tunnel runs cubic-flows that way, the simulator's
-//! split-pair tunnel under TCP's recovery here.
+//! period): the daemon's tunnel runs cubic-flows that way, and so does the
+//! simulator's split-pair tunnel, whose window it owns
+//! ([`Congestion::own_window`]) while SACK recovery here picks what to
+//! resend.
 //! Its BBR is [`QuicBbr`] (`quic_bbr.rs`): the same [`Bbr`] fed by the
 //! same [`RateSampler`], its records keyed by send time (`quic_rate.rs`,
 //! as quinn reports ACKs),
