@@ -12,11 +12,14 @@ use pep_sim::{Scenario, Simulation};
 
 use crate::support::at_ms;
 
-fn geo_split_pair() -> Simulation {
+fn scenario() -> Scenario {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../scenarios/validation/geo-split-pair.toml");
-    let sc = Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    Simulation::new(&sc)
+    Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn geo_split_pair() -> Simulation {
+    Simulation::new(&scenario())
 }
 
 fn pair(sim: &Simulation) -> &SplitPair {
@@ -123,9 +126,7 @@ fn the_window_regrows_while_the_holes_are_repaired() {
 #[test]
 fn the_receivers_last_byte_is_the_flows_end_as_the_lab_sees_it() {
     for pep in [true, false] {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../scenarios/validation/geo-split-pair.toml");
-        let mut sc = Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let mut sc = scenario();
         if !pep {
             sc.agents.clear();
         }
