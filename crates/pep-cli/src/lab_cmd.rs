@@ -851,9 +851,11 @@ fn run_in_lab(
     Ok(s)
 }
 
-fn sim_sample(f: &pep_sim::output::FlowSummary) -> Sample {
+/// `rx_goodput`: the flow's goodput as the lab measures it (see
+/// [`SimRun`]).
+fn sim_sample(f: &pep_sim::output::FlowSummary, rx_goodput: f64) -> Sample {
     Sample {
-        goodput_mbps: f.goodput_mbps,
+        goodput_mbps: rx_goodput,
         retransmitted: f.retransmitted_segments as f64,
         rtt_ms: f.srtt_ms.unwrap_or(f64::NAN),
     }
@@ -897,19 +899,47 @@ pub(crate) fn sim_and_lab(
     check_lab(&sc, &run)?;
     guard_signals()?;
     let (sim_sc, _) = crate::lab_like::as_linux_runs_it(&sc);
-    let sim = simulate(&sim_sc, &out.join("sim"))?;
+    let sim = simulate(&sim_sc, &out.join("sim"))?.summary;
     let lab = run_in_lab(&sc, &run, &args, &out.join("lab"), &[])?;
     check_flows(&lab)?;
     Ok((sim, lab))
 }
 
+/// A simulation's summary, and each flow's goodput measured as the lab
+/// measures it: bytes the receiver had in order over the time from the
+/// flow's start to its last byte (the summary's runs to the sender's last
+/// ACK, which a splitting PEP's sender leg gets long before the receiver
+/// has the bytes: geo-split-pair's 4.98 s against the receiver's 6.44 s).
+struct SimRun {
+    summary: pep_sim::output::Summary,
+    rx_goodput_mbps: Vec<f64>,
+}
+
 /// Runs the simulation of `sc`, writes it to `dir`, returns its summary.
-fn simulate(sc: &Scenario, dir: &Path) -> Result<pep_sim::output::Summary, String> {
+fn simulate(sc: &Scenario, dir: &Path) -> Result<SimRun, String> {
     let mut sim = pep_sim::Simulation::new(sc);
     sim.run();
     sim.write_outputs(dir)
         .map_err(|e| format!("writing {}: {e}", dir.display()))?;
-    Ok(sim.summary())
+    let summary = sim.summary();
+    let rx_goodput_mbps = summary
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let start = sim.flow_start(i);
+            match sim.sink(i).last_delivery() {
+                Some(t) if f.delivered_bytes > 0 => {
+                    pep_sim::output::mbps(f.delivered_bytes, t.saturating_since(start))
+                }
+                _ => f.goodput_mbps,
+            }
+        })
+        .collect();
+    Ok(SimRun {
+        summary,
+        rx_goodput_mbps,
+    })
 }
 
 /// Runs `sc` in the simulator and the lab (each without and with its
@@ -963,14 +993,15 @@ fn compare(
             format!("{base}-run{}", k + 1)
         })
     };
-    let (mut with, mut without) = (vec![], vec![]);
+    let (mut with_runs, mut without) = (vec![], vec![]);
     for k in 0..runs {
         if pep {
             without.push(run_in_lab(&bare, run, args, &run_dir("lab-nopep", k), &[])?);
         }
-        with.push(run_in_lab(&sc, run, args, &run_dir("lab", k), &plans)?);
+        with_runs.push(run_in_lab(&sc, run, args, &run_dir("lab", k), &plans)?);
     }
     let table: Vec<FlowComparison> = sim_s
+        .summary
         .flows
         .iter()
         .enumerate()
@@ -978,18 +1009,15 @@ fn compare(
             let lab = |v: &[report::Summary]| -> Vec<Sample> {
                 v.iter().map(|r| lab_sample(&r.flows[i])).collect()
             };
-            let bare = sim_bare.as_ref().map(|b| sim_sample(&b.flows[i]));
+            let bare = sim_bare
+                .as_ref()
+                .map(|b| sim_sample(&b.summary.flows[i], b.rx_goodput_mbps[i]));
+            let with = sim_sample(s, sim_s.rx_goodput_mbps[i]);
             if pep {
-                FlowComparison::new(
-                    &s.name,
-                    bare,
-                    Some(sim_sample(s)),
-                    &lab(&without),
-                    &lab(&with),
-                )
+                FlowComparison::new(&s.name, bare, Some(with), &lab(&without), &lab(&with_runs))
             } else {
                 // Without agents the one world is "without the PEP".
-                FlowComparison::new(&s.name, Some(sim_sample(s)), None, &lab(&with), &[])
+                FlowComparison::new(&s.name, Some(with), None, &lab(&with_runs), &[])
             }
         })
         .collect();
@@ -1002,7 +1030,7 @@ fn compare(
             .map_err(|e| format!("writing {}: {e}", out.join(name).display()))?;
     }
     let mut flows = Ok(());
-    for s in with.iter().chain(&without) {
+    for s in with_runs.iter().chain(&without) {
         for f in &s.flows {
             if let Some(e) = &f.error {
                 println!("lab flow {}: error: {e}", f.name);

@@ -836,6 +836,11 @@ impl Simulation {
         &self.flows[flow].sink
     }
 
+    /// When the flow starts.
+    pub fn flow_start(&self, flow: usize) -> Instant {
+        self.flows[flow].start
+    }
+
     /// Index of the flow named `name`.
     pub fn flow_index(&self, name: &str) -> Option<usize> {
         self.flows.iter().position(|f| f.name == name)

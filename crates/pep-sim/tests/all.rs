@@ -19,6 +19,7 @@ mod scale;
 mod sender_models;
 mod shekhar;
 mod shikama;
+mod split_pair_tunnel;
 mod support;
 mod tcp_models;
 mod tcp_paths;

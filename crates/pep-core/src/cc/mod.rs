@@ -31,8 +31,10 @@
 //!
 //! A transport that detects loss itself (QUIC) drives the growth axis
 //! through [`QuicCongestion`] instead (`quic.rs`, RFC 9002's recovery
-//! period): the daemon's tunnel runs cubic-flows that way, the simulator's
-//! split-pair tunnel under TCP's recovery here.
+//! period): the daemon's tunnel runs cubic-flows that way, and so does the
+//! simulator's split-pair tunnel, whose window it owns
+//! ([`Congestion::own_window`]) while SACK recovery here picks what to
+//! resend.
 //! Its BBR is [`QuicBbr`] (`quic_bbr.rs`): the same [`Bbr`] fed by the
 //! same [`RateSampler`], its records keyed by send time (`quic_rate.rs`,
 //! as quinn reports ACKs),
@@ -346,6 +348,15 @@ impl Congestion {
     /// window it has, so ACKs say nothing about a larger one.
     pub fn hold_growth(&mut self, held: bool) {
         self.growth_held = held;
+    }
+
+    /// A machine outside this one owns the window (split-pair's tunnel:
+    /// [`QuicCongestion`], as the daemon's QUIC tunnel): cwnd and ssthresh
+    /// become its, whatever recovery or growth wrote; this machine still
+    /// decides what to retransmit.
+    pub fn own_window(&mut self, cwnd: u64, ssthresh: u64) {
+        self.state.cwnd = cwnd;
+        self.state.ssthresh = ssthresh;
     }
 
     pub fn state(&self) -> &CcState {

@@ -70,6 +70,10 @@ pub struct Detection {
     pub lost_end: Option<Seq>,
     /// The probe that ended this TLP episode repaired a loss.
     pub tlp_repaired: bool,
+    /// The RTT of the most recently sent segment this ACK delivered, if it
+    /// was sent after every segment delivered before (RACK_update's new
+    /// RACK.rtt; QUIC's `latest_rtt`, RFC 9002 5.1).
+    pub rtt: Option<Duration>,
 }
 
 /// RACK-TLP state of one connection.
@@ -111,6 +115,9 @@ pub struct Rack {
     /// Retransmissions newly marked lost, not yet taken, in sequence
     /// order.
     lost_rexmits: VecDeque<(Seq, Seq)>,
+    /// The latest send time among segments newly marked lost, not yet
+    /// taken.
+    lost_sent: Option<Instant>,
 }
 
 /// Recoveries without DSACK after which the window multiplier resets (RFC
@@ -189,6 +196,16 @@ impl Rack {
     pub fn take_lost_retransmission(&mut self) -> Option<(Seq, Seq)> {
         self.lost_rexmits.pop_front()
     }
+    /// The latest send time among the segments marked lost since the last
+    /// call (a QUIC controller's congestion event is keyed by it).
+    pub fn take_lost_sent(&mut self) -> Option<Instant> {
+        self.lost_sent.take()
+    }
+    /// When the outstanding segment holding `seq` was last sent.
+    pub fn sent_at(&self, seq: Seq) -> Option<Instant> {
+        let i = self.segs.partition_point(|s| s.end.le(seq));
+        self.segs.get(i).filter(|s| s.seq.le(seq)).map(|s| s.xmit)
+    }
     /// A TLP episode is under way (a probe is outstanding).
     pub fn in_tlp_episode(&self) -> bool {
         self.tlp_end.is_some()
@@ -244,6 +261,23 @@ impl Rack {
         in_recovery: bool,
         dupthresh: u32,
     ) -> Detection {
+        self.on_ack_each(now, una, blocks, srtt, in_recovery, dupthresh, |_, _| {})
+    }
+
+    /// [`Rack::on_ack`], calling `delivered(sent, bytes)` for each segment
+    /// the ACK newly delivers, with its latest send time (what a QUIC
+    /// controller is told of each acknowledged packet).
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_ack_each(
+        &mut self,
+        now: Instant,
+        una: Seq,
+        blocks: &[(Seq, Seq)],
+        srtt: Option<Duration>,
+        in_recovery: bool,
+        dupthresh: u32,
+        mut delivered: impl FnMut(Instant, u64),
+    ) -> Detection {
         let mut d = Detection::default();
         // RFC 8985 6.2 steps 1-3, for each newly delivered segment.
         let mut i = 0;
@@ -252,7 +286,10 @@ impl Rack {
             let covered = s.end.le(una) || blocks.iter().any(|&(l, r)| l.le(s.seq) && s.end.le(r));
             if covered && !s.delivered {
                 self.segs[i].delivered = true;
-                self.update(now, s);
+                delivered(s.xmit, s.end.bytes_since(s.seq) as u64);
+                if self.update(now, s) {
+                    d.rtt = Some(self.rtt);
+                }
             }
             if s.seq.ge(una) && blocks.iter().all(|&(_, r)| r.le(s.seq)) {
                 break; // nothing above is covered
@@ -288,11 +325,12 @@ impl Rack {
     }
 
     /// RACK_update() (6.2 step 2) and reordering detection (step 3).
-    fn update(&mut self, now: Instant, s: Sent) {
+    /// True if `s` became the most recently sent segment delivered.
+    fn update(&mut self, now: Instant, s: Sent) -> bool {
         let rtt = now.saturating_since(s.xmit);
         if s.rexmit && self.min_rtt.is_some_and(|m| rtt < m) {
             // Delivered by the original, not this retransmission: no sample.
-            return;
+            return false;
         }
         if !s.rexmit {
             self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
@@ -311,6 +349,7 @@ impl Rack {
             self.end_seq = s.end;
             self.rtt = rtt;
         }
+        newer
     }
 
     /// RACK_update_reo_wnd() (6.2 step 4); `zero_ok`: in recovery, or
@@ -348,6 +387,9 @@ impl Rack {
             let due = s.xmit + self.rtt + reo_wnd;
             if due <= now {
                 lost_end = Some(s.end);
+                if !s.lost {
+                    self.lost_sent = Some(self.lost_sent.map_or(s.xmit, |t| t.max(s.xmit)));
+                }
                 if s.rexmit && !s.lost {
                     self.lost_rexmits.push_back((s.seq, s.end));
                 }

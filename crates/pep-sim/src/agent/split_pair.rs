@@ -254,6 +254,19 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
         recovery: Recovery::Sack,
         ..base
     };
+    // The daemon's `cubic-flows` runs under QuicCongestion's recovery
+    // period, not TCP's, and QUIC takes an RTT sample from every ACK (RFC
+    // 9002 5.1). Timing one segment per round trip, the estimate lagged a
+    // queue filling in slow start (294 ms against a 647 ms RTT on
+    // scenarios/validation/geo-split-pair.toml), and the RTO fired on the
+    // first retransmission while it waited in that queue, which quinn
+    // never does (docs/lab.md). Not for `bbr`: there the tighter RTO of
+    // per-ACK samples fired under random loss, and this TCP tunnel's RTO
+    // collapses the window where QUIC's probe timeout does not. Both need
+    // RACK (the `linux` profile's).
+    let quic = p.tunnel_cc == "cubic-flows";
+    tunnel.quic_window = quic;
+    tunnel.rtt_every_ack = quic;
     tunnel.growth = match p.tunnel_cc.as_str() {
         "cubic" => Growth::Cubic(Default::default()),
         "cubic-ns2" => Growth::CubicNs2,

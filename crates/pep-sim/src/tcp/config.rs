@@ -62,6 +62,19 @@ pub struct TcpConfig {
     /// time-based loss marking beside DupThresh, and a tail loss probe
     /// before the RTO. Default off.
     pub rack: bool,
+    /// The retransmission timer's RTT estimate takes a sample from every
+    /// ACK that delivers a segment sent after any delivered before (RACK's
+    /// RTT; needs `rack`), as QUIC does (RFC 9002 5.1), instead of timing
+    /// one segment per round trip. Default off.
+    pub rtt_every_ack: bool,
+    /// cwnd and ssthresh are `pep_core::cc::QuicCongestion`'s (RFC 9002's
+    /// recovery period: one cut per congestion event, keyed by the lost
+    /// segment's send time; growth again once a segment sent after the
+    /// cut is delivered), told of every delivered and lost segment with
+    /// RACK's send times, as the daemon's QUIC tunnel runs its controller;
+    /// SACK recovery still chooses what to resend. Needs `rack`; not with
+    /// BBR. Default off.
+    pub quic_window: bool,
     /// Initial send sequence number. Default 0. The SYN occupies `isn` and
     /// data starts at `isn + 1` whether or not the handshake is simulated.
     pub isn: Seq,
@@ -118,6 +131,8 @@ impl Default for TcpConfig {
             timestamps: false,
             limited_transmit: false,
             rack: false,
+            rtt_every_ack: false,
+            quic_window: false,
             isn: Seq(0),
             handshake: false,
             max_burst: None,

@@ -38,7 +38,7 @@
 //!   and go-back-N resends never resend SACKed data (the sink never
 //!   reneges, and the scoreboard survives a timeout, as in Linux).
 
-use pep_core::cc::{Congestion, LossAction, NextSeg};
+use pep_core::cc::{Congestion, LossAction, NextSeg, QuicCongestion};
 use pep_core::rtt::RttEstimator;
 use pep_core::{Duration, Flags, FlowId, Instant, SackBlocks, Segment, Seq, Timestamps};
 
@@ -238,6 +238,10 @@ pub struct TcpSender {
     /// Timestamps option on, and its clock (microseconds) for the segments
     /// being sent now.
     timestamps: bool,
+    /// `TcpConfig::rtt_every_ack` (with RACK on).
+    rtt_every_ack: bool,
+    /// `TcpConfig::quic_window` (with RACK on): the machine that owns cwnd.
+    quic: Option<Box<QuicCongestion>>,
     ts_clock: u32,
     limited_transmit: bool,
     /// Two habits of ns-2's `Agent/TCP/Linux`, on with `cubic-ns2`, which
@@ -323,6 +327,14 @@ impl TcpSender {
         let mut cc = Congestion::new(&cfg.cc_config(), isn);
         cc.seed_model(flow.0 as u64);
         let model = cc.is_model_based();
+        let rack = cfg.rack && cfg.recovery == pep_core::cc::Recovery::Sack;
+        let quic = (cfg.quic_window && rack && !model).then(|| {
+            // The window's growth is QuicCongestion's; this one's is held.
+            cc.hold_growth(true);
+            let mtu = cfg.mss.min(u16::MAX as u32) as u16;
+            let iw = cfg.initial_window as u64 * cfg.mss as u64;
+            Box::new(QuicCongestion::new(cfg.growth, mtu, iw))
+        });
         TcpSender {
             model,
             flow,
@@ -355,11 +367,13 @@ impl TcpSender {
             sndbuf: cfg.sndbuf,
             stats: SenderStats::default(),
             timestamps: cfg.timestamps,
+            rtt_every_ack: cfg.rtt_every_ack && cfg.rack,
+            quic,
             ts_clock: 0,
             limited_transmit: cfg.limited_transmit,
             linux_agent: cfg.linux_agent(),
             cwv: cfg.cwv.then(Cwv::default),
-            rack: (cfg.rack && cfg.recovery == pep_core::cc::Recovery::Sack).then(Box::default),
+            rack: rack.then(Box::default),
             reverse: cfg
                 .reverse
                 .map(|rx| Box::new(super::TcpSink::new(flow, &rx))),
@@ -371,6 +385,11 @@ impl TcpSender {
 
     /// A segment from the receiver arrived.
     pub fn handle_segment(&mut self, now: Instant, seg: &Segment) {
+        self.on_segment(now, seg);
+        self.quic_owns_cwnd();
+    }
+
+    fn on_segment(&mut self, now: Instant, seg: &Segment) {
         self.idle = Idle::No;
         if seg.flow != self.flow {
             return;
@@ -444,6 +463,20 @@ impl TcpSender {
 
     /// The deadline from `poll_timeout` may have passed.
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.on_timer(now);
+        self.quic_owns_cwnd();
+    }
+
+    /// With `TcpConfig::quic_window`, cwnd and ssthresh are
+    /// QuicCongestion's after every input.
+    #[inline]
+    fn quic_owns_cwnd(&mut self) {
+        if let Some(q) = self.quic.as_deref() {
+            self.cc.own_window(q.window(), q.ssthresh());
+        }
+    }
+
+    fn on_timer(&mut self, now: Instant) {
         self.idle = Idle::No;
         if let Some(rx) = self.reverse.as_deref_mut() {
             rx.handle_timeout(now);
@@ -667,6 +700,9 @@ impl TcpSender {
     /// `Growth::CubicFlows`; other growths ignore it.
     pub fn set_flows(&mut self, flows: u32) {
         self.cc.set_flows(flows);
+        if let Some(q) = self.quic.as_deref_mut() {
+            q.set_flows(flows);
+        }
     }
     pub fn congestion(&self) -> &Congestion {
         &self.cc
@@ -764,7 +800,7 @@ impl TcpSender {
             };
             flight < self.cc.cwnd()
         };
-        if let Some((end, sent)) = self.timing {
+        if let Some((end, sent)) = self.timing.filter(|_| !self.rtt_every_ack) {
             if ack.ge(end) {
                 self.rtt_sample(now, sent);
                 self.timing = None;
@@ -859,6 +895,7 @@ impl TcpSender {
             if go_back_n {
                 self.snd_nxt = self.snd_una;
             }
+            self.quic_loss(now, self.snd_una);
             self.pending = Some(TxKind::FastRetransmit);
             self.timer = Some((now + self.rtt.rto(), Timer::Retransmit));
         }
@@ -880,6 +917,11 @@ impl TcpSender {
                 return;
             }
             self.cc.on_timeout(now, self.snd_una, self.snd_max);
+            if let Some(q) = self.quic.as_deref_mut() {
+                // Nothing acknowledged for an RTO: RFC 9002's persistent
+                // congestion, the minimum window.
+                q.on_congestion_event(now, now, true);
+            }
             // RFC 6298 (5.4): "Retransmit the earliest segment that has not
             // been acknowledged by the TCP receiver"; the rest follows in slow
             // start from SND.UNA (go-back-N), as in BSD and ns-2.

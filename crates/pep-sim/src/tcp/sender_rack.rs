@@ -34,6 +34,7 @@ impl TcpSender {
         let Some(r) = self.rack.as_deref_mut() else {
             return;
         };
+        let mut quic = self.quic.as_deref_mut();
         // 6.2 step 4: the reordering window grows per round with DSACK and
         // persists 16 recoveries.
         let dsack = is_dsack(seg.ack, seg.sack.as_slice());
@@ -41,14 +42,23 @@ impl TcpSender {
         if was_in_recovery && !in_recovery && !dsack {
             r.on_recovery_exit();
         }
-        let d = r.on_ack(
+        let rtt = srtt.unwrap_or_default();
+        let d = r.on_ack_each(
             now,
             self.snd_una,
             seg.sack.as_slice(),
             srtt,
             in_recovery,
             dupthresh,
+            |sent, bytes| {
+                if let Some(q) = quic.as_deref_mut() {
+                    q.on_ack(now, sent, bytes, false, rtt);
+                }
+            },
         );
+        if let (true, Some(rtt)) = (self.rtt_every_ack, d.rtt) {
+            self.rtt_sample(now, now - rtt);
+        }
         if d.tlp_repaired {
             self.cc.on_tail_loss_repaired();
         }
@@ -117,6 +127,10 @@ impl TcpSender {
     /// recovery, recovery starts with a retransmission of SND.UNA.
     fn rack_mark_lost(&mut self, now: Instant, end: pep_core::Seq) {
         let action = self.cc.on_rack_loss(self.snd_una, self.snd_max, end);
+        let sent = self.rack.as_deref_mut().and_then(|r| r.take_lost_sent());
+        if let (Some(q), Some(sent)) = (self.quic.as_deref_mut(), sent) {
+            q.on_congestion_event(now, sent, false);
+        }
         // A lost retransmission is resent now, not at the RTO.
         while let Some((seq, end)) = self
             .rack
@@ -135,6 +149,15 @@ impl TcpSender {
             if let Some(r) = self.rack.as_deref_mut() {
                 r.cancel_pto();
             }
+        }
+    }
+
+    /// With `TcpConfig::quic_window`: the segment at `seq` is lost (the
+    /// third duplicate ACK), a congestion event keyed by its send time.
+    pub(super) fn quic_loss(&mut self, now: Instant, seq: pep_core::Seq) {
+        let sent = self.rack.as_deref().and_then(|r| r.sent_at(seq));
+        if let (Some(q), Some(sent)) = (self.quic.as_deref_mut(), sent) {
+            q.on_congestion_event(now, sent, false);
         }
     }
 

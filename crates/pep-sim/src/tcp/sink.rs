@@ -154,6 +154,8 @@ pub struct TcpSink {
     ts_recent: Option<u32>,
     /// In-order payload bytes received (goodput).
     delivered: u64,
+    /// When `delivered` last grew.
+    last_delivery: Option<Instant>,
     /// Of those, bytes the application has not read yet (always 0 without
     /// [`SinkConfig::app_reads`]).
     unread: u64,
@@ -201,6 +203,7 @@ impl TcpSink {
             last_ack_sent: None,
             ts_recent: None,
             delivered: 0,
+            last_delivery: None,
             unread: 0,
             edge_sent: None,
             adaptive,
@@ -282,6 +285,7 @@ impl TcpSink {
             self.stats.bytes_in_order += len;
             self.rcv_nxt = seg.seq + seg.len;
             self.delivered += len;
+            self.last_delivery = Some(now);
             if self.cfg.app_reads {
                 self.unread += len;
             }
@@ -336,6 +340,9 @@ impl TcpSink {
         let fin_consumed = self.consume_fin();
         let fresh = self.rcv_nxt.bytes_since(before) as u64 - fin_consumed as u64;
         self.delivered += fresh;
+        if fresh > 0 {
+            self.last_delivery = Some(now);
+        }
         if self.cfg.app_reads {
             self.unread += fresh;
         }
@@ -525,6 +532,12 @@ impl TcpSink {
     /// In-order payload bytes delivered to the application (goodput).
     pub fn delivered_bytes(&self) -> u64 {
         self.delivered
+    }
+    /// When in-order bytes last arrived (a finite flow's last byte: its
+    /// completion as the receiver sees it, which a splitting PEP's sender
+    /// leg does not).
+    pub fn last_delivery(&self) -> Option<Instant> {
+        self.last_delivery
     }
     pub fn rcv_nxt(&self) -> Seq {
         self.rcv_nxt
