@@ -522,10 +522,8 @@ fn bench(
             let l = &sc.links[sc
                 .link_index("r1-r2")
                 .ok_or("the dumbbell has no link r1-r2")?];
-            format!(
-                "shared link following trace {t} ({} mean) one way, 250 ms",
-                l.forward.rate
-            )
+            let mean = l.forward.rate.as_mbps_f64();
+            format!("shared link following trace {t} ({mean:.2} Mbit/s mean) one way, 250 ms")
         }
         None => "100 Mbit/s 250 ms shared link".to_string(),
     };
