@@ -87,6 +87,11 @@ pub enum SimCommand {
         /// comma-separated; each flow count runs with each.
         #[arg(long, value_delimiter = ',', default_value = "newreno")]
         cc: Vec<String>,
+        /// A mahimahi trace (`mm-link` format) the shared link's forward
+        /// direction follows instead of 100 Mbit/s; with `--flows 1`, the
+        /// trace-driven single flow.
+        #[arg(long, value_name = "FILE")]
+        trace: Option<PathBuf>,
     },
     /// Print the built-in default scenario, annotated: a GEO path end to end
     /// and through a split PEP (a starting point for your own).
@@ -144,7 +149,12 @@ pub fn run(cmd: SimCommand) -> Result<(), String> {
         SimCommand::Sweep(a) => crate::exp_cmd::sweep(a),
         SimCommand::Plot(a) => crate::exp_cmd::plot(a),
         SimCommand::Check { scenarios } => check(&scenarios),
-        SimCommand::Bench { flows, seconds, cc } => bench(&flows, seconds, &cc),
+        SimCommand::Bench {
+            flows,
+            seconds,
+            cc,
+            trace,
+        } => bench(&flows, seconds, &cc, trace.as_deref()),
         SimCommand::Default => {
             print!("{}", pep_sim::scenario::DEFAULT_SCENARIO_TOML);
             Ok(())
@@ -479,13 +489,44 @@ fn check_bench_flags(flows: &[usize], seconds: u64) -> Result<(), String> {
     Ok(())
 }
 
-fn bench(flows: &[usize], seconds: u64, ccs: &[String]) -> Result<(), String> {
+fn bench(
+    flows: &[usize],
+    seconds: u64,
+    ccs: &[String],
+    trace: Option<&std::path::Path>,
+) -> Result<(), String> {
     check_bench_flags(flows, seconds)?;
-    // Each name is checked before anything runs, by the scenario's own
-    // validation (its message names the accepted values).
+    let trace = match trace {
+        Some(t) => Some(
+            t.to_str()
+                .ok_or_else(|| format!("--trace {}: not a UTF-8 path", t.display()))?,
+        ),
+        None => None,
+    };
+    let build = |n: usize, secs: u64, cc: &str| pep_sim::bench::dumbbell_trace(n, secs, cc, trace);
+    // Each name (and the trace file) is checked before anything runs, by
+    // the scenario's own validation (its message names the accepted
+    // values, or the trace file and line).
     for cc in ccs {
-        pep_sim::bench::dumbbell_cc(1, 1, cc).map_err(|e| format!("--cc {cc}: {e}"))?;
+        build(1, 1, cc).map_err(|e| match trace {
+            Some(t) => format!("--cc {cc} --trace {t}: {e}"),
+            None => format!("--cc {cc}: {e}"),
+        })?;
     }
+    let shared = match trace {
+        Some(t) => {
+            let cc = ccs
+                .first()
+                .ok_or("--cc: give at least one congestion control")?;
+            let sc = build(1, 1, cc).map_err(|e| e.to_string())?;
+            let l = &sc.links[sc
+                .link_index("r1-r2")
+                .ok_or("the dumbbell has no link r1-r2")?];
+            let mean = l.forward.rate.as_mbps_f64();
+            format!("shared link following trace {t} ({mean:.2} Mbit/s mean) one way, 250 ms")
+        }
+        None => "100 Mbit/s 250 ms shared link".to_string(),
+    };
     // The default keeps the table it always printed; other controls add a
     // column naming each row's.
     let default = ccs.len() == 1 && ccs[0] == "newreno";
@@ -502,8 +543,8 @@ fn bench(flows: &[usize], seconds: u64, ccs: &[String]) -> Result<(), String> {
         }
     };
     println!(
-        "engine benchmark: dumbbell, N {label} bulk flows, 100 Mbit/s 250 ms shared link, \
-         {seconds} s simulated, single thread"
+        "engine benchmark: dumbbell, N {label} bulk flows, {shared}, {seconds} s simulated, \
+         single thread"
     );
     println!(
         "{:>6}{} {:>10} {:>12} {:>12} {:>14} {:>14} {:>10}",
@@ -519,7 +560,7 @@ fn bench(flows: &[usize], seconds: u64, ccs: &[String]) -> Result<(), String> {
     for &n in flows {
         for cc in ccs {
             let before = resident_kb();
-            let sc = pep_sim::bench::dumbbell_cc(n, seconds, cc).map_err(|e| e.to_string())?;
+            let sc = build(n, seconds, cc).map_err(|e| e.to_string())?;
             let mut sim = Simulation::new(&sc);
             let started = WallInstant::now();
             sim.run();

@@ -477,6 +477,10 @@ fn bench_flags_are_checked_before_anything_is_built() {
             "error: --seconds 18446744073709551615: at most 1000000000 simulated seconds",
         ),
         (&["--cc", "newreno,bbr3"][..], "error: --cc bbr3: "),
+        (
+            &["--trace", "missing.down"][..],
+            "error: --cc newreno --trace missing.down: ",
+        ),
     ] {
         let mut a = vec!["sim", "bench"];
         a.extend_from_slice(args);

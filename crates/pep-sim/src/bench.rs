@@ -6,6 +6,9 @@
 //! NewReno (or another `cc`, with the recovery it implies without SACK
 //! blocks: NewReno's); receive windows large enough that the shared link, not the
 //! window, limits the flows (so the run moves as many packets as it can).
+//! With a mahimahi trace, the shared link's forward direction follows the
+//! trace instead of 100 Mbit/s (a trace-driven bottleneck; one flow for
+//! the trace-driven single flow).
 
 use crate::scenario::{Scenario, ScenarioError};
 
@@ -34,10 +37,26 @@ pub fn dumbbell_toml(flows: usize, duration_s: u64) -> String {
 /// [`dumbbell_toml`] with the flows running congestion control `cc` (a
 /// scenario `tcp.cc` name; the scenario's validation refuses others).
 pub fn dumbbell_toml_cc(flows: usize, duration_s: u64, cc: &str) -> String {
-    let (name, label) = match cc {
+    dumbbell_toml_trace(flows, duration_s, cc, None)
+}
+
+/// [`dumbbell_toml_cc`] whose shared link's forward direction (r1 -> r2)
+/// follows the mahimahi trace at `trace` (a path as the scenario's
+/// `trace` field takes it: relative to the scenario's directory, which for
+/// this text is the working directory) when given.
+pub fn dumbbell_toml_trace(flows: usize, duration_s: u64, cc: &str, trace: Option<&str>) -> String {
+    let (mut name, mut label) = match cc {
         "newreno" => (format!("dumbbell-{flows}"), "NewReno".to_string()),
         _ => (format!("dumbbell-{flows}-{cc}"), cc.to_string()),
     };
+    let mut forward = String::new();
+    if let Some(t) = trace {
+        name.push_str("-trace");
+        label.push_str(" (trace-driven)");
+        // A TOML basic string: quotes and backslashes in the path escaped.
+        let quoted = toml::Value::String(t.to_string()).to_string();
+        forward = format!("[link.forward]\ntrace = {quoted}\n");
+    }
     format!(
         r#"[scenario]
 name = "{name}"
@@ -73,7 +92,7 @@ between = ["r1", "r2"]
 rate = "100Mbps"
 delay = "250ms"
 queue = {{ limit = 1000 }}
-
+{forward}
 # Staggered starts, 10 ms apart within 1 s, so flows do not synchronise
 # their slow starts.
 [[repeat]]
@@ -109,7 +128,20 @@ pub fn dumbbell(flows: usize, duration_s: u64) -> Result<Scenario, ScenarioError
 /// [`dumbbell`] with congestion control `cc`; an unknown name is the
 /// scenario's error, naming `tcp.cc`.
 pub fn dumbbell_cc(flows: usize, duration_s: u64, cc: &str) -> Result<Scenario, ScenarioError> {
-    Scenario::from_toml_str(&dumbbell_toml_cc(flows, duration_s, cc), "<bench dumbbell>")
+    dumbbell_trace(flows, duration_s, cc, None)
+}
+
+/// [`dumbbell_cc`] over [`dumbbell_toml_trace`]'s trace-driven shared link;
+/// a missing or bad trace file is the scenario's error, naming the file
+/// (and the line).
+pub fn dumbbell_trace(
+    flows: usize,
+    duration_s: u64,
+    cc: &str,
+    trace: Option<&str>,
+) -> Result<Scenario, ScenarioError> {
+    let text = dumbbell_toml_trace(flows, duration_s, cc, trace);
+    Scenario::from_toml_str(&text, "<bench dumbbell>")
 }
 
 #[cfg(test)]
@@ -143,5 +175,30 @@ mod tests {
         assert!(dumbbell_toml(3, 1).contains("name = \"dumbbell-3\"\n"));
         let e = dumbbell_cc(3, 1, "bbr2").unwrap_err().to_string();
         assert!(e.contains("unknown variant `bbr2`"), "{e}");
+    }
+
+    #[test]
+    fn a_trace_drives_the_shared_links_forward_direction_only() {
+        let dir = std::env::temp_dir().join(format!("pep-bench-trace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // One 1500-byte opportunity every 2 ms: 6 Mbit/s.
+        let good = dir.join("a \"b\".down");
+        std::fs::write(&good, "2\n4\n").unwrap();
+        let sc = dumbbell_trace(2, 1, "bbr", good.to_str()).unwrap();
+        assert_eq!(sc.name, "dumbbell-2-bbr-trace");
+        let l = &sc.links[sc.link_index("r1-r2").unwrap()];
+        assert_eq!(l.forward.rate, pep_core::Rate::mbps(6));
+        assert_eq!(l.reverse.rate, pep_core::Rate::mbps(100));
+        // The access links keep their rate.
+        let a = &sc.links[sc.link_index("s0-r1").unwrap()];
+        assert_eq!(a.forward.rate, pep_core::Rate::mbps(100));
+        // A bad line is refused naming the file and the line.
+        let bad = dir.join("bad.down");
+        std::fs::write(&bad, "2\nx\n").unwrap();
+        let e = dumbbell_trace(1, 1, "newreno", bad.to_str())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("bad.down:2"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -7,11 +7,12 @@
 //!
 //! * **RACK** (section 6): a segment is lost if a segment *sent after it*
 //!   has been delivered (cumulatively ACKed or SACKed) and more than
-//!   `RACK.rtt + RACK.reo_wnd` has passed since it was sent. RACK.xmit_ts,
-//!   RACK.end_seq and RACK.rtt describe the most recently sent segment
-//!   delivered so far; a retransmitted segment whose RTT is below min_RTT
-//!   cannot have been delivered by that retransmission and is skipped
-//!   (6.2 step 2, without timestamps). `reo_wnd = min_RTT / 4`, capped at
+//!   `RACK.rtt + RACK.reo_wnd` has passed since it was sent. RACK.xmit_ts
+//!   and RACK.end_seq describe the most recently sent segment delivered so
+//!   far; RACK.rtt is the RTT of the latest sent segment the last ACK
+//!   delivered, even one sent before RACK's (6.2 step 2). A retransmitted
+//!   segment whose RTT is below min_RTT cannot have been delivered by that
+//!   retransmission and is skipped (6.2 step 2, without timestamps). `reo_wnd = min_RTT / 4`, capped at
 //!   SRTT, or 0 while no reordering has been seen and either recovery is
 //!   under way or DupThresh segments are SACKed (6.2 step 4). The window
 //!   is multiplied by `reo_wnd_mult`, which grows by one per round trip in
@@ -85,7 +86,8 @@ pub struct Rack {
     /// RACK.xmit_ts and RACK.end_seq; `None` until something is delivered.
     xmit_ts: Option<Instant>,
     end_seq: Seq,
-    /// RACK.rtt: the RTT of that segment.
+    /// RACK.rtt: the RTT of the latest sent segment that gave a sample,
+    /// among those delivered by the last ACK that delivered one.
     rtt: Duration,
     /// RACK.min_RTT over non-retransmitted segments.
     min_rtt: Option<Duration>,
@@ -133,6 +135,12 @@ pub fn is_dsack(ack: Seq, blocks: &[(Seq, Seq)]) -> bool {
         [(l, r), (l2, r2), ..] => (*l2).le(*l) && (*r).le(*r2),
         _ => false,
     }
+}
+
+/// RACK_sent_after(): `s` was sent after `(xmit, end)`, or at the same
+/// instant and ends higher.
+fn sent_after(s: Sent, xmit: Instant, end: Seq) -> bool {
+    s.xmit > xmit || (s.xmit == xmit && s.end.gt(end))
 }
 
 impl Rack {
@@ -279,7 +287,10 @@ impl Rack {
         mut delivered: impl FnMut(Instant, u64),
     ) -> Detection {
         let mut d = Detection::default();
-        // RFC 8985 6.2 steps 1-3, for each newly delivered segment.
+        // RFC 8985 6.2 steps 1-3, for each newly delivered segment. Step 2
+        // takes them "in ascending order of Segment.xmit_ts", so RACK.rtt
+        // ends as the RTT of the latest sent of them that gives a sample.
+        let mut latest: Option<Sent> = None;
         let mut i = 0;
         while i < self.segs.len() {
             let s = self.segs[i];
@@ -287,14 +298,22 @@ impl Rack {
             if covered && !s.delivered {
                 self.segs[i].delivered = true;
                 delivered(s.xmit, s.end.bytes_since(s.seq) as u64);
-                if self.update(now, s) {
-                    d.rtt = Some(self.rtt);
+                if let Some(newer) = self.update(now, s) {
+                    if newer {
+                        d.rtt = Some(now.saturating_since(s.xmit));
+                    }
+                    if latest.is_none_or(|l| sent_after(s, l.xmit, l.end)) {
+                        latest = Some(s);
+                    }
                 }
             }
             if s.seq.ge(una) && blocks.iter().all(|&(_, r)| r.le(s.seq)) {
                 break; // nothing above is covered
             }
             i += 1;
+        }
+        if let Some(s) = latest {
+            self.rtt = now.saturating_since(s.xmit);
         }
         while self.segs.front().is_some_and(|s| s.end.le(una)) {
             self.segs.pop_front();
@@ -324,13 +343,18 @@ impl Rack {
         self.detect(now, reo_wnd)
     }
 
-    /// RACK_update() (6.2 step 2) and reordering detection (step 3).
-    /// True if `s` became the most recently sent segment delivered.
-    fn update(&mut self, now: Instant, s: Sent) -> bool {
+    /// RACK_update() (6.2 step 2) and reordering detection (step 3) for
+    /// one newly delivered segment: `None` if it gives no RTT sample, else
+    /// whether it became the most recently sent segment delivered. The
+    /// caller sets RACK.rtt from every segment that gives a sample (the
+    /// RFC's `RACK.rtt = rtt` precedes its RACK_sent_after() test, as
+    /// `tp->rack.rtt_us = rtt_us` does in Linux's `tcp_rack_advance`); only
+    /// RACK.xmit_ts and RACK.end_seq wait for a segment sent later.
+    fn update(&mut self, now: Instant, s: Sent) -> Option<bool> {
         let rtt = now.saturating_since(s.xmit);
         if s.rexmit && self.min_rtt.is_some_and(|m| rtt < m) {
             // Delivered by the original, not this retransmission: no sample.
-            return false;
+            return None;
         }
         if !s.rexmit {
             self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
@@ -340,16 +364,12 @@ impl Rack {
             // the network reordered it.
             self.reordering_seen = true;
         }
-        let newer = match self.xmit_ts {
-            None => true,
-            Some(t) => s.xmit > t || (s.xmit == t && s.end.gt(self.end_seq)),
-        };
+        let newer = self.xmit_ts.is_none_or(|t| sent_after(s, t, self.end_seq));
         if newer {
             self.xmit_ts = Some(s.xmit);
             self.end_seq = s.end;
-            self.rtt = rtt;
         }
-        newer
+        Some(newer)
     }
 
     /// RACK_update_reo_wnd() (6.2 step 4); `zero_ok`: in recovery, or
@@ -379,9 +399,7 @@ impl Rack {
                 // retransmissions later still).
                 break;
             }
-            // RACK_sent_after(): later, or at the same instant and higher.
-            let after = s.xmit > t || (s.xmit == t && s.end.gt(self.end_seq));
-            if s.delivered || after {
+            if s.delivered || sent_after(*s, t, self.end_seq) {
                 continue;
             }
             let due = s.xmit + self.rtt + reo_wnd;
@@ -513,6 +531,45 @@ mod tests {
         let lost = r.on_reorder_timeout(t(127), Some(ms(100)), false);
         assert_eq!(lost, Some(Seq(3 * MSS)));
         assert_eq!(r.reorder_deadline(), None);
+    }
+
+    #[test]
+    fn a_late_delivery_of_an_earlier_segment_sets_rack_rtt_and_delays_loss() {
+        // RFC 8985 6.2 step 2: RACK.rtt = rtt for every newly delivered
+        // segment that gives a sample, even one sent before RACK's.
+        // 0..5 sent at 0..4 ms; 0 delivered at 100 ms (min_RTT 100 ms,
+        // reo_wnd 25 ms); 4 SACKed at 104 ms: RACK.xmit_ts 4 ms, RACK.rtt
+        // 100 ms, segment 1 due at 1 + 100 + 25 = 126 ms.
+        let mut r = sent(5);
+        r.on_ack(t(100), Seq(MSS), &[], Some(ms(100)), false, 3);
+        let sack = [(Seq(4 * MSS), Seq(5 * MSS))];
+        r.on_ack(t(104), Seq(MSS), &sack, Some(ms(100)), false, 3);
+        assert_eq!(r.reorder_deadline(), Some(t(126)));
+        // Segment 2 (sent at 2 ms) SACKed at 120 ms: RTT 118 ms. RACK's
+        // segment stays 4, but RACK.rtt is 118 ms, so segment 1 is due at
+        // 1 + 118 + 25 = 144 ms and segment 3 at 146 ms.
+        let sack = [(Seq(2 * MSS), Seq(3 * MSS)), (Seq(4 * MSS), Seq(5 * MSS))];
+        let d = r.on_ack(t(120), Seq(MSS), &sack, Some(ms(100)), false, 3);
+        assert_eq!(d.lost_end, None);
+        assert_eq!(r.rtt(), Some(ms(118)));
+        assert_eq!(r.reorder_deadline(), Some(t(144)));
+        // With RACK.rtt left at 100 ms, 1 and 3 would be lost by 130 ms.
+        assert_eq!(r.on_reorder_timeout(t(130), Some(ms(100)), false), None);
+        let lost = r.on_reorder_timeout(t(144), Some(ms(100)), false);
+        assert_eq!(lost, Some(Seq(2 * MSS)));
+        assert_eq!(r.reorder_deadline(), Some(t(146)));
+    }
+
+    #[test]
+    fn rack_rtt_comes_from_the_latest_sent_segment_an_ack_delivers() {
+        // 6.2 step 2 takes an ACK's segments in ascending send time: a
+        // retransmission of 1 (sent at 150 ms) and originals 2 and 3 (sent
+        // at 2 and 3 ms) delivered at 260 ms leave RACK.rtt at 110 ms.
+        let mut r = sent(4);
+        r.on_ack(t(100), Seq(MSS), &[], Some(ms(100)), false, 3);
+        r.on_sent(t(150), Seq(MSS), Seq(2 * MSS), true);
+        r.on_ack(t(260), Seq(4 * MSS), &[], Some(ms(100)), true, 3);
+        assert_eq!(r.rtt(), Some(ms(110)));
     }
 
     #[test]
