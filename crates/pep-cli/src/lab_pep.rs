@@ -569,7 +569,7 @@ pub fn start(lab: &mut Lab, plans: &[DaemonPlan], dir: &Path) -> Result<(), Stri
     std::fs::create_dir_all(dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
     let keys = dir.join("keys");
     if plans.iter().any(|p| p.role == Role::SplitStart) {
-        keygen(&keys)?;
+        fresh_keys(&keys)?;
     }
     // This very binary, also when a rebuild has replaced its file since it
     // started (`current_exe` would then name a deleted path).
@@ -601,6 +601,18 @@ pub fn start(lab: &mut Lab, plans: &[DaemonPlan], dir: &Path) -> Result<(), Stri
         eprintln!("{} is up (config {})", p.what, cfg.display());
     }
     Ok(())
+}
+
+/// A new key pair for each end in `keys`, replacing the pair an earlier
+/// run into the same directory left (`keygen` refuses to overwrite, and a
+/// second `--runs` or a rerun into one `--out` must not fail on it).
+fn fresh_keys(keys: &Path) -> Result<(), String> {
+    match std::fs::remove_dir_all(keys) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("remove {}: {e}", keys.display())),
+    }
+    keygen(keys)
 }
 
 #[cfg(feature = "daemon")]
@@ -788,5 +800,25 @@ mod tests {
             let e = plan_of(agent).unwrap_err();
             assert!(e.contains(field) && e.contains(says), "{agent}: {e}");
         }
+    }
+
+    #[cfg(feature = "daemon")]
+    #[test]
+    fn a_second_run_into_the_same_directory_gets_new_keys() {
+        let dir = std::env::temp_dir().join(format!("pep-keys-{}", std::process::id()));
+        let keys = dir.join("keys");
+        fresh_keys(&keys).unwrap();
+        let first = std::fs::read(keys.join("start.pem")).unwrap();
+        // Failed before: "start.pem exists; not overwriting it".
+        fresh_keys(&keys).unwrap();
+        let second = std::fs::read(keys.join("start.pem")).unwrap();
+        assert_ne!(
+            first, second,
+            "the second run must not reuse the first's key"
+        );
+        for f in ["start.pem", "start.key", "end.pem", "end.key"] {
+            assert!(keys.join(f).exists(), "{f} missing");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
