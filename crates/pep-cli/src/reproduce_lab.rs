@@ -305,10 +305,10 @@ fn about(duration: Option<Duration>) -> String {
          simulator with Linux's TCP (the `linux` profile, as `pep lab compare` runs it) and \
          real Linux TCP in the lab (`pep lab run`), the split and two-node PEPs as the daemon \
          (`pep proxy`: the TPROXY split proxy, split-start/split-end with the QUIC tunnel). \
-         Goodput in Mbit/s at the receiver; retransmissions (the simulator's: every sender, \
-         both legs with a PEP; the lab's: the end hosts' sockets only, not the daemon's legs, \
-         whose losses show as the hop's drops); drops at the {}->{} hop (queue + loss \
-         model); the packets' queueing delay at that hop. The lab runs the two-node point \
+         Goodput in Mbit/s at the receiver; retransmissions of the flow's sender (in both \
+         worlds the server's socket: with a PEP, its leg to the PEP; the PEP's own legs' \
+         losses show as the hop's drops); drops at the {}->{} hop (queue + loss model); the \
+         packets' queueing delay at that hop. The lab runs the two-node point \
          without `credit_charge = \"stall-proof\"`: that is the simulator's model of the \
          daemon's own credit.",
         HOP.0, HOP.1
