@@ -118,8 +118,8 @@ pub struct ReproduceArgs {
     /// the checkout this binary was built from].
     #[arg(long)]
     scenarios: Option<PathBuf>,
-    /// Also run each experiment's base file in the lab, with CUBIC and
-    /// with BBR, beside the simulator (`leo` only; needs root).
+    /// Also run every configuration of every path in the lab (the PEPs
+    /// as the daemon), beside the simulator (`leo` only; needs root).
     #[arg(long)]
     lab: bool,
     /// The lab runs' length [default: 30s, or the base file's with --full].

@@ -869,16 +869,18 @@ fn lab_sample(f: &report::FlowSummary) -> Sample {
     }
 }
 
-/// `pep reproduce leo --lab`'s run of one base file: its flows under
-/// `cc`, without its agents, for `duration` (the file's when `None`), in
-/// the simulator (as [`compare`] runs it: Linux's TCP) and once in the
-/// lab; the outputs under `out/sim` and `out/lab`.
+/// `pep reproduce leo --lab`'s run of one configuration for `duration`
+/// (the file's when `None`): `sim` in the simulator (as [`compare`] runs
+/// it: Linux's TCP) and `lab`, if given, once in the lab, its agents as
+/// the daemon (as `compare` runs them); the outputs under `out/sim` and
+/// `out/lab`. The two differ only where the study says why
+/// (`reproduce_lab`).
 pub(crate) fn sim_and_lab(
-    path: &Path,
-    cc: pep_sim::scenario::CcKind,
+    mut sim: Scenario,
+    lab: Option<Scenario>,
     duration: Option<Duration>,
     out: &Path,
-) -> Result<(pep_sim::output::Summary, report::Summary), String> {
+) -> Result<(SimRun, Option<report::Summary>), String> {
     let run = RunArgs {
         seed: None,
         cc: None,
@@ -891,18 +893,29 @@ pub(crate) fn sim_and_lab(
         no_poll_idle: false,
         ipv6: false,
     };
-    let mut sc = load(Some(path), &run)?;
-    sc.agents.clear();
-    for f in &mut sc.flows {
-        f.tcp.cc = cc;
+    if let Some(d) = duration {
+        sim.duration = d;
     }
-    check_lab(&sc, &run)?;
-    guard_signals()?;
-    let (sim_sc, _) = crate::lab_like::as_linux_runs_it(&sc);
-    let sim = simulate(&sim_sc, &out.join("sim"))?.summary;
-    let lab = run_in_lab(&sc, &run, &args, &out.join("lab"), &[])?;
+    let lab = lab.map(|mut lab| {
+        lab.duration = sim.duration;
+        lab
+    });
+    let plans = match &lab {
+        Some(lab) => {
+            let plans = check_lab(lab, &run)?;
+            guard_signals()?;
+            plans
+        }
+        None => vec![],
+    };
+    let (sim_sc, _) = crate::lab_like::as_linux_runs_it(&sim);
+    let sim = simulate(&sim_sc, &out.join("sim"))?;
+    let Some(lab) = lab else {
+        return Ok((sim, None));
+    };
+    let lab = run_in_lab(&lab, &run, &args, &out.join("lab"), &plans)?;
     check_flows(&lab)?;
-    Ok((sim, lab))
+    Ok((sim, Some(lab)))
 }
 
 /// A simulation's summary, and each flow's goodput measured as the lab
@@ -910,9 +923,9 @@ pub(crate) fn sim_and_lab(
 /// flow's start to its last byte (the summary's runs to the sender's last
 /// ACK, which a splitting PEP's sender leg gets long before the receiver
 /// has the bytes: geo-split-pair's 4.98 s against the receiver's 6.44 s).
-struct SimRun {
-    summary: pep_sim::output::Summary,
-    rx_goodput_mbps: Vec<f64>,
+pub(crate) struct SimRun {
+    pub(crate) summary: pep_sim::output::Summary,
+    pub(crate) rx_goodput_mbps: Vec<f64>,
 }
 
 /// Runs the simulation of `sc`, writes it to `dir`, returns its summary.

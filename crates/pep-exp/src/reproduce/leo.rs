@@ -5,7 +5,8 @@
 //! traces. No paper gives numbers for these runs and no formula predicts
 //! most of them, so the study states no pass/fail claims: its results are
 //! observations (docs/study-leo.md), read from each experiment's
-//! `aggregate.csv` and charts.
+//! `aggregate.csv` and charts. `--lab` runs the same points in the lab
+//! (`pep_cli`'s `reproduce_lab`).
 
 use super::{Claim, Paper};
 
@@ -21,9 +22,11 @@ pub(super) static PAPER: Paper = Paper {
             PEP (split-pair) with a BBR tunnel; on (a) a GEO path (20 Mbit/s, 552 ms \
             RTT, 0.5 % random loss), (b) the LEO preset (100/10 Mbit/s, 15 s \
             reconfigurations with handover loss bursts), (c) the Verizon and T-Mobile \
-            LTE downlink traces. Measured: goodput, retransmissions, and the \
-            bottleneck queue (mean and 99th percentile, packets). Observations only: \
-            see docs/study-leo.md.",
+            LTE downlink traces. Measured: goodput, the sender's retransmissions, and \
+            at the bottleneck the drops, the queue (mean and 99th percentile, \
+            packets) and the packets' queueing delay (median, 95th percentile). \
+            `--lab` (root) runs every point in the lab too, the PEPs as the daemon. \
+            Observations only: see docs/study-leo.md.",
     experiments: &["geo.toml", "leo.toml", "verizon.toml", "tmobile.toml"],
     claims,
 };
