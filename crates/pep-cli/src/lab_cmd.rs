@@ -799,6 +799,29 @@ fn guard_signals() -> Result<(), String> {
     result
 }
 
+/// Above this rate an unoptimised `pep`'s own receiver, which checks every
+/// byte, cannot keep up (61 Mbit/s measured on the 2-core VM at load 7,
+/// docs/study-leo.md): the lab would measure the binary, not the path.
+const UNOPTIMISED_MAX: Rate = Rate::mbps(30);
+
+/// The warning for a lab run by a build without optimisation (`debug`) on a
+/// topology with a link faster than [`UNOPTIMISED_MAX`].
+fn unoptimised_warning(topo: &LabTopology, debug: bool) -> Option<String> {
+    let fastest = topo
+        .links
+        .iter()
+        .flat_map(|l| [l.forward.rate, l.reverse.rate])
+        .max()?;
+    (debug && fastest > UNOPTIMISED_MAX).then(|| {
+        format!(
+            "warning: this pep is an unoptimised build and a link runs at {:.1} Mbit/s: its \
+             receiver checks bytes at about 60 Mbit/s, so goodput may be the binary's, not the \
+             path's (build with `cargo build --release`)",
+            fastest.as_mbps_f64()
+        )
+    })
+}
+
 /// Builds the lab, starts the daemons of `plans` (none: the run without
 /// the PEP), runs the flows, takes it down and writes the results to `out`.
 fn run_in_lab(
@@ -809,6 +832,9 @@ fn run_in_lab(
     plans: &[crate::lab_pep::DaemonPlan],
 ) -> Result<report::Summary, String> {
     let topo = topology_from_scenario(sc)?;
+    if let Some(w) = unoptimised_warning(&topo, cfg!(debug_assertions)) {
+        eprintln!("{w}");
+    }
     let mut opts = lab_options(args, &sc.name);
     // Schedules, traces and LEO presets start with the flows, as in the
     // simulator, not when the lab comes up.
@@ -1262,6 +1288,17 @@ mod tests {
              delay = \"1ms\"\n{link_extra}\n[[flow]]\nname = \"f\"\nfrom = \"a\"\nto = \"b\"\n"
         );
         Scenario::from_toml_str(&text, "t.toml").unwrap()
+    }
+
+    #[test]
+    fn an_unoptimised_build_warns_only_above_what_its_receiver_carries() {
+        let slow = topology_from_scenario(&scenario("", "")).unwrap(); // 10 Mbit/s
+        let mut fast = slow.clone();
+        fast.links[0].reverse.rate = Rate::mbps(100);
+        assert!(unoptimised_warning(&slow, true).is_none());
+        assert!(unoptimised_warning(&fast, false).is_none());
+        let w = unoptimised_warning(&fast, true).unwrap();
+        assert!(w.contains("100.0 Mbit/s") && w.contains("--release"), "{w}");
     }
 
     #[test]
