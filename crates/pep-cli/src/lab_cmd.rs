@@ -954,6 +954,22 @@ pub(crate) struct SimRun {
     pub(crate) rx_goodput_mbps: Vec<f64>,
 }
 
+/// `sc` without its PEP: no agents, and each Smart ACK Dropper queue
+/// replaced by the queue it fronts (SAD is a queue kind, not an agent, but
+/// it is the mechanism whose gain `compare` measures).
+fn without_pep(sc: &Scenario) -> Scenario {
+    let mut bare = sc.clone();
+    bare.agents.clear();
+    for l in &mut bare.links {
+        for d in [&mut l.forward, &mut l.reverse] {
+            if let QueueSpec::Sad { inner, .. } = &d.queue {
+                d.queue = (**inner).clone();
+            }
+        }
+    }
+    bare
+}
+
 /// Runs the simulation of `sc`, writes it to `dir`, returns its summary.
 fn simulate(sc: &Scenario, dir: &Path) -> Result<SimRun, String> {
     let mut sim = pep_sim::Simulation::new(sc);
@@ -1002,9 +1018,8 @@ fn compare(
     // Before the simulation, which may take a while, not after it.
     let plans = check_lab(&sc, run)?;
     guard_signals()?;
-    let pep = !sc.agents.is_empty();
-    let mut bare = sc.clone();
-    bare.agents.clear();
+    let bare = without_pep(&sc);
+    let pep = bare != sc;
     // The simulator runs the TCP the lab's kernel runs.
     let (sim_sc, notes) = crate::lab_like::as_linux_runs_it(&sc);
     if !notes.is_empty() {
@@ -1017,8 +1032,7 @@ fn compare(
         }
         println!();
     }
-    let mut sim_bare_sc = sim_sc.clone();
-    sim_bare_sc.agents.clear();
+    let sim_bare_sc = without_pep(&sim_sc);
     let sim_s = simulate(&sim_sc, &out.join("sim"))?;
     let sim_bare = if pep {
         Some(simulate(&sim_bare_sc, &out.join("sim-nopep"))?)
@@ -1288,6 +1302,23 @@ mod tests {
              delay = \"1ms\"\n{link_extra}\n[[flow]]\nname = \"f\"\nfrom = \"a\"\nto = \"b\"\n"
         );
         Scenario::from_toml_str(&text, "t.toml").unwrap()
+    }
+
+    #[test]
+    fn without_the_pep_a_sad_queue_is_the_queue_it_fronts() {
+        let plain = scenario("", "");
+        assert_eq!(without_pep(&plain), plain, "no PEP: one world");
+        let sad = scenario(
+            "[link.reverse]\nrate = \"64kbps\"\nqueue = { kind = \"sad\", limit = 7 }",
+            "",
+        );
+        let bare = without_pep(&sad);
+        assert_ne!(bare, sad, "SAD is the PEP compare measures");
+        match &bare.links[0].reverse.queue {
+            QueueSpec::DropTail { limit } => assert_eq!(*limit, QueueLimit::Packets(7)),
+            q => panic!("expected the DropTail SAD fronted, got {q:?}"),
+        }
+        assert_eq!(bare.links[0].forward, sad.links[0].forward);
     }
 
     #[test]
