@@ -230,8 +230,7 @@ pub fn apply_leg(fd: &impl AsFd, o: &LegOptions) -> io::Result<()> {
     if let Some(b) = o.rcvbuf {
         s.set_recv_buffer_size(b)?;
     }
-    if let Some(bps) = o.max_pacing_rate {
-        let bytes = (bps / 8).min(u32::MAX as u64) as u32;
+    if let Some(bytes) = pacing_cap(o) {
         setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_MAX_PACING_RATE, bytes as i32)
             .map_err(ctx("SO_MAX_PACING_RATE".into()))?;
     }
@@ -250,6 +249,23 @@ pub fn apply_leg(fd: &impl AsFd, o: &LegOptions) -> io::Result<()> {
         set_mss(fd, m)?;
     }
     Ok(())
+}
+
+/// The `SO_MAX_PACING_RATE` a leg sets, bytes per second. Any finite cap
+/// turns on the kernel's pacing (`SK_PACING_NEEDED`: TCP's internal pacer
+/// without fq, fq's with it) at its own rate, `max(cwnd, in flight) x mss
+/// / srtt` times `tcp_pacing_ss_ratio` (200 %) while `cwnd < ssthresh / 2`
+/// and `tcp_pacing_ca_ratio` (120 %) after (`tcp_update_pacing_rate`);
+/// `~0U` means "no cap" and leaves pacing off, so the largest cap used is
+/// one below it. `pacing = true` alone: that largest cap, the kernel's own
+/// rate unbounded in practice (34 Gbit/s).
+pub fn pacing_cap(o: &LegOptions) -> Option<u32> {
+    const LARGEST: u32 = u32::MAX - 1;
+    match (o.max_pacing_rate, o.pacing) {
+        (Some(bps), _) => Some((bps / 8).min(LARGEST as u64) as u32),
+        (None, Some(true)) => Some(LARGEST),
+        (None, _) => None,
+    }
 }
 
 fn set_mss(fd: &impl AsFd, m: u32) -> io::Result<()> {
@@ -271,6 +287,20 @@ pub fn negotiated_mss(fd: &impl AsRawFd) -> Option<u32> {
         0
     };
     (i.tcpi_snd_mss > 0).then_some(i.tcpi_snd_mss + ts)
+}
+
+/// An established leg's segment: payload bytes (the kernel's send MSS)
+/// and the header bytes each carries on the wire (IP, TCP, timestamps).
+pub fn segment_sizes(fd: &impl AsRawFd, v6: bool) -> Option<(u32, u32)> {
+    let i = tcp_info_raw(fd)?;
+    const TCPI_OPT_TIMESTAMPS: u8 = 1;
+    let ts = if i.tcpi_options & TCPI_OPT_TIMESTAMPS != 0 {
+        12
+    } else {
+        0
+    };
+    let ip = if v6 { 40 } else { 20 };
+    (i.tcpi_snd_mss > 0).then_some((i.tcpi_snd_mss, ip + 20 + ts))
 }
 
 /// A socket for the server leg: marked so the rules never intercept it,
