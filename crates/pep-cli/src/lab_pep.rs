@@ -972,6 +972,50 @@ mod tests {
         }
     }
 
+    /// Every preset Shikama's mitigations experiment varies, on its base
+    /// scenario: the shaping and pacing ones map, the rest are refused by
+    /// the preset.
+    #[test]
+    fn shikamas_mitigations_map_or_are_refused_by_name() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/shikama");
+        let exp: toml::Table = std::fs::read_to_string(root.join("mitigations.toml"))
+            .unwrap()
+            .parse()
+            .unwrap();
+        let presets = exp["vary"]["agent[0].mitigation"].as_array().unwrap();
+        let base = std::fs::read_to_string(root.join("pep.toml")).unwrap();
+        let mut mapped = vec![];
+        for m in presets {
+            let m = m.as_str().unwrap();
+            let text = base.replace("[[agent]]\n", &format!("[[agent]]\nmitigation = \"{m}\"\n"));
+            let s = Scenario::from_toml_str(&text, "pep.toml").unwrap();
+            match plan(&s, &topology_from_scenario(&s).unwrap()) {
+                Ok(p) => mapped.push((m, p[0].config.clone())),
+                Err(e) => {
+                    assert!(
+                        e.contains(".mitigation (which sets ") && e.contains("cannot be mapped"),
+                        "{m}: {e}"
+                    );
+                    assert!(m.starts_with("maxburst-") || m == "pacing-cwv", "{m}: {e}");
+                }
+            }
+        }
+        let names: Vec<&str> = mapped.iter().map(|(m, _)| *m).collect();
+        assert_eq!(names, ["none", "shape-6M", "shape-5.5M", "pacing"]);
+        assert!(
+            mapped[1].1.contains("shape_rate = \"6000000bps\""),
+            "{}",
+            mapped[1].1
+        );
+        assert!(
+            mapped[2].1.contains("shape_rate = \"5500000bps\""),
+            "{}",
+            mapped[2].1
+        );
+        assert!(mapped[3].1.contains("pacing = true"), "{}", mapped[3].1);
+        assert!(!mapped[0].1.contains("shape_") && !mapped[0].1.contains("pacing"));
+    }
+
     #[test]
     fn split_pair_credit_is_the_daemons_or_refused() {
         let pair = |extra: &str| {

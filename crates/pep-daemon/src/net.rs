@@ -511,6 +511,53 @@ pub fn canonical(a: SocketAddr) -> SocketAddr {
 mod tests {
     use super::*;
 
+    /// The kernel's `SO_MAX_PACING_RATE` (read back as an unsigned long).
+    fn max_pacing_rate(s: &Socket) -> u64 {
+        let mut v: libc::c_ulong = 0;
+        let mut len = std::mem::size_of::<libc::c_ulong>() as libc::socklen_t;
+        // SAFETY: `v` and `len` are valid for the kernel to write.
+        let r = unsafe {
+            libc::getsockopt(
+                s.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_MAX_PACING_RATE,
+                (&mut v as *mut libc::c_ulong).cast(),
+                &mut len,
+            )
+        };
+        assert_eq!(r, 0, "{}", io::Error::last_os_error());
+        if len as usize == std::mem::size_of::<u32>() {
+            v &= u32::MAX as libc::c_ulong;
+        }
+        v as u64
+    }
+
+    /// `pacing = true` leaves a finite cap on the socket (the kernel turns
+    /// pacing on only then); without it the socket keeps "no cap".
+    #[test]
+    fn pacing_sets_a_finite_cap_on_the_socket() {
+        let sock = || Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP)).unwrap();
+        let plain = sock();
+        apply_leg(&plain, &LegOptions::default()).unwrap();
+        let none = max_pacing_rate(&plain);
+        assert!(none == u64::MAX || none == u32::MAX as u64, "{none}");
+        let paced = sock();
+        let o = LegOptions {
+            pacing: Some(true),
+            ..LegOptions::default()
+        };
+        apply_leg(&paced, &o).unwrap();
+        assert_eq!(max_pacing_rate(&paced), (u32::MAX - 1) as u64);
+        let capped = sock();
+        let o = LegOptions {
+            pacing: Some(true),
+            max_pacing_rate: Some(20_000_000),
+            ..LegOptions::default()
+        };
+        apply_leg(&capped, &o).unwrap();
+        assert_eq!(max_pacing_rate(&capped), 2_500_000);
+    }
+
     #[test]
     fn cidr_parse_and_match() {
         let c: Cidr = "10.1.0.0/16".parse().unwrap();
