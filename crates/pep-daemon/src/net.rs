@@ -278,15 +278,8 @@ fn set_mss(fd: &impl AsFd, m: u32) -> io::Result<()> {
 /// it (the kernel's current send MSS plus the timestamp option it
 /// subtracts).
 pub fn negotiated_mss(fd: &impl AsRawFd) -> Option<u32> {
-    let i = tcp_info_raw(fd)?;
-    // TCPI_OPT_TIMESTAMPS (linux/tcp.h), not in the libc crate.
-    const TCPI_OPT_TIMESTAMPS: u8 = 1;
-    let ts = if i.tcpi_options & TCPI_OPT_TIMESTAMPS != 0 {
-        12
-    } else {
-        0
-    };
-    (i.tcpi_snd_mss > 0).then_some(i.tcpi_snd_mss + ts)
+    // IPv4's 40 B of IP and TCP header leave the timestamps.
+    segment_sizes(fd, false).map(|(payload, header)| payload + header - 40)
 }
 
 /// An established leg's segment: payload bytes (the kernel's send MSS)
