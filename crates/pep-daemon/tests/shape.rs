@@ -3,7 +3,8 @@
 //! it): uploads through a shaped server leg arrive at the rate counted on
 //! the wire, payload `rate x mss / (mss + 52)` (IPv4, TCP, timestamps),
 //! on a path that would carry gigabits; downloads, into the unshaped
-//! client leg, are not held back.
+//! client leg, are not held back; a finite upload ends, its FIN after
+//! the last shaped byte.
 //!
 //! Expectation: 20 Mbit/s on the wire is 19.31 Mbit/s of payload with
 //! 1448 B segments; the bucket cannot be exceeded (upper bound 2 %: the
@@ -15,6 +16,7 @@
 use crate::common;
 use crate::rate_cap::{blast, drain};
 
+use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration as StdDuration, Instant};
 
@@ -78,6 +80,27 @@ fn a_shaped_server_leg_carries_its_rate_on_the_wire() {
             up / 1e6,
             want / 1e6
         );
+        // A finite upload ends: its FIN follows the last shaped byte (in
+        // splice mode a FIN behind a full pipe once left the relay
+        // spinning on a readable socket, and the upload never ended).
+        let c = connect(&n.client, n.server.addr, port).expect("connect");
+        let mut s = accept(&l);
+        let t0 = Instant::now();
+        let sender = std::thread::spawn(move || {
+            let mut c = c;
+            c.write_all(&vec![0x5au8; 2_000_000]).unwrap();
+            c.shutdown(std::net::Shutdown::Write).unwrap();
+            c
+        });
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).expect("the upload ends");
+        let took = t0.elapsed().as_secs_f64();
+        drop(sender.join().unwrap());
+        assert_eq!(got.len(), 2_000_000, "{relay}");
+        assert!(got.iter().all(|&b| b == 0x5a), "{relay}");
+        // 2 MB at 19.31 Mbit/s is 0.83 s (less the bucket).
+        println!("{relay}: 2 MB upload ended after {took:.2} s");
+        assert!((0.75..3.0).contains(&took), "{relay}: {took:.2} s");
         let down = run(false);
         println!("{relay}: download {:.1} Mbit/s (unshaped)", down / 1e6);
         assert!(down > 3.0 * want, "{relay}: the download was shaped too");
