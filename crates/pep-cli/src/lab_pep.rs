@@ -485,6 +485,18 @@ fn split_pair(c: &Ctx) -> Result<Vec<DaemonPlan>, String> {
         }
     };
     let limit = int("local_queue_limit", 1000)?;
+    // The simulator's fair scheduling replaces the queue's policy with one
+    // DropTail queue per flow, its share of the limit.
+    let (policy, per_flow) = match c.str("scheduling") {
+        Some("fair") => (
+            "fair",
+            format!(
+                "per_flow = {}\n",
+                (limit as u64).div_ceil(c.a.flows.len() as u64)
+            ),
+        ),
+        _ => (policy, String::new()),
+    };
     let buffer_start = int("buffer_start", 200)? as u64 * (mss + hdr);
     let interval = c.str("send_check_interval").unwrap_or("10ms");
     parse_duration(interval)
@@ -505,7 +517,7 @@ fn split_pair(c: &Ctx) -> Result<Vec<DaemonPlan>, String> {
          [tunnel]\nrole = \"split-start\"\npeer = \"{peer}:{TUNNEL_PORT}\"\ncc = {}\n\
          cert = \"{{keys}}/start.pem\"\nkey = \"{{keys}}/start.key\"\npeer_cert = \"{{keys}}/end.pem\"\n\
          [tunnel.local_queue]\npolicy = {}\nlimit = {limit}\nrate = {}\nbuffer_start = \"{buffer_start}\"\n\
-         check_interval = {}\nstall_after = {}\n",
+         check_interval = {}\nstall_after = {}\n{per_flow}",
         proxy_section(""),
         list(&c.toward_sources(start)),
         list(&c.addrs(|f| c.sc.flows[f].src)),
@@ -569,12 +581,7 @@ fn split_pair_unlike(c: &Ctx) -> Result<Vec<String>, String> {
         ),
     }
     for (k, ok, why) in [
-        (
-            "scheduling",
-            "fifo",
-            "split-start's local queue is one queue (RED or DropTail); the tunnel then serves \
-             its flows' streams round robin, which is not the simulator's per-flow queues",
-        ),
+        ("scheduling", "fifo|fair", "expected \"fifo\" or \"fair\""),
         (
             "tunnel_delack",
             "true",
@@ -584,7 +591,7 @@ fn split_pair_unlike(c: &Ctx) -> Result<Vec<String>, String> {
     ] {
         if let Some(v) = c.a.params.get(k) {
             let text = v.as_str().map_or_else(|| v.to_string(), str::to_string);
-            if text != ok {
+            if !ok.split('|').any(|o| o == text) {
                 return Err(format!(
                     "{}: cannot be mapped onto the daemon: {why}",
                     (c.at)(k)
@@ -1035,6 +1042,16 @@ mod tests {
             let q = daemon(&p[1]).tunnel.unwrap().local_queue.unwrap();
             assert_eq!(q.stall_after, std::time::Duration::from_millis(300));
         }
+        // Fair scheduling: one DropTail queue per flow, its share of the limit.
+        let p = pair("scheduling = \"fair\"\nlocal_queue_limit = 300").unwrap();
+        assert!(p[1].config.contains("policy = \"fair\""), "{}", p[1].config);
+        assert!(p[1].config.contains("per_flow = 300\n"), "{}", p[1].config);
+        #[cfg(feature = "daemon")]
+        {
+            let q = daemon(&p[1]).tunnel.unwrap().local_queue.unwrap();
+            use pep_daemon::tunnel::localq::LqPolicy;
+            assert_eq!(q.policy, LqPolicy::Fair { per_flow: 300 });
+        }
         // The simulator's default credit: the daemon's runs, and says so.
         let p = pair("").unwrap();
         assert_eq!(p[1].notes.len(), 1);
@@ -1068,8 +1085,7 @@ mod tests {
             ("kind = \"split\"\nnode = \"r1\"\nmitigation = \"maxburst-2\"", ".mitigation (which sets max_burst)", "per ACK"),
             ("kind = \"split\"\nnode = \"r1\"\ncwv = true", &format!("{at}.cwv"), "RFC 7661"),
             ("kind = \"split\"\nnode = \"r1\"\nmitigation = \"pacing-cwv\"", ".mitigation (which sets cwv)", "RFC 7661"),
-            (&format!("{pair}\nscheduling = \"fair\"") as &str, ".scheduling", "one queue"),
-            (&format!("{pair}\ncredit_charge = \"delivered\""), ".credit_charge", "\"stall-proof\""),
+            (&format!("{pair}\ncredit_charge = \"delivered\"") as &str, ".credit_charge", "\"stall-proof\""),
             (&format!("{pair}\ncredit_charge = \"admitted\""), ".credit_charge", "transmissions"),
             (&format!("{pair}\ntunnel_delack = false"), ".tunnel_delack", "every packet"),
             (&format!("{pair}\ntunnel_rwnd = 100000"), ".tunnel_rwnd", "unbounded"),

@@ -92,6 +92,7 @@ struct RawLocalQueue {
     max_th: Option<i64>,
     nfqueue: Option<i64>,
     stall_after: Option<String>,
+    per_flow: Option<i64>,
 }
 
 fn local_queue(q: &RawLocalQueue) -> FieldResult<crate::tunnel::localq::LocalQueueSettings> {
@@ -128,22 +129,41 @@ fn local_queue(q: &RawLocalQueue) -> FieldResult<crate::tunnel::localq::LocalQue
                 max_th: max_th.map(|v| v as u32),
             }
         }
-        "droptail" | "drop-tail" => {
+        p @ ("droptail" | "drop-tail" | "fair") => {
             if min_th.is_some() || max_th.is_some() {
                 return Err((
                     format!("{F}.policy"),
                     "min_th and max_th are RED's: set policy = \"red\" or remove them".into(),
                 ));
             }
-            LqPolicy::DropTail
+            if p == "fair" {
+                let per_flow = int_in(
+                    &format!("{F}.per_flow"),
+                    q.per_flow,
+                    100.min(limit as i64),
+                    1,
+                    limit as i64,
+                )?;
+                LqPolicy::Fair {
+                    per_flow: per_flow as u32,
+                }
+            } else {
+                LqPolicy::DropTail
+            }
         }
         other => {
             return Err((
                 format!("{F}.policy"),
-                format!("{other:?}: expected \"red\" or \"droptail\""),
+                format!("{other:?}: expected \"red\", \"droptail\" or \"fair\""),
             ))
         }
     };
+    if q.per_flow.is_some() && !matches!(policy, LqPolicy::Fair { .. }) {
+        return Err((
+            format!("{F}.per_flow"),
+            "is the fair policy's: set policy = \"fair\" or remove it".into(),
+        ));
+    }
     let buffer_start = match &q.buffer_start {
         Some(b) => field(&format!("{F}.buffer_start"), parse_bytes(b))?,
         None => 200 * 1040,
@@ -1678,6 +1698,19 @@ mod tests {
             s.tunnel.unwrap().local_queue.unwrap().policy,
             LqPolicy::DropTail
         );
+        let fair = |extra: &str| {
+            let s = parse(&format!("{MIN}{}", q(extra)), "f").unwrap();
+            s.tunnel.unwrap().local_queue.unwrap()
+        };
+        let l = fair("policy = \"fair\"\nper_flow = 40\n");
+        assert_eq!(l.policy, LqPolicy::Fair { per_flow: 40 });
+        assert_eq!(
+            l.core().discipline,
+            pep_core::localq::Discipline::Fair { per_flow: 40 }
+        );
+        // The default share fits the limit.
+        let l = fair("policy = \"fair\"\nlimit = 30\n");
+        assert_eq!(l.policy, LqPolicy::Fair { per_flow: 30 });
         for (extra, field) in [
             ("policy = \"codel\"", "tunnel.local_queue.policy"),
             ("limit = 0", "tunnel.local_queue.limit"),
@@ -1696,6 +1729,19 @@ mod tests {
             ),
             ("nfqueue = 70000", "tunnel.local_queue.nfqueue"),
             ("stall_after = \"0s\"", "tunnel.local_queue.stall_after"),
+            (
+                "policy = \"fair\"\nlimit = 300\nper_flow = 301",
+                "tunnel.local_queue.per_flow",
+            ),
+            (
+                "policy = \"fair\"\nper_flow = 0",
+                "tunnel.local_queue.per_flow",
+            ),
+            (
+                "per_flow = 10",
+                "tunnel.local_queue.per_flow: is the fair policy's",
+            ),
+            ("policy = \"fair\"\nmin_th = 5", "tunnel.local_queue.policy"),
             ("colour = 1", "colour"),
         ] {
             let e = err(&q(extra));
