@@ -1074,6 +1074,18 @@ mod tests {
         );
         assert_eq!(notes.len(), 1);
         assert!(as_the_daemon_runs_it(&mut s).is_empty(), "set once");
+        // compare's like-with-like list carries it.
+        let (sim, notes) = crate::lab_like::as_linux_runs_it(&sc(
+            "kind = \"split-pair\"\nnodes = [\"r1\", \"r2\"]",
+        ));
+        assert_eq!(
+            sim.agents[0].params["credit_charge"].as_str(),
+            Some("stall-proof")
+        );
+        assert!(
+            notes.iter().any(|n| n.contains("credit_charge")),
+            "{notes:?}"
+        );
     }
 
     #[test]
