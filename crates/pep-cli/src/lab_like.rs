@@ -5,7 +5,8 @@
 //! window `TCP_WINDOW_CLAMP`) and per route or node ([`crate::lab_tcp`]:
 //! the initial window, an ACK for every segment, SACK off). Each other
 //! setting the scenario gives differently is named, with the value Linux
-//! runs instead.
+//! runs instead; so are the agents' settings the daemon runs its own way
+//! ([`crate::lab_pep::as_the_daemon_runs_it`]).
 
 use pep_sim::scenario::{AckSpec, CcKind, Profile, Scenario, SinkSpec, TcpSpec};
 
@@ -102,6 +103,7 @@ pub fn as_linux_runs_it(sc: &Scenario) -> (Scenario, Vec<String>) {
         f.tcp = new;
         f.sink = new_sink;
     }
+    notes.extend(crate::lab_pep::as_the_daemon_runs_it(&mut out));
     (out, notes)
 }
 

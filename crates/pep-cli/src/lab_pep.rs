@@ -52,6 +52,9 @@ pub struct DaemonPlan {
     pub role: Role,
     /// `pep.toml`; `{keys}` stands for the directory of the tunnel's keys.
     pub config: String,
+    /// Where the daemon runs differently from the simulator's agent,
+    /// printed when it starts and written atop its configuration.
+    pub notes: Vec<String>,
 }
 
 /// The daemons for every agent of `sc`, or the first setting that cannot
@@ -84,6 +87,27 @@ pub fn plan(sc: &Scenario, topo: &LabTopology) -> Result<Vec<DaemonPlan>, String
         check_config(d)?;
     }
     Ok(out)
+}
+
+/// `sc`'s agents as the daemon runs them, for the simulator's side of
+/// `pep lab compare`: a split-pair that leaves `credit_charge` at the
+/// simulator's default gets the daemon's "stall-proof" (its `stall_after`,
+/// set or not, is the daemon's too). One line per change, as
+/// [`crate::lab_like::as_linux_runs_it`] gives them.
+pub fn as_the_daemon_runs_it(sc: &mut Scenario) -> Vec<String> {
+    let mut notes = vec![];
+    for a in &mut sc.agents {
+        if a.kind == "split-pair" && !a.params.contains_key("credit_charge") {
+            a.params
+                .insert("credit_charge".into(), Value::String("stall-proof".into()));
+            notes.push(format!(
+                "agent {:?}: credit_charge \"admitted\" (the simulator's default) -> the \
+                 daemon's \"stall-proof\"",
+                a.name
+            ));
+        }
+    }
+    notes
 }
 
 /// The daemon's own parser reads each configuration before anything is
@@ -268,16 +292,48 @@ fn legs(
 /// `split`: the TPROXY relay at the node.
 fn split(c: &Ctx) -> Result<Vec<DaemonPlan>, String> {
     c.only(
-        &["rwnd", "buffer", "sndbuf", "cc", "bypass", "burst_rate"],
         &[
-            ("max_burst", "Linux has no per-ACK burst limit (use pacing on the leg instead)"),
-            ("pacing", "the daemon paces only up to a fixed rate (server_leg.max_pacing_rate), not at cwnd/srtt"),
-            ("cwv", "congestion-window validation is Linux's own (tcp_slow_start_after_idle), not a daemon setting"),
-            ("shape_rate", "the daemon has no token bucket between the legs (server_leg.max_pacing_rate is a pacing cap, not a shaper)"),
-            ("shape_burst", "the daemon has no token bucket between the legs"),
-            ("mitigation", "its presets are the simulator's burst mitigations (shaping, max_burst, pacing), which the daemon lacks"),
+            "rwnd",
+            "buffer",
+            "sndbuf",
+            "cc",
+            "bypass",
+            "burst_rate",
+            "max_burst",
+            "pacing",
+            "cwv",
+            "shape_rate",
+            "shape_burst",
+            "mitigation",
         ],
+        &[],
     )?;
+    let m = pep_sim::agent::split::mitigations(&c.a.params)
+        .map_err(|e| format!("{}: {}", (c.at)(&e.field), e.message))?;
+    // A setting the preset stands for is named by the preset.
+    let by = |k: &str| {
+        if c.a.params.contains_key(k) {
+            (c.at)(k)
+        } else {
+            format!("{} (which sets {k})", (c.at)("mitigation"))
+        }
+    };
+    if let Some(n) = m.max_burst.filter(|&n| n > 0) {
+        return Err(format!(
+            "{}: cannot be mapped onto the daemon: max_burst = {n} is ns-2's maxburst_, a \
+             limit of segments sent per ACK, and Linux's TCP has none (its nearest is pacing: \
+             pacing = true, which the daemon runs)",
+            by("max_burst")
+        ));
+    }
+    if m.cwv == Some(true) {
+        return Err(format!(
+            "{}: cannot be mapped onto the daemon: Linux validates the congestion window its \
+             own way, always (RFC 2861's rules: tcp_cwnd_application_limited, \
+             tcp_slow_start_after_idle), and has no RFC 7661",
+            by("cwv")
+        ));
+    }
     c.flows_open_connections()?;
     if c.a.params.get("bypass").and_then(Value::as_bool) == Some(true) {
         return Ok(vec![]); // the PEP switched off: nothing runs
@@ -297,12 +353,35 @@ fn split(c: &Ctx) -> Result<Vec<DaemonPlan>, String> {
         list(&c.addrs(|f| c.sc.flows[f].src))
     );
     config += &legs(c, c.bytes("rwnd")?, c.bytes("sndbuf")?, cc.as_deref())?;
+    // The forwarding sender paces as the agent says, else as the flows'
+    // own TCP (the simulator copies the flows' settings onto it).
+    let pacing = match m.pacing {
+        Some(p) => p,
+        None => c.same("tcp.pacing", |f| c.sc.flows[f].tcp.pacing)?,
+    };
+    if pacing {
+        // The kernel's pacing at cwnd/srtt, with the simulator's ratios
+        // (Linux's 200 % and 120 %: docs/lab.md).
+        config += "pacing = true\n";
+    }
+    if let Some(rate) = m.shape_rate {
+        // Both count the wire bytes of each segment: the simulator the
+        // flows' header, the daemon its leg's own (timestamps included).
+        let _ = writeln!(config, "shape_rate = \"{}bps\"", rate.as_bps());
+        let burst = match m.shape_burst {
+            Some(b) => b,
+            // The agent's default: two of its segments.
+            None => 2 * c.same("tcp.mss", |f| c.sc.flows[f].tcp.mss)? as u64,
+        };
+        let _ = writeln!(config, "shape_burst = \"{burst}B\"");
+    }
     Ok(vec![DaemonPlan {
         file: file_name(&c.a.name),
         what: format!("split at {}", c.node(0)),
         node: c.node(0).to_string(),
         role: Role::Relay,
         config,
+        notes: vec![],
     }])
 }
 
@@ -330,18 +409,20 @@ fn split_pair(c: &Ctx) -> Result<Vec<DaemonPlan>, String> {
             "send_check_interval",
             "tunnel_cc",
             "enabled",
+            "credit_charge",
+            "stall_after",
+            "scheduling",
+            "tunnel_delack",
+            "flow_credit",
         ],
         &[
-            ("scheduling", "split-start's local queue is one queue (fifo); the daemon has no per-flow round robin"),
-            ("tunnel_rwnd", "the tunnel is a QUIC connection whose window the daemon does not bound (per-flow credit is tunnel.flow_window)"),
-            ("tunnel_delack", "QUIC acknowledges by its own rules (quinn's ACK frequency), not TCP's delayed ACK"),
-            ("credit_charge", "the daemon charges a flow the bytes admitted and not yet read into the tunnel, always"),
-            ("tunnel_ssthresh", "quinn's congestion controllers take no initial threshold"),
-            ("end_buffer", "split-end's per-flow buffer is QUIC's stream window (tunnel.flow_window), not a count of packets"),
-            ("flow_credit", "needs end_buffer, which the daemon lacks"),
+            ("tunnel_rwnd", "the tunnel is a QUIC connection whose receive window the daemon leaves unbounded (as the simulator's default, \"very high\"); per flow it is tunnel.flow_window"),
+            ("tunnel_ssthresh", "the tunnel's congestion controllers (quinn's and the daemon's cubic-flows and bbr) start with no slow-start threshold, as the simulator's default does"),
+            ("end_buffer", "split-end's per-flow bound is QUIC's stream window (tunnel.flow_window, bytes the split-end application has not read), not packets handed on and unacknowledged by the destination, and a full flow never stalls the others' stream"),
         ],
     )?;
     c.flows_open_connections()?;
+    let notes = split_pair_unlike(c)?;
     if c.a.params.get("enabled").and_then(Value::as_bool) == Some(false) {
         return Ok(vec![]);
     }
@@ -404,10 +485,26 @@ fn split_pair(c: &Ctx) -> Result<Vec<DaemonPlan>, String> {
         }
     };
     let limit = int("local_queue_limit", 1000)?;
+    // The simulator's fair scheduling replaces the queue's policy with one
+    // DropTail queue per flow, its share of the limit.
+    let (policy, per_flow) = match c.str("scheduling") {
+        Some("fair") => (
+            "fair",
+            format!(
+                "per_flow = {}\n",
+                (limit as u64).div_ceil(c.a.flows.len() as u64)
+            ),
+        ),
+        _ => (policy, String::new()),
+    };
     let buffer_start = int("buffer_start", 200)? as u64 * (mss + hdr);
     let interval = c.str("send_check_interval").unwrap_or("10ms");
     parse_duration(interval)
         .map_err(|e| format!("{}: {}", (c.at)("send_check_interval"), e.message()))?;
+    // The simulator's default is the daemon's (200 ms).
+    let stall_after = c.str("stall_after").unwrap_or("200ms");
+    parse_duration(stall_after)
+        .map_err(|e| format!("{}: {}", (c.at)("stall_after"), e.message()))?;
     match c.str("check").unwrap_or("poll") {
         // The daemon re-checks every interval and at every arrival.
         "poll" | "event" => {}
@@ -420,7 +517,7 @@ fn split_pair(c: &Ctx) -> Result<Vec<DaemonPlan>, String> {
          [tunnel]\nrole = \"split-start\"\npeer = \"{peer}:{TUNNEL_PORT}\"\ncc = {}\n\
          cert = \"{{keys}}/start.pem\"\nkey = \"{{keys}}/start.key\"\npeer_cert = \"{{keys}}/end.pem\"\n\
          [tunnel.local_queue]\npolicy = {}\nlimit = {limit}\nrate = {}\nbuffer_start = \"{buffer_start}\"\n\
-         check_interval = {}\n",
+         check_interval = {}\nstall_after = {}\n{per_flow}",
         proxy_section(""),
         list(&c.toward_sources(start)),
         list(&c.addrs(|f| c.sc.flows[f].src)),
@@ -429,6 +526,7 @@ fn split_pair(c: &Ctx) -> Result<Vec<DaemonPlan>, String> {
         q(policy),
         q(&rate),
         q(interval),
+        q(stall_after),
     );
     let end_cfg = format!(
         "{}[tunnel]\nrole = \"split-end\"\nlisten = \"0.0.0.0:{TUNNEL_PORT}\"\nallow = {}\ncc = {}\n\
@@ -446,6 +544,7 @@ fn split_pair(c: &Ctx) -> Result<Vec<DaemonPlan>, String> {
             node: c.node(1).to_string(),
             role: Role::Relay,
             config: end_cfg,
+            notes: vec![],
         },
         DaemonPlan {
             file: format!("{f}-start"),
@@ -453,8 +552,54 @@ fn split_pair(c: &Ctx) -> Result<Vec<DaemonPlan>, String> {
             node: c.node(0).to_string(),
             role: Role::SplitStart,
             config: start_cfg,
+            notes,
         },
     ])
+}
+
+/// The split-pair settings whose values the daemon runs one way only:
+/// each other value is refused by its field; the simulator's default
+/// credit, which the daemon cannot run, is a note. (`flow_credit = true`
+/// needs `end_buffer`, which is refused.)
+fn split_pair_unlike(c: &Ctx) -> Result<Vec<String>, String> {
+    let mut notes = vec![];
+    match c.str("credit_charge") {
+        Some("stall-proof") => {}
+        Some(other) => {
+            return Err(format!(
+                "{}: cannot be mapped onto the daemon: {other:?} counts the tunnel's \
+                 transmissions, which a QUIC tunnel does not report per packet; the daemon's \
+                 credit is \"stall-proof\" (set it, and stall_after, to compare like with like)",
+                (c.at)("credit_charge")
+            ))
+        }
+        None => notes.push(
+            "credit_charge: the daemon's credit is \"stall-proof\", not the simulator's default \
+             \"admitted\" (the thesis's, which can stall); `pep lab compare` simulates \
+             \"stall-proof\" too"
+                .into(),
+        ),
+    }
+    for (k, ok, why) in [
+        ("scheduling", "fifo|fair", "expected \"fifo\" or \"fair\""),
+        (
+            "tunnel_delack",
+            "true",
+            "QUIC acknowledges every second packet or after max_ack_delay (25 ms), as a \
+             delayed-ACK receiver does; quinn cannot acknowledge every packet",
+        ),
+    ] {
+        if let Some(v) = c.a.params.get(k) {
+            let text = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+            if !ok.split('|').any(|o| o == text) {
+                return Err(format!(
+                    "{}: cannot be mapped onto the daemon: {why}",
+                    (c.at)(k)
+                ));
+            }
+        }
+    }
+    Ok(notes)
 }
 
 /// (agent field, daemon key), or (field, why it is refused).
@@ -554,6 +699,7 @@ fn packet(c: &Ctx) -> Result<DaemonPlan, String> {
         node: name.to_string(),
         role: Role::Packet { a, b },
         config,
+        notes: vec![],
     })
 }
 
@@ -579,7 +725,12 @@ pub fn start(lab: &mut Lab, plans: &[DaemonPlan], dir: &Path) -> Result<(), Stri
             bump_in_the_wire(lab, &p.node, a, b)?;
         }
         let cfg = dir.join(format!("{}.toml", p.file));
-        let text = p.config.replace("{keys}", &keys.display().to_string());
+        let mut text = String::new();
+        for n in &p.notes {
+            eprintln!("{}: {n}", p.what);
+            let _ = writeln!(text, "# {n}");
+        }
+        text += &p.config.replace("{keys}", &keys.display().to_string());
         std::fs::write(&cfg, text).map_err(|e| format!("write {}: {e}", cfg.display()))?;
         let args: Vec<String> = [
             "proxy",
@@ -789,12 +940,181 @@ mod tests {
         pep_daemon::config::parse(&p[0].config, "thin.toml").unwrap();
     }
 
+    /// The daemon's settings of a plan's configuration.
+    #[cfg(feature = "daemon")]
+    fn daemon(d: &DaemonPlan) -> pep_daemon::config::Settings {
+        let text = d.config.replace("{keys}", "/nonexistent");
+        pep_daemon::config::parse(&text, "t.toml").unwrap()
+    }
+
+    #[test]
+    fn split_mitigations_map_onto_the_server_leg() {
+        let shaped = |agent: &str| {
+            let p = plan_of(&format!("kind = \"split\"\nnode = \"r1\"\n{agent}")).unwrap();
+            p[0].config.clone()
+        };
+        // Shikama's shaping preset: 6 Mbit/s, a bucket of two segments.
+        let mss = sc("kind = \"split\"\nnode = \"r1\"").flows[0].tcp.mss as u64;
+        let c = shaped("mitigation = \"shape-6M\"");
+        assert!(c.contains("shape_rate = \"6000000bps\""), "{c}");
+        assert!(
+            c.contains(&format!("shape_burst = \"{}B\"", 2 * mss)),
+            "{c}"
+        );
+        assert!(!c.contains("pacing"), "{c}");
+        let c = shaped("shape_rate = \"5.5Mbit/s\"\nshape_burst = \"4000B\"\npacing = true");
+        assert!(
+            c.contains("shape_rate = \"5500000bps\"\nshape_burst = \"4000B\""),
+            "{c}"
+        );
+        assert!(c.contains("pacing = true"), "{c}");
+        // Off, as the simulator reads them.
+        let c = shaped("shape_rate = \"none\"\nmax_burst = 0\ncwv = false\nmitigation = \"none\"");
+        assert!(!c.contains("shape_") && !c.contains("pacing"), "{c}");
+        #[cfg(feature = "daemon")]
+        {
+            let p = plan_of(
+                "kind = \"split\"\nnode = \"r1\"\nmitigation = \"pacing\"\nshape_rate = \"6Mbps\"",
+            )
+            .unwrap();
+            let s = daemon(&p[0]);
+            assert_eq!(s.server_leg.pacing, Some(true));
+            let shape = pep_daemon::config::LegShape {
+                rate: 6_000_000,
+                burst: Some(2 * mss),
+            };
+            assert_eq!(s.server_leg.shape, Some(shape));
+            assert_eq!(
+                s.client_leg.shape, None,
+                "only what goes toward the destination"
+            );
+        }
+    }
+
+    /// Every preset Shikama's mitigations experiment varies, on its base
+    /// scenario: the shaping and pacing ones map, the rest are refused by
+    /// the preset.
+    #[test]
+    fn shikamas_mitigations_map_or_are_refused_by_name() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/shikama");
+        let exp: toml::Table = std::fs::read_to_string(root.join("mitigations.toml"))
+            .unwrap()
+            .parse()
+            .unwrap();
+        let presets = exp["vary"]["agent[0].mitigation"].as_array().unwrap();
+        let base = std::fs::read_to_string(root.join("pep.toml")).unwrap();
+        let mut mapped = vec![];
+        for m in presets {
+            let m = m.as_str().unwrap();
+            let text = base.replace("[[agent]]\n", &format!("[[agent]]\nmitigation = \"{m}\"\n"));
+            let s = Scenario::from_toml_str(&text, "pep.toml").unwrap();
+            match plan(&s, &topology_from_scenario(&s).unwrap()) {
+                Ok(p) => mapped.push((m, p[0].config.clone())),
+                Err(e) => {
+                    assert!(
+                        e.contains(".mitigation (which sets ") && e.contains("cannot be mapped"),
+                        "{m}: {e}"
+                    );
+                    assert!(m.starts_with("maxburst-") || m == "pacing-cwv", "{m}: {e}");
+                }
+            }
+        }
+        let names: Vec<&str> = mapped.iter().map(|(m, _)| *m).collect();
+        assert_eq!(names, ["none", "shape-6M", "shape-5.5M", "pacing"]);
+        assert!(
+            mapped[1].1.contains("shape_rate = \"6000000bps\""),
+            "{}",
+            mapped[1].1
+        );
+        assert!(
+            mapped[2].1.contains("shape_rate = \"5500000bps\""),
+            "{}",
+            mapped[2].1
+        );
+        assert!(mapped[3].1.contains("pacing = true"), "{}", mapped[3].1);
+        assert!(!mapped[0].1.contains("shape_") && !mapped[0].1.contains("pacing"));
+    }
+
+    #[test]
+    fn split_pair_credit_is_the_daemons_or_refused() {
+        let pair = |extra: &str| {
+            plan_of(&format!(
+                "kind = \"split-pair\"\nnodes = [\"r1\", \"r2\"]\n{extra}"
+            ))
+        };
+        let p = pair("credit_charge = \"stall-proof\"\nstall_after = \"300ms\"\nscheduling = \"fifo\"\ntunnel_delack = true\nflow_credit = false").unwrap();
+        assert!(p[1].notes.is_empty(), "{:?}", p[1].notes);
+        assert!(
+            p[1].config.contains("stall_after = \"300ms\""),
+            "{}",
+            p[1].config
+        );
+        #[cfg(feature = "daemon")]
+        {
+            let q = daemon(&p[1]).tunnel.unwrap().local_queue.unwrap();
+            assert_eq!(q.stall_after, std::time::Duration::from_millis(300));
+        }
+        // Fair scheduling: one DropTail queue per flow, its share of the limit.
+        let p = pair("scheduling = \"fair\"\nlocal_queue_limit = 300").unwrap();
+        assert!(p[1].config.contains("policy = \"fair\""), "{}", p[1].config);
+        assert!(p[1].config.contains("per_flow = 300\n"), "{}", p[1].config);
+        #[cfg(feature = "daemon")]
+        {
+            let q = daemon(&p[1]).tunnel.unwrap().local_queue.unwrap();
+            use pep_daemon::tunnel::localq::LqPolicy;
+            assert_eq!(q.policy, LqPolicy::Fair { per_flow: 300 });
+        }
+        // The simulator's default credit: the daemon's runs, and says so.
+        let p = pair("").unwrap();
+        assert_eq!(p[1].notes.len(), 1);
+        assert!(
+            p[1].notes[0].contains("\"stall-proof\""),
+            "{:?}",
+            p[1].notes
+        );
+        assert!(
+            p[1].config.contains("stall_after = \"200ms\""),
+            "{}",
+            p[1].config
+        );
+        // ... and compare simulates the daemon's.
+        let mut s = sc("kind = \"split-pair\"\nnodes = [\"r1\", \"r2\"]");
+        let notes = as_the_daemon_runs_it(&mut s);
+        assert_eq!(
+            s.agents[0].params["credit_charge"].as_str(),
+            Some("stall-proof")
+        );
+        assert_eq!(notes.len(), 1);
+        assert!(as_the_daemon_runs_it(&mut s).is_empty(), "set once");
+        // compare's like-with-like list carries it.
+        let (sim, notes) = crate::lab_like::as_linux_runs_it(&sc(
+            "kind = \"split-pair\"\nnodes = [\"r1\", \"r2\"]",
+        ));
+        assert_eq!(
+            sim.agents[0].params["credit_charge"].as_str(),
+            Some("stall-proof")
+        );
+        assert!(
+            notes.iter().any(|n| n.contains("credit_charge")),
+            "{notes:?}"
+        );
+    }
+
     #[test]
     fn an_unmappable_setting_is_refused_by_its_field() {
+        let at = "agent[0] (\"split@r1\", kind \"split\")";
+        let pair = "kind = \"split-pair\"\nnodes = [\"r1\", \"r2\"]";
         for (agent, field, says) in [
-            ("kind = \"split\"\nnode = \"r1\"\nmax_burst = 3", "agent[0] (\"split@r1\", kind \"split\").max_burst", "burst limit"),
-            ("kind = \"split\"\nnode = \"r1\"\nmitigation = \"pacing\"", ".mitigation", "presets"),
-            ("kind = \"split-pair\"\nnodes = [\"r1\", \"r2\"]\nscheduling = \"fair\"", ".scheduling", "round robin"),
+            ("kind = \"split\"\nnode = \"r1\"\nmax_burst = 3", &format!("{at}.max_burst") as &str, "per ACK"),
+            ("kind = \"split\"\nnode = \"r1\"\nmitigation = \"maxburst-2\"", ".mitigation (which sets max_burst)", "per ACK"),
+            ("kind = \"split\"\nnode = \"r1\"\ncwv = true", &format!("{at}.cwv"), "RFC 7661"),
+            ("kind = \"split\"\nnode = \"r1\"\nmitigation = \"pacing-cwv\"", ".mitigation (which sets cwv)", "RFC 7661"),
+            (&format!("{pair}\ncredit_charge = \"delivered\"") as &str, ".credit_charge", "\"stall-proof\""),
+            (&format!("{pair}\ncredit_charge = \"admitted\""), ".credit_charge", "transmissions"),
+            (&format!("{pair}\ntunnel_delack = false"), ".tunnel_delack", "every packet"),
+            (&format!("{pair}\ntunnel_rwnd = 100000"), ".tunnel_rwnd", "unbounded"),
+            (&format!("{pair}\ntunnel_ssthresh = 20"), ".tunnel_ssthresh", "no slow-start threshold"),
+            (&format!("{pair}\nend_buffer = 64\nflow_credit = true"), ".end_buffer", "stream window"),
             ("kind = \"watermark\"\nnode = \"r1\"\nbuffer = 10\nwatermark = 5\nwindow = \"20000B\"", ".window", "receiver's own window"),
         ] {
             let e = plan_of(agent).unwrap_err();

@@ -183,6 +183,9 @@ struct FairFlow<I> {
 struct FairQueue<I: FlowItem> {
     slot: FlowMap<I::Flow, usize>,
     flows: Vec<FairFlow<I>>,
+    /// Slots of ended flows, reused before new ones (a daemon's flows
+    /// come and go for ever).
+    free: Vec<usize>,
     /// Backlogged flows (slots) in service order.
     active: VecDeque<usize>,
     limit: usize,
@@ -196,6 +199,7 @@ impl<I: FlowItem> FairQueue<I> {
         FairQueue {
             slot: FlowMap::default(),
             flows: Vec::new(),
+            free: Vec::new(),
             active: VecDeque::new(),
             limit: per_flow.max(1) as usize,
             len: 0,
@@ -205,14 +209,20 @@ impl<I: FlowItem> FairQueue<I> {
     }
 
     fn enqueue(&mut self, p: I) -> Result<(), (I, DropReason)> {
-        let n = self.flows.len();
-        let s = *self.slot.entry(p.flow()).or_insert(n);
-        if s == n {
-            self.flows.push(FairFlow {
-                q: VecDeque::new(),
-                deficit: 0,
-            });
-        }
+        let s = match self.slot.get(&p.flow()) {
+            Some(&s) => s,
+            None => {
+                let s = self.free.pop().unwrap_or_else(|| {
+                    self.flows.push(FairFlow {
+                        q: VecDeque::new(),
+                        deficit: 0,
+                    });
+                    self.flows.len() - 1
+                });
+                self.slot.insert(p.flow(), s);
+                s
+            }
+        };
         let f = &mut self.flows[s];
         let wire = p.wire_len() as u64;
         if f.q.len() >= self.limit {
@@ -228,6 +238,18 @@ impl<I: FlowItem> FairQueue<I> {
         self.stats.enqueued += 1;
         self.stats.enqueued_bytes += wire;
         Ok(())
+    }
+
+    /// `flow` ended: its slot is reused, unless packets of it still wait
+    /// (then it stays until a later end).
+    fn forget(&mut self, flow: &I::Flow) {
+        if let Some(&s) = self.slot.get(flow) {
+            if self.flows[s].q.is_empty() {
+                self.slot.remove(flow);
+                self.flows[s].deficit = 0;
+                self.free.push(s);
+            }
+        }
     }
 
     /// Takes the first packet of `flow` that `pred` picks, out of turn.
@@ -470,8 +492,12 @@ impl<I: FlowItem> SplitStartQueue<I> {
         }
     }
 
-    /// `flow` is gone (closed, reset): it is charged no more.
+    /// `flow` is gone (closed, reset): it is charged no more, and its slot
+    /// in the fair discipline is reused once none of its packets wait.
     pub fn end_flow(&mut self, flow: &I::Flow) {
+        if let Waiting::Fair(q) = &mut self.q {
+            q.forget(flow);
+        }
         if self.flows.remove(flow).is_some() {
             self.wake();
         }

@@ -92,6 +92,7 @@ struct RawLocalQueue {
     max_th: Option<i64>,
     nfqueue: Option<i64>,
     stall_after: Option<String>,
+    per_flow: Option<i64>,
 }
 
 fn local_queue(q: &RawLocalQueue) -> FieldResult<crate::tunnel::localq::LocalQueueSettings> {
@@ -128,22 +129,41 @@ fn local_queue(q: &RawLocalQueue) -> FieldResult<crate::tunnel::localq::LocalQue
                 max_th: max_th.map(|v| v as u32),
             }
         }
-        "droptail" | "drop-tail" => {
+        p @ ("droptail" | "drop-tail" | "fair") => {
             if min_th.is_some() || max_th.is_some() {
                 return Err((
                     format!("{F}.policy"),
                     "min_th and max_th are RED's: set policy = \"red\" or remove them".into(),
                 ));
             }
-            LqPolicy::DropTail
+            if p == "fair" {
+                let per_flow = int_in(
+                    &format!("{F}.per_flow"),
+                    q.per_flow,
+                    100.min(limit as i64),
+                    1,
+                    limit as i64,
+                )?;
+                LqPolicy::Fair {
+                    per_flow: per_flow as u32,
+                }
+            } else {
+                LqPolicy::DropTail
+            }
         }
         other => {
             return Err((
                 format!("{F}.policy"),
-                format!("{other:?}: expected \"red\" or \"droptail\""),
+                format!("{other:?}: expected \"red\", \"droptail\" or \"fair\""),
             ))
         }
     };
+    if q.per_flow.is_some() && !matches!(policy, LqPolicy::Fair { .. }) {
+        return Err((
+            format!("{F}.per_flow"),
+            "is the fair policy's: set policy = \"fair\" or remove it".into(),
+        ));
+    }
     let buffer_start = match &q.buffer_start {
         Some(b) => field(&format!("{F}.buffer_start"), parse_bytes(b))?,
         None => 200 * 1040,
@@ -237,6 +257,9 @@ struct RawLeg {
     sndbuf: Option<String>,
     rcvbuf: Option<String>,
     max_pacing_rate: Option<String>,
+    pacing: Option<bool>,
+    shape_rate: Option<String>,
+    shape_burst: Option<String>,
     nodelay: Option<bool>,
     keepalive: Option<String>,
     user_timeout: Option<String>,
@@ -305,6 +328,12 @@ pub struct LegOptions {
     pub rcvbuf: Option<usize>,
     /// `SO_MAX_PACING_RATE`, bits per second (the kernel takes bytes).
     pub max_pacing_rate: Option<u64>,
+    /// The kernel's own pacing at cwnd/srtt (`SO_MAX_PACING_RATE` set to
+    /// a finite cap turns it on; see [`crate::net::apply_leg`]).
+    pub pacing: Option<bool>,
+    /// The relay's token bucket on the bytes it writes into this leg
+    /// ([`crate::shape`]).
+    pub shape: Option<LegShape>,
     pub nodelay: Option<bool>,
     /// `SO_KEEPALIVE` with this idle time.
     pub keepalive: Option<Duration>,
@@ -324,6 +353,8 @@ impl LegOptions {
             sndbuf: over.sndbuf.or(self.sndbuf),
             rcvbuf: over.rcvbuf.or(self.rcvbuf),
             max_pacing_rate: over.max_pacing_rate.or(self.max_pacing_rate),
+            pacing: over.pacing.or(self.pacing),
+            shape: over.shape.or(self.shape),
             nodelay: over.nodelay.or(self.nodelay),
             keepalive: over.keepalive.or(self.keepalive),
             user_timeout: over.user_timeout.or(self.user_timeout),
@@ -331,6 +362,18 @@ impl LegOptions {
         }
     }
 }
+
+/// `shape_rate` and `shape_burst` of a leg.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LegShape {
+    /// Bits per second on the wire (each segment's headers counted).
+    pub rate: u64,
+    /// The bucket's depth in bytes; `None`: two of the leg's segments.
+    pub burst: Option<u64>,
+}
+
+/// The lowest `shape_rate` a leg takes, bits per second.
+pub const MIN_SHAPE_RATE: u64 = 8_000;
 
 /// How a connection's bytes move between its legs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -966,6 +1009,8 @@ fn leg(prefix: &str, r: &RawLeg) -> FieldResult<LegOptions> {
                 Ok(bps)
             })
             .transpose()?,
+        pacing: r.pacing,
+        shape: leg_shape(&f, r)?,
         nodelay: r.nodelay,
         keepalive: r
             .keepalive
@@ -996,6 +1041,37 @@ fn leg(prefix: &str, r: &RawLeg) -> FieldResult<LegOptions> {
             .transpose()?,
         mss,
     })
+}
+
+/// `shape_rate` and `shape_burst`, validated: a positive rate of at least
+/// [`MIN_SHAPE_RATE`], a burst only with a rate, within 1 KiB .. 1 GiB.
+fn leg_shape(f: &dyn Fn(&str) -> String, r: &RawLeg) -> FieldResult<Option<LegShape>> {
+    let burst = r
+        .shape_burst
+        .as_deref()
+        .map(|s| {
+            let b = field(&f("shape_burst"), parse_bytes(s))?;
+            if !(1024..=1 << 30).contains(&b) {
+                return Err((
+                    f("shape_burst"),
+                    format!("{s:?}: must be between 1KiB and 1GiB"),
+                ));
+            }
+            Ok(b)
+        })
+        .transpose()?;
+    let Some(rate) = r.shape_rate.as_deref() else {
+        if burst.is_some() {
+            return Err((f("shape_burst"), "needs shape_rate".into()));
+        }
+        return Ok(None);
+    };
+    let bps = field(&f("shape_rate"), parse_rate(rate))?;
+    if bps < MIN_SHAPE_RATE {
+        let msg = format!("{rate:?}: at least {}kbps", MIN_SHAPE_RATE / 1000);
+        return Err((f("shape_rate"), msg));
+    }
+    Ok(Some(LegShape { rate: bps, burst }))
 }
 
 /// A top-level leg: [`leg`] with the defaults routes do not repeat.
@@ -1073,6 +1149,20 @@ fn validate(raw: Raw) -> FieldResult<Settings> {
         })
         .transpose()?;
     let tunnel = raw.tunnel.as_ref().map(tunnel).transpose()?;
+    if tunnel.is_some() {
+        // The tunnel's flows are pumped by `tunnel::relay_*`, not by the
+        // relay that drives the shaper: refused, not ignored.
+        let legs = [
+            ("client_leg", &raw.client_leg),
+            ("server_leg", &raw.server_leg),
+        ];
+        if let Some((name, _)) = legs.iter().find(|(_, l)| l.shape_rate.is_some()) {
+            return Err((
+                format!("{name}.shape_rate"),
+                "shaping is the single-node relay's; a [tunnel] node does not shape".into(),
+            ));
+        }
+    }
     let split_end = tunnel
         .as_ref()
         .is_some_and(|t| t.role == crate::tunnel::Role::SplitEnd);
@@ -1283,6 +1373,11 @@ mod tests {
             ("[proxy]\nmetrics = \"127.0.0.1:0\"", "proxy.metrics: \"127.0.0.1:0\": port 0 is not a port"),
             ("[proxy]\nclient_rate = \"50kbps\"", "proxy.client_rate: \"50kbps\": at least 100kbps"),
             ("[proxy]\nclient_rate = \"fast\"", "proxy.client_rate: "),
+            ("[server_leg]\nshape_rate = \"7kbps\"", "server_leg.shape_rate: \"7kbps\": at least 8kbps"),
+            ("[server_leg]\nshape_rate = \"quick\"", "server_leg.shape_rate: "),
+            ("[client_leg]\nshape_burst = \"4KiB\"", "client_leg.shape_burst: needs shape_rate"),
+            ("[server_leg]\nshape_rate = \"6Mbps\"\nshape_burst = \"100B\"", "server_leg.shape_burst: \"100B\": must be between 1KiB and 1GiB"),
+            ("[[route]]\ndst = \"192.0.2.0/24\"\nserver_leg = { shape_burst = \"x\" }", "route[0].server_leg.shape_burst"),
         ];
         for (extra, says) in cases {
             // The [intercept] keys replace MIN's own.
@@ -1528,6 +1623,54 @@ mod tests {
     }
 
     #[test]
+    fn pacing_and_shaping_are_leg_settings() {
+        let s = parse(
+            &format!(
+                "{MIN}[server_leg]\npacing = true\nshape_rate = \"6Mbit/s\"\nshape_burst = \"3000B\"\n\
+                 [[route]]\ndst = \"192.0.2.0/24\"\nserver_leg = {{ shape_rate = \"1Mbps\" }}\n"
+            ),
+            "pep.toml",
+        )
+        .unwrap();
+        let sv = &s.server_leg;
+        assert_eq!(sv.pacing, Some(true));
+        let six = LegShape {
+            rate: 6_000_000,
+            burst: Some(3000),
+        };
+        assert_eq!(sv.shape, Some(six));
+        assert_eq!(crate::net::pacing_cap(sv), Some(u32::MAX - 1));
+        // A route's rate replaces the shape as a whole (its burst: the default).
+        let one = LegShape {
+            rate: 1_000_000,
+            burst: None,
+        };
+        assert_eq!(s.legs_for("192.0.2.1".parse().unwrap()).1.shape, Some(one));
+        assert_eq!(
+            s.legs_for("198.51.100.1".parse().unwrap()).1.shape,
+            Some(six)
+        );
+        assert_eq!(s.client_leg.shape, None);
+        // A cap is a cap, pacing or not; "~0U" would switch pacing off.
+        let capped = |bps| LegOptions {
+            max_pacing_rate: Some(bps),
+            ..LegOptions::default()
+        };
+        assert_eq!(
+            crate::net::pacing_cap(&capped(80_000_000)),
+            Some(10_000_000)
+        );
+        assert_eq!(
+            crate::net::pacing_cap(&capped(u64::MAX)),
+            Some(u32::MAX - 1)
+        );
+        assert_eq!(crate::net::pacing_cap(&LegOptions::default()), None);
+        let start = "[tunnel]\nrole = \"split-start\"\npeer = \"192.0.2.2:4433\"\ncert = \"a\"\nkey = \"b\"\npeer_cert = \"c\"\n";
+        assert!(err(&format!("{start}[server_leg]\nshape_rate = \"6Mbps\""))
+            .contains("server_leg.shape_rate: shaping is the single-node relay's"));
+    }
+
+    #[test]
     fn local_queue_defaults_and_errors_name_the_field() {
         use crate::tunnel::localq::LqPolicy;
         let start = "[tunnel]\nrole = \"split-start\"\npeer = \"192.0.2.2:4433\"\ncert = \"a\"\nkey = \"b\"\npeer_cert = \"c\"\n";
@@ -1555,6 +1698,19 @@ mod tests {
             s.tunnel.unwrap().local_queue.unwrap().policy,
             LqPolicy::DropTail
         );
+        let fair = |extra: &str| {
+            let s = parse(&format!("{MIN}{}", q(extra)), "f").unwrap();
+            s.tunnel.unwrap().local_queue.unwrap()
+        };
+        let l = fair("policy = \"fair\"\nper_flow = 40\n");
+        assert_eq!(l.policy, LqPolicy::Fair { per_flow: 40 });
+        assert_eq!(
+            l.core().discipline,
+            pep_core::localq::Discipline::Fair { per_flow: 40 }
+        );
+        // The default share fits the limit.
+        let l = fair("policy = \"fair\"\nlimit = 30\n");
+        assert_eq!(l.policy, LqPolicy::Fair { per_flow: 30 });
         for (extra, field) in [
             ("policy = \"codel\"", "tunnel.local_queue.policy"),
             ("limit = 0", "tunnel.local_queue.limit"),
@@ -1573,6 +1729,19 @@ mod tests {
             ),
             ("nfqueue = 70000", "tunnel.local_queue.nfqueue"),
             ("stall_after = \"0s\"", "tunnel.local_queue.stall_after"),
+            (
+                "policy = \"fair\"\nlimit = 300\nper_flow = 301",
+                "tunnel.local_queue.per_flow",
+            ),
+            (
+                "policy = \"fair\"\nper_flow = 0",
+                "tunnel.local_queue.per_flow",
+            ),
+            (
+                "per_flow = 10",
+                "tunnel.local_queue.per_flow: is the fair policy's",
+            ),
+            ("policy = \"fair\"\nmin_th = 5", "tunnel.local_queue.policy"),
             ("colour = 1", "colour"),
         ] {
             let e = err(&q(extra));

@@ -32,9 +32,10 @@ use tokio::sync::watch;
 use tracing::{debug, warn};
 
 use crate::client_rate::{ClientRates, RateCap};
-use crate::config::{Mss, RelayMode, Settings};
+use crate::config::{LegShape, Mss, RelayMode, Settings};
 use crate::metrics::Metrics;
 use crate::net;
+use crate::shape::LegShaper;
 use crate::splice::{self, Pipe, SpliceIn};
 
 /// What every connection task shares.
@@ -212,9 +213,14 @@ pub async fn relay_connection(
             None
         }
     };
+    let shapers = [
+        shaper(sopts.shape, server.as_ref(), dst.is_ipv6()),
+        shaper(copts.shape, Some(&client), dst.is_ipv6()),
+    ];
     let mut legs = Legs {
         client,
         server,
+        shapers,
         cap: settings
             .client_rate
             .map(|bps| shared.rates.cap(peer.ip(), bps, shared.epoch)),
@@ -244,6 +250,16 @@ pub async fn relay_connection(
            abort = ?relay.abort_reason(), "connection ended");
 }
 
+/// The bucket of a leg's `shape_rate`, in the leg's own segments.
+fn shaper(shape: Option<LegShape>, leg: Option<&TcpStream>, v6: bool) -> Option<LegShaper> {
+    let shape = shape?;
+    let header = if v6 { 72 } else { 52 };
+    let (payload, header) = leg
+        .and_then(|s| net::segment_sizes(s, v6))
+        .unwrap_or((1448, header));
+    Some(LegShaper::new(shape, payload.into(), header.into()))
+}
+
 fn into_core(d: std::time::Duration) -> pep_core::Duration {
     pep_core::Duration::from_nanos(d.as_nanos().min(u64::MAX as u128) as u64)
 }
@@ -251,6 +267,9 @@ fn into_core(d: std::time::Duration) -> pep_core::Duration {
 struct Legs {
     client: TcpStream,
     server: Option<TcpStream>,
+    /// The legs' `shape_rate` buckets, by the direction written (Up: into
+    /// the server leg).
+    shapers: [Option<LegShaper>; 2],
     /// The client's share of `proxy.client_rate`.
     cap: Option<RateCap>,
     /// (buffered, allocated) last reported to the global gauges, per dir.
@@ -486,16 +505,18 @@ pub(crate) fn read(
     None
 }
 
-/// One write attempt on the destination leg of `dir` of what the relay has.
+/// One write attempt on the destination leg of `dir` of what the relay
+/// has, at most `max` bytes.
 pub(crate) fn write(
     relay: &mut Relay,
     dir: Dir,
     s: &impl LegSocket,
     sp: &mut Option<Splicing>,
     now: Instant,
+    max: usize,
 ) {
     if let Some(sp) = sp {
-        let pending = relay.external_pending(dir);
+        let pending = relay.external_pending(dir).min(max);
         if pending == 0 {
             return;
         }
@@ -510,6 +531,7 @@ pub(crate) fn write(
         return;
     }
     let slot = relay.write_slot(dir);
+    let slot = &slot[..slot.len().min(max)];
     if slot.is_empty() {
         return;
     }
@@ -517,6 +539,31 @@ pub(crate) fn write(
         Ok(n) => relay.commit_write(now, dir, n),
         Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {}
         Err(_) => relay.handle_reset(now, dir.dst()),
+    }
+}
+
+/// [`write`] as the leg's bucket allows: `Some(t)`, the bucket holds the
+/// direction back until `t`.
+fn shaped_write(
+    relay: &mut Relay,
+    dir: Dir,
+    s: &impl LegSocket,
+    sp: &mut Option<Splicing>,
+    now: Instant,
+    shaper: &mut Option<LegShaper>,
+) -> Option<Instant> {
+    let Some(sh) = shaper else {
+        write(relay, dir, s, sp, now, usize::MAX);
+        return None;
+    };
+    match sh.allow(now, relay.stats(dir).buffered as u64) {
+        Ok(n) => {
+            let before = relay.stats(dir).written;
+            write(relay, dir, s, sp, now, n as usize);
+            sh.wrote(relay.stats(dir).written - before);
+            None
+        }
+        Err(again) => Some(again),
     }
 }
 
@@ -529,6 +576,8 @@ async fn drive(relay: &mut Relay, legs: &mut Legs, shared: &Shared) -> io::Resul
     let mut pauses = 0;
     // Directions the client's rate cap holds back, until when.
     let mut held: [Option<std::time::Instant>; 2] = [None; 2];
+    // Directions the legs' buckets hold back, until when.
+    let mut unshaped: [Option<Instant>; 2] = [None; 2];
     loop {
         if carry_out(relay, &legs.client, legs.server.as_ref(), &mut ()) {
             return Ok(());
@@ -558,15 +607,21 @@ async fn drive(relay: &mut Relay, legs: &mut Legs, shared: &Shared) -> io::Resul
             .map(|&t| tokio::time::Instant::from_std(t));
         let cap = legs.cap.as_ref();
         let sp = &mut legs.splice;
-        let (wu, wd) = (relay.wants_write(Dir::Up), relay.wants_write(Dir::Down));
+        let shapers = &mut legs.shapers;
+        let (wu, wd) = (
+            relay.wants_write(Dir::Up) && unshaped[0].is_none(),
+            relay.wants_write(Dir::Down) && unshaped[1].is_none(),
+        );
+        let reshape = unshaped.iter().flatten().min().map(|&t| shared.to_tokio(t));
         let deadline = relay.poll_timeout().map(|t| shared.to_tokio(t));
         let now_if = |r: io::Result<()>| r.map(|_| shared.now());
         tokio::select! {
             r = client.readable(), if ru => { let now = now_if(r)?; held[0] = read(relay, Dir::Up, client, sp, now, m, cap) }
             r = server.readable(), if rd => { let now = now_if(r)?; held[1] = read(relay, Dir::Down, server, sp, now, m, cap) }
             _ = sleep_opt(release), if release.is_some() => held = [None; 2],
-            r = server.writable(), if wu => { let now = now_if(r)?; write(relay, Dir::Up, server, sp, now) }
-            r = client.writable(), if wd => { let now = now_if(r)?; write(relay, Dir::Down, client, sp, now) }
+            _ = sleep_opt(reshape), if reshape.is_some() => unshaped = [None; 2],
+            r = server.writable(), if wu => { let now = now_if(r)?; unshaped[0] = shaped_write(relay, Dir::Up, server, sp, now, &mut shapers[0]) }
+            r = client.writable(), if wd => { let now = now_if(r)?; unshaped[1] = shaped_write(relay, Dir::Down, client, sp, now, &mut shapers[1]) }
             _ = sleep_opt(deadline) => relay.handle_timeout(shared.now()),
             _ = tick.tick(), if shared.sample_legs => sample(client, Some(server), m),
             r = abort.changed(), if abort_live => {

@@ -149,7 +149,7 @@ fn replay(splice: bool) {
                     s.room.set(n);
                     while relay.wants_write(d) && s.room.get() > 0 {
                         let before = s.room.get();
-                        write(&mut relay, d, s, &mut sp, now);
+                        write(&mut relay, d, s, &mut sp, now, usize::MAX);
                         if s.room.get() == before {
                             break;
                         }
@@ -174,7 +174,7 @@ fn replay(splice: bool) {
                         .into_iter()
                         .find(|&d| d.dst() == leg && relay.wants_write(d))
                     {
-                        write(&mut relay, d, sock(leg), &mut sp, now);
+                        write(&mut relay, d, sock(leg), &mut sp, now, usize::MAX);
                     } else {
                         panic!("{}: step {k}: the driver polls nothing on {leg:?}", c.name);
                     }

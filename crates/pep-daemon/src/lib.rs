@@ -34,6 +34,7 @@ pub mod packet;
 pub mod privileges;
 pub mod proxy;
 pub mod rules;
+pub mod shape;
 pub mod splice;
 pub mod syscheck;
 pub mod tunnel;

@@ -230,8 +230,7 @@ pub fn apply_leg(fd: &impl AsFd, o: &LegOptions) -> io::Result<()> {
     if let Some(b) = o.rcvbuf {
         s.set_recv_buffer_size(b)?;
     }
-    if let Some(bps) = o.max_pacing_rate {
-        let bytes = (bps / 8).min(u32::MAX as u64) as u32;
+    if let Some(bytes) = pacing_cap(o) {
         setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_MAX_PACING_RATE, bytes as i32)
             .map_err(ctx("SO_MAX_PACING_RATE".into()))?;
     }
@@ -252,6 +251,23 @@ pub fn apply_leg(fd: &impl AsFd, o: &LegOptions) -> io::Result<()> {
     Ok(())
 }
 
+/// The `SO_MAX_PACING_RATE` a leg sets, bytes per second. Any finite cap
+/// turns on the kernel's pacing (`SK_PACING_NEEDED`: TCP's internal pacer
+/// without fq, fq's with it) at its own rate, `max(cwnd, in flight) x mss
+/// / srtt` times `tcp_pacing_ss_ratio` (200 %) while `cwnd < ssthresh / 2`
+/// and `tcp_pacing_ca_ratio` (120 %) after (`tcp_update_pacing_rate`);
+/// `~0U` means "no cap" and leaves pacing off, so the largest cap used is
+/// one below it. `pacing = true` alone: that largest cap, the kernel's own
+/// rate unbounded in practice (34 Gbit/s).
+pub fn pacing_cap(o: &LegOptions) -> Option<u32> {
+    const LARGEST: u32 = u32::MAX - 1;
+    match (o.max_pacing_rate, o.pacing) {
+        (Some(bps), _) => Some((bps / 8).min(LARGEST as u64) as u32),
+        (None, Some(true)) => Some(LARGEST),
+        (None, _) => None,
+    }
+}
+
 fn set_mss(fd: &impl AsFd, m: u32) -> io::Result<()> {
     setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_MAXSEG, m as i32)
         .map_err(ctx(format!("TCP_MAXSEG {m}")))
@@ -262,15 +278,22 @@ fn set_mss(fd: &impl AsFd, m: u32) -> io::Result<()> {
 /// it (the kernel's current send MSS plus the timestamp option it
 /// subtracts).
 pub fn negotiated_mss(fd: &impl AsRawFd) -> Option<u32> {
+    // IPv4's 40 B of IP and TCP header leave the timestamps.
+    segment_sizes(fd, false).map(|(payload, header)| payload + header - 40)
+}
+
+/// An established leg's segment: payload bytes (the kernel's send MSS)
+/// and the header bytes each carries on the wire (IP, TCP, timestamps).
+pub fn segment_sizes(fd: &impl AsRawFd, v6: bool) -> Option<(u32, u32)> {
     let i = tcp_info_raw(fd)?;
-    // TCPI_OPT_TIMESTAMPS (linux/tcp.h), not in the libc crate.
     const TCPI_OPT_TIMESTAMPS: u8 = 1;
     let ts = if i.tcpi_options & TCPI_OPT_TIMESTAMPS != 0 {
         12
     } else {
         0
     };
-    (i.tcpi_snd_mss > 0).then_some(i.tcpi_snd_mss + ts)
+    let ip = if v6 { 40 } else { 20 };
+    (i.tcpi_snd_mss > 0).then_some((i.tcpi_snd_mss, ip + 20 + ts))
 }
 
 /// A socket for the server leg: marked so the rules never intercept it,
@@ -480,6 +503,53 @@ pub fn canonical(a: SocketAddr) -> SocketAddr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The kernel's `SO_MAX_PACING_RATE` (read back as an unsigned long).
+    fn max_pacing_rate(s: &Socket) -> u64 {
+        let mut v: libc::c_ulong = 0;
+        let mut len = std::mem::size_of::<libc::c_ulong>() as libc::socklen_t;
+        // SAFETY: `v` and `len` are valid for the kernel to write.
+        let r = unsafe {
+            libc::getsockopt(
+                s.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_MAX_PACING_RATE,
+                (&mut v as *mut libc::c_ulong).cast(),
+                &mut len,
+            )
+        };
+        assert_eq!(r, 0, "{}", io::Error::last_os_error());
+        if len as usize == std::mem::size_of::<u32>() {
+            v &= u32::MAX as libc::c_ulong;
+        }
+        v as u64
+    }
+
+    /// `pacing = true` leaves a finite cap on the socket (the kernel turns
+    /// pacing on only then); without it the socket keeps "no cap".
+    #[test]
+    fn pacing_sets_a_finite_cap_on_the_socket() {
+        let sock = || Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP)).unwrap();
+        let plain = sock();
+        apply_leg(&plain, &LegOptions::default()).unwrap();
+        let none = max_pacing_rate(&plain);
+        assert!(none == u64::MAX || none == u32::MAX as u64, "{none}");
+        let paced = sock();
+        let o = LegOptions {
+            pacing: Some(true),
+            ..LegOptions::default()
+        };
+        apply_leg(&paced, &o).unwrap();
+        assert_eq!(max_pacing_rate(&paced), (u32::MAX - 1) as u64);
+        let capped = sock();
+        let o = LegOptions {
+            pacing: Some(true),
+            max_pacing_rate: Some(20_000_000),
+            ..LegOptions::default()
+        };
+        apply_leg(&capped, &o).unwrap();
+        assert_eq!(max_pacing_rate(&capped), 2_500_000);
+    }
 
     #[test]
     fn cidr_parse_and_match() {

@@ -121,7 +121,9 @@ pub enum SpliceIn {
 }
 
 /// Moves up to `len` (> 0) bytes from socket `sock` into `pipe`. An
-/// `Err(WouldBlock)` means the socket has nothing to read.
+/// `Err(WouldBlock)` means the socket has nothing to read; `PipeFull`,
+/// that the pipe must drain before the socket's bytes (or its end) can
+/// be taken.
 pub fn socket_to_pipe(sock: RawFd, pipe: &Pipe, len: usize) -> io::Result<SpliceIn> {
     debug_assert!(len > 0, "a zero-length splice reads as EOF");
     match splice(sock, pipe.write.as_raw_fd(), len) {
@@ -130,6 +132,14 @@ pub fn socket_to_pipe(sock: RawFd, pipe: &Pipe, len: usize) -> io::Result<Splice
         Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
             // FIONREAD on a TCP socket is SIOCINQ: unread bytes.
             if inq(sock, libc::FIONREAD)? == 0 {
+                // A full pipe answers EAGAIN before the socket is looked
+                // at, also for a socket whose FIN waits: that socket stays
+                // readable, and reading it again at once would spin until
+                // the pipe drains (a shaped leg drains it slowly). Wait
+                // for the drain instead; then the FIN reads as the end.
+                if at_eof(sock) && !pipe.is_empty()? {
+                    return Ok(SpliceIn::PipeFull);
+                }
                 return Err(e);
             }
             if !pipe.is_empty()? {
@@ -139,6 +149,21 @@ pub fn socket_to_pipe(sock: RawFd, pipe: &Pipe, len: usize) -> io::Result<Splice
         }
         Err(e) => Err(e),
     }
+}
+
+/// `sock` has nothing to read and its peer's FIN is next.
+fn at_eof(sock: RawFd) -> bool {
+    let mut b = 0u8;
+    // SAFETY: peeks at most one byte into a local.
+    let n = unsafe {
+        libc::recv(
+            sock,
+            (&mut b as *mut u8).cast(),
+            1,
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    };
+    n == 0
 }
 
 /// Reads up to `len` bytes of `sock` and writes them into `pipe`, which is
@@ -213,6 +238,44 @@ mod tests {
         // 100 000 B is 25 pages, rounded up to 32.
         assert_eq!(p.capacity().unwrap(), 32 * 4096);
         assert!(p.is_empty().unwrap());
+    }
+
+    /// A full pipe in front of a socket whose FIN waits: the pipe must
+    /// drain first (not "nothing to read", which left the socket readable
+    /// and the driver reading it in a loop), then the end shows.
+    #[test]
+    fn a_fin_behind_a_full_pipe_waits_for_the_drain() {
+        let (src, from) = pair();
+        let p = Pipe::new(4096).unwrap();
+        let cap = p.capacity().unwrap();
+        let fill = vec![7u8; cap];
+        // SAFETY: writes from a local buffer of `cap` bytes.
+        let w = unsafe { libc::write(p.write.as_raw_fd(), fill.as_ptr().cast(), cap) };
+        assert_eq!(w, cap as isize);
+        src.shutdown(std::net::Shutdown::Write).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(matches!(
+            socket_to_pipe(from.as_raw_fd(), &p, 1000),
+            Ok(SpliceIn::PipeFull)
+        ));
+        let mut drain = vec![0u8; cap];
+        // SAFETY: reads into a local buffer of `cap` bytes.
+        let r = unsafe { libc::read(p.read.as_raw_fd(), drain.as_mut_ptr().cast(), cap) };
+        assert_eq!(r, cap as isize);
+        assert!(matches!(
+            socket_to_pipe(from.as_raw_fd(), &p, 1000),
+            Ok(SpliceIn::Eof)
+        ));
+        // With no FIN, nothing to read behind a full pipe is still that.
+        let (_open, quiet) = pair();
+        let w = unsafe { libc::write(p.write.as_raw_fd(), fill.as_ptr().cast(), cap) };
+        assert_eq!(w, cap as isize);
+        assert_eq!(
+            socket_to_pipe(quiet.as_raw_fd(), &p, 1000)
+                .unwrap_err()
+                .kind(),
+            io::ErrorKind::WouldBlock
+        );
     }
 
     #[test]

@@ -20,6 +20,7 @@ mod packet_watermark_root;
 mod paths;
 mod prometheus;
 mod rate_cap;
+mod shape;
 mod systemd_notify;
 mod tunnel;
 mod tunnel_localq;

@@ -418,3 +418,37 @@ fn sequence_wrap_is_handled() {
     assert_eq!(q.stats().admitted_new_bytes, 3 * MSS as u64);
     assert_eq!(q.charged(t(1000)), 3 * MSS as u64);
 }
+
+#[test]
+fn a_fair_queue_reuses_the_slots_of_ended_flows() {
+    // A daemon's flows come and go: 1000 flows one after another, each
+    // ended once its data is in, hold one slot between them; a flow whose
+    // packets still wait keeps its own until they have left.
+    let mut c = cfg(Policy::DropTail, 100, 1 << 30);
+    c.discipline = Discipline::Fair { per_flow: 10 };
+    let mut q = Gate::new(c, Stream::derive(1, "t"));
+    let mut o = Out::default();
+    let slots = |q: &Gate| match &q.q {
+        Waiting::Fair(f) => (f.flows.len(), f.slot.len()),
+        Waiting::Fifo(_) => unreachable!(),
+    };
+    for f in 0..1000u32 {
+        q.arrive(t(f as u64), seg(f, 0), f, &mut o);
+        q.set_read(f, MSS as u64, t(f as u64));
+        q.end_flow(&f);
+    }
+    assert_eq!(o.accepted.len(), 1000);
+    assert_eq!(slots(&q), (1, 0));
+    // Credit for one packet: flow 7's second waits, and its end keeps it.
+    let mut c = cfg(Policy::DropTail, 100, WIRE as u64);
+    c.discipline = Discipline::Fair { per_flow: 10 };
+    let mut q = Gate::new(c, Stream::derive(1, "t"));
+    let mut o = Out::default();
+    q.arrive(t(0), seg(7, 0), 0, &mut o);
+    q.arrive(t(0), seg(7, 1), 1, &mut o);
+    assert_eq!(o.accepted, vec![0]);
+    q.end_flow(&7);
+    assert_eq!(slots(&q), (1, 1));
+    q.arrive(t(0), seg(8, 0), 2, &mut o);
+    assert_eq!(slots(&q), (2, 2), "a new slot for flow 8");
+}

@@ -54,6 +54,11 @@ pub enum LqPolicy {
         min_th: Option<u32>,
         max_th: Option<u32>,
     },
+    /// One DropTail queue of `per_flow` packets per flow, served by
+    /// deficit round robin (the simulator's `scheduling = "fair"`).
+    Fair {
+        per_flow: u32,
+    },
 }
 
 /// `[tunnel.local_queue]`, validated.
@@ -92,6 +97,7 @@ impl LocalQueueSettings {
                 }
                 Discipline::Red(p)
             }
+            LqPolicy::Fair { per_flow } => Discipline::Fair { per_flow },
         };
         let ns = |d: Duration| pep_core::Duration::from_nanos(d.as_nanos() as u64);
         SplitStartConfig {

@@ -140,13 +140,38 @@ fn rate(field: &str, v: &Option<String>) -> Result<Option<Rate>, AgentError> {
         .transpose()
 }
 
-/// Builds a `split` agent (see the module doc).
-pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentError> {
+/// The burst mitigations a `split` agent's table asks for, its
+/// `mitigation` preset applied and `shape_rate = "none"` read as off:
+/// what `pep lab` maps onto the daemon (docs/lab.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Mitigations {
+    pub max_burst: Option<u32>,
+    pub pacing: Option<bool>,
+    pub cwv: Option<bool>,
+    pub shape_rate: Option<Rate>,
+    pub shape_burst: Option<u64>,
+}
+
+/// [`Mitigations`] of an agent table, with the errors [`make`] gives.
+pub fn mitigations(t: &Table) -> Result<Mitigations, AgentError> {
     let mut p: Params = params(t)?;
     apply_mitigation(&mut p)?;
     if p.shape_rate.as_deref() == Some("none") {
         p.shape_rate = None;
     }
+    Ok(Mitigations {
+        max_burst: p.max_burst,
+        pacing: p.pacing,
+        cwv: p.cwv,
+        shape_rate: rate("shape_rate", &p.shape_rate)?,
+        shape_burst: bytes("shape_burst", &p.shape_burst)?,
+    })
+}
+
+/// Builds a `split` agent (see the module doc).
+pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentError> {
+    let p: Params = params(t)?;
+    let m = mitigations(t)?;
     let rwnd = bytes("rwnd", &p.rwnd)?;
     let buffer = bytes("buffer", &p.buffer)?.unwrap_or(1 << 20);
     let sndbuf = bytes("sndbuf", &p.sndbuf)?.unwrap_or(1 << 20);
@@ -162,8 +187,7 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
             return Err(AgentError::new(field, msg));
         }
     }
-    let shape_rate = rate("shape_rate", &p.shape_rate)?;
-    let shape_burst = bytes("shape_burst", &p.shape_burst)?;
+    let (shape_rate, shape_burst) = (m.shape_rate, m.shape_burst);
     if shape_burst.is_some() && shape_rate.is_none() {
         return Err(AgentError::new("shape_burst", "needs shape_rate"));
     }
@@ -182,15 +206,15 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
             spec.cc = cc;
         }
         let mut wired = crate::build::tcp_config(&spec, &f.sink);
-        if let Some(b) = p.max_burst {
+        if let Some(b) = m.max_burst {
             wired.max_burst = (b > 0).then_some(b);
         }
-        match p.pacing {
+        match m.pacing {
             Some(true) if wired.pacing.is_none() => wired.pacing = Some(Default::default()),
             Some(false) => wired.pacing = None,
             _ => {}
         }
-        wired.cwv = p.cwv.unwrap_or(false);
+        wired.cwv = m.cwv.unwrap_or(false);
         wired.sndbuf = sndbuf;
         let mut wireless = site.sink_config(fi);
         if let Some(r) = rwnd {
