@@ -1305,6 +1305,27 @@ mod tests {
     }
 
     #[test]
+    fn every_validation_scenario_maps_onto_the_lab_and_has_a_pep_or_a_claim() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/validation");
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_none_or(|x| x != "toml") {
+                continue;
+            }
+            let sc = Scenario::load(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            let topo =
+                topology_from_scenario(&sc).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            crate::lab_pep::plan(&sc, &topo).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            n += 1;
+        }
+        // One per mechanism (watermark fixed and adaptive, SAD, SAD with
+        // ACK regeneration, ACK thinning, split, split-pair twice), BBR
+        // twice and a rate step.
+        assert!(n >= 11, "{n} validation scenarios");
+    }
+
+    #[test]
     fn without_the_pep_a_sad_queue_is_the_queue_it_fronts() {
         let plain = scenario("", "");
         assert_eq!(without_pep(&plain), plain, "no PEP: one world");
