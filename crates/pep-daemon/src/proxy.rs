@@ -779,7 +779,7 @@ async fn main_task(
         sample_legs: settings.metrics.is_some(),
         tunnel: tunnel_client,
         splice_ok: splice_ok.clone(),
-        rates: Default::default(),
+        rates: Arc::new(crate::client_rate::ClientRates::new(metrics.clone())),
     };
     let reserve = std::fs::File::open("/dev/null").ok();
     let adm = Arc::new(Admission {
