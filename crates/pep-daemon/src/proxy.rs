@@ -60,9 +60,9 @@ enum Control {
     Reload(Box<Settings>),
     /// SIGUSR2: start the new binary, which takes over.
     Upgrade,
-    /// A new process accepts on our listeners: drain and exit, leaving the
-    /// rules and sysctls to it.
-    HandedOver,
+    /// A new process (this pid, if known) accepts on our listeners: drain
+    /// and exit, leaving the rules and sysctls to it.
+    HandedOver(Option<u32>),
 }
 
 /// A running proxy. Dropping it stops it without draining.
@@ -499,7 +499,7 @@ impl Daemon {
             Some(r) => r.owned.tw_restore.clone(),
             None => tw_set,
         };
-        let notifier = crate::notify::Notifier::from_env();
+        let notifier = crate::notify::Notifier::from_env(received.is_some());
         let (ctl, ctl_rx) = mpsc::unbounded_channel();
         let m = metrics.clone();
         let handed = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -847,8 +847,8 @@ async fn main_task(
                         rules: opts.install_rules,
                         tw_restore: upgrade.tw_restore.clone(),
                     },
-                    move || {
-                        let _ = ctl.send(Control::HandedOver);
+                    move |pid| {
+                        let _ = ctl.send(Control::HandedOver(pid));
                     },
                 ))
             }
@@ -861,12 +861,9 @@ async fn main_task(
     };
     // Listeners accept and the metrics serve: ready. The watchdog is fed
     // from the runtime itself, so a runtime that stops turning stops it.
-    // A process that took over is the service's main process now.
-    if took_over {
-        notifier.notify(&format!("MAINPID={}\nREADY=1", std::process::id()));
-    } else {
-        notifier.notify("READY=1");
-    }
+    // A process that took over was named the main process by the old one
+    // (below); its READY=1 changes nothing then, and says it is up.
+    notifier.notify("READY=1");
     let watchdog = notifier.watchdog_every.map(|every| {
         let n = notifier.clone();
         tokio::spawn(async move {
@@ -883,8 +880,18 @@ async fn main_task(
         };
         match ev {
             Control::Stop => break,
-            Control::HandedOver => {
+            Control::HandedOver(pid) => {
                 upgrade.handed.store(true, Relaxed);
+                // The successor feeds the watchdog now: our pings would
+                // hide its runtime stopping while we drain. Naming it the
+                // main process comes before our exit can (see
+                // crate::upgrade).
+                if let Some(t) = &watchdog {
+                    t.abort();
+                }
+                if let Some(pid) = pid {
+                    notifier.notify(&format!("MAINPID={pid}"));
+                }
                 break;
             }
             Control::Upgrade => start_upgrade(opts.upgrade_command.as_deref()),
