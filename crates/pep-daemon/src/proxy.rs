@@ -313,6 +313,10 @@ impl Daemon {
     /// behind.
     pub fn start(settings: Settings, mut opts: StartOptions) -> Result<Daemon, String> {
         preflight(&settings)?;
+        // Before the tunnel's sockets are made: the old process holds them.
+        if let (Some(_), Some(why)) = (&opts.take_over, crate::upgrade::refusal(&settings)) {
+            return Err(why.into());
+        }
         let metrics = Arc::new(Metrics::default());
         let tunnel = match &settings.tunnel {
             Some(t) => {
@@ -371,11 +375,6 @@ impl Daemon {
         let got = net::raise_nofile(want);
         let settings = fit_descriptors(settings, got, net::open_fds())?;
         let mut received = match &opts.take_over {
-            Some(_) if settings.tunnel.is_some() => {
-                return Err(
-                    "upgrade: a two-node PEP's tunnel cannot be handed over; restart it".into(),
-                )
-            }
             Some(path) => Some(crate::upgrade::take_over(path, settings.port)?),
             None => None,
         };
@@ -724,7 +723,7 @@ async fn main_task(
         tunnel,
         splice_ok,
         notifier,
-        upgrade,
+        mut upgrade,
     } = prepared;
     let (abort_tx, abort_rx) = watch::channel(false);
     let mut tunnel_client = None;
@@ -771,6 +770,19 @@ async fn main_task(
                 )));
             }
         }
+    }
+    // split-start taking over opens its own tunnel and accepts only once
+    // it is up: until then the old process keeps accepting, and if it
+    // never comes up the old one keeps serving (it reads no READY).
+    if let (Some(t), Some(_)) = (&tunnel_client, &upgrade.received) {
+        if !t.wait_up(crate::upgrade::TUNNEL_UP_WITHIN).await {
+            not_ours(&upgrade);
+            return Err(format!(
+                "upgrade: the new tunnel did not come up within {:?}; the running proxy keeps serving",
+                crate::upgrade::TUNNEL_UP_WITHIN
+            ));
+        }
+        info!("upgrade: the new tunnel is up");
     }
     let shared = Shared {
         metrics: metrics.clone(),
@@ -831,8 +843,11 @@ async fn main_task(
     }
     // Accepting on the handed listeners: the old process may stop.
     let took_over = upgrade.received.is_some();
-    if let Some(r) = upgrade.received {
-        r.ready()?;
+    if let Some(r) = upgrade.received.take() {
+        if let Err(e) = r.ready() {
+            not_ours(&upgrade);
+            return Err(e);
+        }
     }
     let _upgrade_server = match &opts.upgrade_socket {
         Some(path) => match crate::upgrade::bind(path, took_over) {
@@ -939,6 +954,13 @@ async fn main_task(
     }
     info!("stopped");
     Ok(())
+}
+
+/// A process taking over that fails before it said READY: the rules and
+/// the sysctl are still the running proxy's, not this one's to undo at
+/// exit (as after a hand-over).
+fn not_ours(u: &UpgradeState) {
+    u.handed.store(true, Relaxed);
 }
 
 /// Starts the new binary (SIGUSR2); it takes over when ready, and until

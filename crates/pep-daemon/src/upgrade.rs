@@ -12,6 +12,13 @@
 //! leave a gap in which packets of live connections bypass the proxy, nor
 //! do both remove them) and the `tcp_tw_reuse` value to restore at exit.
 //!
+//! split-start (a two-node PEP's intercepting node) hands over the same
+//! way: the new process opens a tunnel of its own to split-end (a new QUIC
+//! connection from a new UDP port; split-end serves any number) and takes
+//! the listeners only once it is up, while the old one drains its flows
+//! on the old tunnel. split-end and split-start's local queue cannot be
+//! handed over ([`refusal`]).
+//!
 //! Protocol, one line each way plus the descriptors:
 //! new → old `PEP-TAKEOVER 1\n`;
 //! old → new `PEP-LISTENERS 1 kinds=<l|m,...> rules=<0|1> tw=<value|->\n`
@@ -39,6 +46,26 @@ const HELLO: &str = "PEP-TAKEOVER 1\n";
 const MAX_FDS: usize = 8;
 /// How long the old process waits for the new one's `READY`.
 const READY_WITHIN: Duration = Duration::from_secs(60);
+
+/// How long a split-start taking over waits for its own tunnel.
+pub const TUNNEL_UP_WITHIN: Duration = Duration::from_secs(10);
+
+/// Why a process with settings `s` cannot take over from a running proxy,
+/// if it cannot (docs/daemon.md, "Upgrades of a two-node PEP").
+pub fn refusal(s: &crate::config::Settings) -> Option<&'static str> {
+    let t = s.tunnel.as_ref()?;
+    match t.role {
+        crate::tunnel::Role::SplitEnd => Some(
+            "upgrade: split-end cannot be handed over: one UDP socket carries all its QUIC \
+             connections, which two processes cannot share; restart it",
+        ),
+        crate::tunnel::Role::SplitStart if t.local_queue.is_some() => Some(
+            "upgrade: split-start's local queue cannot be handed over: its NFQUEUE is bound \
+             by the running process; restart it",
+        ),
+        crate::tunnel::Role::SplitStart => None,
+    }
+}
 
 /// What the old process hands over besides the sockets.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
