@@ -150,19 +150,6 @@ fn runs_as_nobody_with_two_capabilities_and_cleans_up() {
     lab.down().unwrap();
 }
 
-/// The pids of `pid`'s children.
-fn children(pid: u32) -> Vec<u32> {
-    // By each process's parent (gVisor has no /proc/PID/task/PID/children).
-    let want = pid.to_string();
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|&p| status_field(p, "PPid:").as_deref() == Some(want.as_str()))
-        .collect()
-}
-
 /// Kills a proxy this test started when the test ends early (a panic):
 /// the new process is not our child, nothing else would stop it.
 struct Stop(u32);
@@ -301,30 +288,32 @@ impl Notices {
 }
 
 /// Sends SIGUSR2 to the proxy `pid` and returns the pid of the `pep proxy
-/// upgrade` it starts, once that runs.
-fn upgrade(pid: u32) -> u32 {
+/// upgrade` it starts (found by its command line naming `sock`, not as
+/// `pid`'s child: a proxy with no connection hands over and exits at once,
+/// and its successor passes to init), once that runs.
+fn upgrade(pid: u32, sock: &std::path::Path, known: &[u32]) -> u32 {
     // SAFETY: signalling a proxy this test started.
     assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGUSR2) }, 0);
+    let sock = sock.to_str().unwrap();
     let t0 = Instant::now();
-    let new = loop {
-        if let Some(&p) = children(pid).first() {
-            break p;
+    loop {
+        let found = std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|p| *p != pid && !known.contains(p))
+            .find(|p| {
+                let cmd = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+                let args: Vec<&[u8]> = cmd.split(|&b| b == 0).collect();
+                args.contains(&&b"upgrade"[..]) && args.contains(&sock.as_bytes())
+            });
+        if let Some(p) = found {
+            return p;
         }
-        assert!(
-            std::path::Path::new(&format!("/proc/{pid}")).exists(),
-            "the old process exited"
-        );
         assert!(t0.elapsed() < StdDuration::from_secs(10), "no new process");
         std::thread::sleep(StdDuration::from_millis(20));
-    };
-    let t0 = Instant::now();
-    while std::fs::read_to_string(format!("/proc/{new}/cmdline"))
-        .is_ok_and(|c| !c.contains("upgrade"))
-    {
-        assert!(t0.elapsed() < StdDuration::from_secs(10));
-        std::thread::sleep(StdDuration::from_millis(20));
     }
-    new
 }
 
 /// SIGUSR2, as `systemctl kill -s USR2` sends it: the running proxy starts
@@ -423,7 +412,7 @@ fn sigusr2_upgrades_to_a_new_process_without_dropping_a_connection() {
     notices.wait_for(Some(old_pid), "WATCHDOG=1");
     assert!(notices.pings_after(ready, old_pid) > 0);
 
-    let new_pid = upgrade(old_pid);
+    let new_pid = upgrade(old_pid, &sock, &[]);
     let _stop_new = Stop(new_pid);
     // The old process stops accepting once the new one is ready; it stays
     // while `before` is open.
@@ -478,7 +467,7 @@ fn sigusr2_upgrades_to_a_new_process_without_dropping_a_connection() {
     drop(c);
 
     // Again, from the process that took over: it hands over in turn.
-    let newer = upgrade(new_pid);
+    let newer = upgrade(new_pid, &sock, &[old_pid]);
     let _stop_newer = Stop(newer);
     let main = notices.wait_for(None, &format!("MAINPID={newer}"));
     assert_eq!(notices.lines()[main].0, new_pid);
