@@ -11,15 +11,23 @@
 //! the bucket is charged for what is really moved: a short read does not
 //! waste credit. split-start's tunnel flows take the same caps
 //! (`tunnel::start`), read first and paid for before they are forwarded.
+//!
+//! Both paths ask through [`RateCap::grant`], which counts into the
+//! daemon's metrics: a read that got nothing
+//! (`pep_client_rate_waits_total`) and one cut short to leave the credit
+//! to a connection behind (`pep_client_rate_held_for_fairness_total`).
 
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex, Weak};
 
 use pep_core::fair_share::{FairShare, FairShareConfig, ShareId};
 use pep_core::relay::Dir;
 use pep_core::shaper::ShaperConfig;
 use pep_core::{Duration, Instant, Rate};
+
+use crate::metrics::Metrics;
 
 /// Bytes granted at a time: 10 ms of the rate, within these bounds (a
 /// bulk read is a few bucket steps, and the bucket loop stays short).
@@ -39,6 +47,8 @@ pub const MIN_RATE: u64 = 100_000;
 #[derive(Default)]
 pub struct ClientRates {
     clients: Mutex<HashMap<IpAddr, Weak<Buckets>>>,
+    /// Where every cap counts its waits.
+    metrics: Arc<Metrics>,
 }
 
 /// One client's buckets, Up and Down.
@@ -52,6 +62,7 @@ pub struct RateCap {
     buckets: Arc<Buckets>,
     ids: [ShareId; 2],
     epoch: std::time::Instant,
+    metrics: Arc<Metrics>,
 }
 
 fn sharing(bps: u64) -> FairShare {
@@ -78,6 +89,14 @@ fn lock(m: &Mutex<FairShare>) -> std::sync::MutexGuard<'_, FairShare> {
 }
 
 impl ClientRates {
+    /// No client yet; the caps count into `metrics`.
+    pub fn new(metrics: Arc<Metrics>) -> ClientRates {
+        ClientRates {
+            clients: Mutex::default(),
+            metrics,
+        }
+    }
+
     /// The cap of `client` at `bps` bits per second each way. A reload
     /// that changes the rate gives new connections new buckets; the old
     /// ones keep theirs until they end.
@@ -103,6 +122,7 @@ impl ClientRates {
             buckets,
             ids,
             epoch,
+            metrics: self.metrics.clone(),
         }
     }
 
@@ -115,14 +135,24 @@ impl ClientRates {
 
 impl RateCap {
     /// How many of `want` bytes `dir` may read now, and if fewer, when to
-    /// ask again. The bucket is charged for what is granted.
+    /// ask again. The bucket is charged for what is granted; nothing
+    /// granted counts as a wait, a grant cut short for a connection behind
+    /// as held for fairness.
     pub fn grant(&self, dir: Dir, want: u64) -> (u64, Option<std::time::Instant>) {
         let mut s = lock(&self.buckets.dirs[dir as usize]);
         // Read under the lock: the connections sharing the bucket charge
         // it in time order, as the sharing requires.
         let now = Instant::from_nanos(self.epoch.elapsed().as_nanos() as u64);
         let id = self.ids[dir as usize];
+        let held = s.held_for_fairness();
         let got = s.release(now, id, want);
+        let m = &self.metrics;
+        if s.held_for_fairness() > held {
+            m.rate_held_for_fairness[dir as usize].fetch_add(1, Relaxed);
+        }
+        if got == 0 && want > 0 {
+            m.rate_waits[dir as usize].fetch_add(1, Relaxed);
+        }
         let again = (got < want)
             .then(|| s.poll_timeout(id))
             .flatten()
@@ -196,5 +226,79 @@ mod tests {
         // quanta of 16 KiB (the cap on 10 ms = 20 kB).
         let a3 = rates.cap(a, 16_000_000, epoch);
         assert_eq!(a3.grant(Dir::Up, 1 << 20).0, 6 * 16384);
+    }
+
+    /// A tunnel flow's pump waits in `paid`: counted as a split relay's
+    /// held-back read is, in `grant` (both go through it).
+    #[test]
+    fn waits_of_split_reads_and_tunnel_pumps_are_counted() {
+        let m = Arc::new(Metrics::default());
+        let rates = ClientRates::new(m.clone());
+        let a: IpAddr = "192.0.2.1".parse().unwrap();
+        let cap = rates.cap(a, 8_000_000, std::time::Instant::now());
+        assert_eq!(cap.grant(Dir::Down, 1 << 20).0, 50_000);
+        assert_eq!(m.rate_waits[1].load(Relaxed), 0, "a grant is no wait");
+        // A split relay's read of the emptied bucket.
+        let (got, again) = cap.grant(Dir::Down, 1 << 20);
+        assert_eq!((got, again.is_some()), (0, true));
+        assert_eq!(m.rate_waits[1].load(Relaxed), 1);
+        // A tunnel pump's: it waits for the next quantum and is paid.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let paid = rt.block_on(cap.paid(Dir::Down, 1 << 20));
+        assert!((1448..=16384).contains(&paid), "{paid}");
+        assert!(m.rate_waits[1].load(Relaxed) >= 2);
+        assert_eq!(m.rate_waits[0].load(Relaxed), 0, "the other leg's");
+        let t = m.render();
+        assert!(
+            t.contains("pep_client_rate_waits_total{leg=\"server\"} "),
+            "{t}"
+        );
+    }
+
+    /// A connection a bucket ahead of one the bucket holds back is cut to
+    /// a quantum to leave the credit to it: `held_for_fairness` of
+    /// `pep_core::fair_share`, exported per leg.
+    #[test]
+    fn grants_cut_short_for_fairness_are_counted() {
+        let m = Arc::new(Metrics::default());
+        let rates = ClientRates::new(m.clone());
+        // 8 Mbit/s: quanta of 10 kB, a bucket (and the slack) of 50 kB. A
+        // connection held back stops counting after 100 ms: a run whose
+        // pause overshot that (a busy machine) is tried again.
+        for attempt in 0..5u8 {
+            let a = IpAddr::from([192, 0, 2, 10 + attempt]);
+            let epoch = std::time::Instant::now();
+            let (ahead, behind) = (
+                rates.cap(a, 8_000_000, epoch),
+                rates.cap(a, 8_000_000, epoch),
+            );
+            assert_eq!(ahead.grant(Dir::Up, 1 << 20).0, 50_000);
+            // The bucket is empty: `behind` waits, 50 kB behind.
+            let asked = std::time::Instant::now();
+            assert_eq!(behind.grant(Dir::Up, 1 << 20).0, 0);
+            assert_eq!(m.rate_held_for_fairness[0].load(Relaxed), 0);
+            // Two quanta refill; `ahead` may take one, the rest is left.
+            std::thread::sleep(std::time::Duration::from_millis(25));
+            let got = ahead.grant(Dir::Up, 1 << 20).0;
+            if asked.elapsed() >= std::time::Duration::from_millis(90) {
+                continue;
+            }
+            assert_eq!(got, 10_000, "cut to one quantum");
+            assert_eq!(m.rate_held_for_fairness[0].load(Relaxed), 1);
+            assert_eq!(m.rate_held_for_fairness[1].load(Relaxed), 0);
+            // ... which `behind` now takes, held back by nobody.
+            assert!(behind.grant(Dir::Up, 1 << 20).0 >= 10_000);
+            assert_eq!(m.rate_held_for_fairness[0].load(Relaxed), 1);
+            let t = m.render();
+            assert!(
+                t.contains("pep_client_rate_held_for_fairness_total{leg=\"client\"} 1"),
+                "{t}"
+            );
+            return;
+        }
+        panic!("every attempt paused past the 100 ms a wait counts");
     }
 }

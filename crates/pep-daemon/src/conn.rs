@@ -435,7 +435,6 @@ fn capped(
     dir: Dir,
     s: &impl LegSocket,
     room: usize,
-    m: &Metrics,
 ) -> Result<usize, std::time::Instant> {
     let Some(cap) = cap else { return Ok(room) };
     match s.queued().unwrap_or(room).min(room) {
@@ -443,10 +442,7 @@ fn capped(
         // read (a byte arriving meanwhile passes unmetered).
         0 => Ok(room.min(1)),
         want => match cap.grant(dir, want as u64) {
-            (0, Some(again)) => {
-                m.rate_waits[dir as usize].fetch_add(1, Relaxed);
-                Err(again)
-            }
+            (0, Some(again)) => Err(again),
             (n, _) => Ok(n as usize),
         },
     }
@@ -469,7 +465,7 @@ pub(crate) fn read(
         if room == 0 {
             return None;
         }
-        let room = match capped(cap, dir, s, room, m) {
+        let room = match capped(cap, dir, s, room) {
             Ok(n) => n,
             Err(again) => return Some(again),
         };
@@ -489,7 +485,7 @@ pub(crate) fn read(
     if slot.is_empty() {
         return None;
     }
-    let len = match capped(cap, dir, s, slot.len(), m) {
+    let len = match capped(cap, dir, s, slot.len()) {
         Ok(n) => n,
         Err(again) => return Some(again),
     };

@@ -154,9 +154,14 @@ pub struct Metrics {
     pub splice_fallbacks: AtomicU64,
     /// Server legs that could not get a source port (`EADDRNOTAVAIL`).
     pub port_exhausted: AtomicU64,
-    /// Reads held back by `proxy.client_rate`, per direction (Up: from
-    /// the client leg, Down: from the server leg).
+    /// Reads held back by `proxy.client_rate` (nothing granted), per
+    /// direction (Up: from the client leg, Down: from the server leg),
+    /// split relays and tunnel flows alike.
     pub rate_waits: [AtomicU64; 2],
+    /// Grants `proxy.client_rate` cut short to leave the client's credit
+    /// to its connection behind (`FairShare::held_for_fairness`), per
+    /// direction.
+    pub rate_held_for_fairness: [AtomicU64; 2],
     /// `max_connections` in force (lowered to what the descriptors hold).
     pub max_connections: AtomicU64,
     /// `memory_budget` in force (0: none).
@@ -265,6 +270,7 @@ impl Default for Metrics {
             splice_fallbacks: AtomicU64::new(0),
             port_exhausted: AtomicU64::new(0),
             rate_waits: Default::default(),
+            rate_held_for_fairness: Default::default(),
             max_connections: AtomicU64::new(0),
             memory_budget: AtomicU64::new(0),
             memory_committed: AtomicU64::new(0),
@@ -419,10 +425,19 @@ impl Metrics {
         gauge(
             "pep_client_rate_waits_total",
             "counter",
-            "Reads held back by proxy.client_rate, by the leg read from.",
+            "Reads held back by proxy.client_rate (nothing granted), by the leg read from.",
             &[
                 ("{leg=\"client\"}", l(&self.rate_waits[0])),
                 ("{leg=\"server\"}", l(&self.rate_waits[1])),
+            ],
+        );
+        gauge(
+            "pep_client_rate_held_for_fairness_total",
+            "counter",
+            "Reads proxy.client_rate cut short to leave the client's credit to its connection behind, by the leg read from.",
+            &[
+                ("{leg=\"client\"}", l(&self.rate_held_for_fairness[0])),
+                ("{leg=\"server\"}", l(&self.rate_held_for_fairness[1])),
             ],
         );
         gauge(
@@ -857,11 +872,17 @@ mod tests {
             },
         );
         m.tunnel.sent_packets.store(40, Relaxed);
+        m.rate_held_for_fairness[1].store(6, Relaxed);
         m.tunnel.end("reset_by_tunnel");
         m.tunnel.bytes_to_tunnel.store(7, Relaxed);
         let t = m.render();
         assert!(t.contains("pep_connections_accepted_total 3"));
         assert!(t.contains("pep_tunnel_packets_sent_total 40"));
+        assert!(t.contains(
+            "# TYPE pep_client_rate_held_for_fairness_total counter\n\
+             pep_client_rate_held_for_fairness_total{leg=\"client\"} 0\n\
+             pep_client_rate_held_for_fairness_total{leg=\"server\"} 6\n"
+        ));
         assert!(t.contains("process_open_fds "));
         assert!(t.contains("process_cpu_seconds_total "), "{t}");
         assert!(t.contains("process_resident_memory_bytes "));

@@ -13,18 +13,22 @@ use std::time::Duration;
 pub struct Notifier {
     socket: Option<OsString>,
     /// Half of `WATCHDOG_USEC`, when it is set for this process
-    /// (`WATCHDOG_PID` unset or ours).
+    /// (`WATCHDOG_PID` unset or ours, or this process takes over).
     pub watchdog_every: Option<Duration>,
 }
 
 impl Notifier {
-    pub fn from_env() -> Notifier {
+    /// `successor`: this process takes over from the running proxy
+    /// ([`crate::upgrade`]) and becomes the service's main process, so the
+    /// watchdog is its to feed although `WATCHDOG_PID` (inherited from the
+    /// process that started it) names its predecessor.
+    pub fn from_env(successor: bool) -> Notifier {
         let watchdog_every = std::env::var("WATCHDOG_USEC")
             .ok()
             .and_then(|u| u.parse::<u64>().ok())
             .filter(|&u| u > 0)
             .filter(|_| match std::env::var("WATCHDOG_PID") {
-                Ok(pid) => pid.parse::<u32>().ok() == Some(std::process::id()),
+                Ok(pid) => successor || pid.parse::<u32>().ok() == Some(std::process::id()),
                 Err(_) => true,
             })
             .map(|u| Duration::from_micros(u / 2));

@@ -60,9 +60,9 @@ enum Control {
     Reload(Box<Settings>),
     /// SIGUSR2: start the new binary, which takes over.
     Upgrade,
-    /// A new process accepts on our listeners: drain and exit, leaving the
-    /// rules and sysctls to it.
-    HandedOver,
+    /// A new process (this pid, if known) accepts on our listeners: drain
+    /// and exit, leaving the rules and sysctls to it.
+    HandedOver(Option<u32>),
 }
 
 /// A running proxy. Dropping it stops it without draining.
@@ -313,6 +313,10 @@ impl Daemon {
     /// behind.
     pub fn start(settings: Settings, mut opts: StartOptions) -> Result<Daemon, String> {
         preflight(&settings)?;
+        // Before the tunnel's sockets are made: the old process holds them.
+        if let (Some(_), Some(why)) = (&opts.take_over, crate::upgrade::refusal(&settings)) {
+            return Err(why.into());
+        }
         let metrics = Arc::new(Metrics::default());
         let tunnel = match &settings.tunnel {
             Some(t) => {
@@ -371,11 +375,6 @@ impl Daemon {
         let got = net::raise_nofile(want);
         let settings = fit_descriptors(settings, got, net::open_fds())?;
         let mut received = match &opts.take_over {
-            Some(_) if settings.tunnel.is_some() => {
-                return Err(
-                    "upgrade: a two-node PEP's tunnel cannot be handed over; restart it".into(),
-                )
-            }
             Some(path) => Some(crate::upgrade::take_over(path, settings.port)?),
             None => None,
         };
@@ -499,7 +498,7 @@ impl Daemon {
             Some(r) => r.owned.tw_restore.clone(),
             None => tw_set,
         };
-        let notifier = crate::notify::Notifier::from_env();
+        let notifier = crate::notify::Notifier::from_env(received.is_some());
         let (ctl, ctl_rx) = mpsc::unbounded_channel();
         let m = metrics.clone();
         let handed = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -724,7 +723,7 @@ async fn main_task(
         tunnel,
         splice_ok,
         notifier,
-        upgrade,
+        mut upgrade,
     } = prepared;
     let (abort_tx, abort_rx) = watch::channel(false);
     let mut tunnel_client = None;
@@ -772,6 +771,19 @@ async fn main_task(
             }
         }
     }
+    // split-start taking over opens its own tunnel and accepts only once
+    // it is up: until then the old process keeps accepting, and if it
+    // never comes up the old one keeps serving (it reads no READY).
+    if let (Some(t), Some(_)) = (&tunnel_client, &upgrade.received) {
+        if !t.wait_up(crate::upgrade::TUNNEL_UP_WITHIN).await {
+            not_ours(&upgrade);
+            return Err(format!(
+                "upgrade: the new tunnel did not come up within {:?}; the running proxy keeps serving",
+                crate::upgrade::TUNNEL_UP_WITHIN
+            ));
+        }
+        info!("upgrade: the new tunnel is up");
+    }
     let shared = Shared {
         metrics: metrics.clone(),
         abort: abort_rx,
@@ -779,7 +791,7 @@ async fn main_task(
         sample_legs: settings.metrics.is_some(),
         tunnel: tunnel_client,
         splice_ok: splice_ok.clone(),
-        rates: Default::default(),
+        rates: Arc::new(crate::client_rate::ClientRates::new(metrics.clone())),
     };
     let reserve = std::fs::File::open("/dev/null").ok();
     let adm = Arc::new(Admission {
@@ -831,8 +843,11 @@ async fn main_task(
     }
     // Accepting on the handed listeners: the old process may stop.
     let took_over = upgrade.received.is_some();
-    if let Some(r) = upgrade.received {
-        r.ready()?;
+    if let Some(r) = upgrade.received.take() {
+        if let Err(e) = r.ready() {
+            not_ours(&upgrade);
+            return Err(e);
+        }
     }
     let _upgrade_server = match &opts.upgrade_socket {
         Some(path) => match crate::upgrade::bind(path, took_over) {
@@ -847,8 +862,8 @@ async fn main_task(
                         rules: opts.install_rules,
                         tw_restore: upgrade.tw_restore.clone(),
                     },
-                    move || {
-                        let _ = ctl.send(Control::HandedOver);
+                    move |pid| {
+                        let _ = ctl.send(Control::HandedOver(pid));
                     },
                 ))
             }
@@ -861,12 +876,9 @@ async fn main_task(
     };
     // Listeners accept and the metrics serve: ready. The watchdog is fed
     // from the runtime itself, so a runtime that stops turning stops it.
-    // A process that took over is the service's main process now.
-    if took_over {
-        notifier.notify(&format!("MAINPID={}\nREADY=1", std::process::id()));
-    } else {
-        notifier.notify("READY=1");
-    }
+    // A process that took over was named the main process by the old one
+    // (below); its READY=1 changes nothing then, and says it is up.
+    notifier.notify("READY=1");
     let watchdog = notifier.watchdog_every.map(|every| {
         let n = notifier.clone();
         tokio::spawn(async move {
@@ -883,8 +895,18 @@ async fn main_task(
         };
         match ev {
             Control::Stop => break,
-            Control::HandedOver => {
+            Control::HandedOver(pid) => {
                 upgrade.handed.store(true, Relaxed);
+                // The successor feeds the watchdog now: our pings would
+                // hide its runtime stopping while we drain. Naming it the
+                // main process comes before our exit can (see
+                // crate::upgrade).
+                if let Some(t) = &watchdog {
+                    t.abort();
+                }
+                if let Some(pid) = pid {
+                    notifier.notify(&format!("MAINPID={pid}"));
+                }
                 break;
             }
             Control::Upgrade => start_upgrade(opts.upgrade_command.as_deref()),
@@ -932,6 +954,13 @@ async fn main_task(
     }
     info!("stopped");
     Ok(())
+}
+
+/// A process taking over that fails before it said READY: the rules and
+/// the sysctl are still the running proxy's, not this one's to undo at
+/// exit (as after a hand-over).
+fn not_ours(u: &UpgradeState) {
+    u.handed.store(true, Relaxed);
 }
 
 /// Starts the new binary (SIGUSR2); it takes over when ready, and until

@@ -12,6 +12,13 @@
 //! leave a gap in which packets of live connections bypass the proxy, nor
 //! do both remove them) and the `tcp_tw_reuse` value to restore at exit.
 //!
+//! split-start (a two-node PEP's intercepting node) hands over the same
+//! way: the new process opens a tunnel of its own to split-end (a new QUIC
+//! connection from a new UDP port; split-end serves any number) and takes
+//! the listeners only once it is up, while the old one drains its flows
+//! on the old tunnel. split-end and split-start's local queue cannot be
+//! handed over ([`refusal`]).
+//!
 //! Protocol, one line each way plus the descriptors:
 //! new → old `PEP-TAKEOVER 1\n`;
 //! old → new `PEP-LISTENERS 1 kinds=<l|m,...> rules=<0|1> tw=<value|->\n`
@@ -19,6 +26,11 @@
 //! endpoint);
 //! new → old `READY\n` once it accepts. Anything else, or the new process
 //! going away first, leaves the old one serving as before.
+//!
+//! Under systemd the old process, still the main one, then names the new
+//! one (`MAINPID=`, its pid from the socket's peer credentials) before it
+//! starts draining: the datagram is queued before the old process can
+//! exit, so systemd never sees its main process go without a successor.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -34,6 +46,26 @@ const HELLO: &str = "PEP-TAKEOVER 1\n";
 const MAX_FDS: usize = 8;
 /// How long the old process waits for the new one's `READY`.
 const READY_WITHIN: Duration = Duration::from_secs(60);
+
+/// How long a split-start taking over waits for its own tunnel.
+pub const TUNNEL_UP_WITHIN: Duration = Duration::from_secs(10);
+
+/// Why a process with settings `s` cannot take over from a running proxy,
+/// if it cannot (docs/daemon.md, "Upgrades of a two-node PEP").
+pub fn refusal(s: &crate::config::Settings) -> Option<&'static str> {
+    let t = s.tunnel.as_ref()?;
+    match t.role {
+        crate::tunnel::Role::SplitEnd => Some(
+            "upgrade: split-end cannot be handed over: one UDP socket carries all its QUIC \
+             connections, which two processes cannot share; restart it",
+        ),
+        crate::tunnel::Role::SplitStart if t.local_queue.is_some() => Some(
+            "upgrade: split-start's local queue cannot be handed over: its NFQUEUE is bound \
+             by the running process; restart it",
+        ),
+        crate::tunnel::Role::SplitStart => None,
+    }
+}
 
 /// What the old process hands over besides the sockets.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -178,6 +210,28 @@ fn recv_fds(s: &UnixStream, buf: &mut [u8]) -> std::io::Result<(usize, Vec<Owned
     }
 }
 
+/// The pid of the process at the other end of `s` (`SO_PEERCRED`, as the
+/// kernel recorded it at connect).
+fn peer_pid(s: &UnixStream) -> Option<u32> {
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: `cred` and `len` are live and sized for SO_PEERCRED's answer.
+    let r = unsafe {
+        libc::getsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            &mut cred as *mut libc::ucred as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    (r == 0 && cred.pid > 0).then_some(cred.pid as u32)
+}
+
 /// The new process's side: takes the listeners of the proxy serving
 /// `path`, checking they listen on `port`.
 pub fn take_over(path: &Path, port: u16) -> Result<Received, String> {
@@ -235,8 +289,9 @@ pub fn take_over(path: &Path, port: u16) -> Result<Received, String> {
 }
 
 /// The old process's side: hands `listeners` (and `metrics`) to the first
-/// new process that asks, then calls `handed` once it is ready. Runs on its
-/// own thread until `stop` is set or the hand-off is done.
+/// new process that asks, then calls `handed` with its pid once it is
+/// ready. Runs on its own thread until `stop` is set or the hand-off is
+/// done.
 pub struct Server {
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -278,7 +333,7 @@ pub fn serve(
     listeners: Vec<RawFd>,
     metrics: Option<RawFd>,
     owned: Owned,
-    handed: impl FnOnce() + Send + 'static,
+    handed: impl FnOnce(Option<u32>) + Send + 'static,
 ) -> Server {
     let stop = Arc::new(AtomicBool::new(false));
     let st = stop.clone();
@@ -307,11 +362,15 @@ pub fn serve(
                 };
                 match hand_off(&conn, &head, &fds) {
                     Ok(()) => {
-                        info!("upgrade: the new process accepts on our listeners; draining");
+                        let pid = peer_pid(&conn);
+                        info!(
+                            successor = pid,
+                            "upgrade: the new process accepts on our listeners; draining"
+                        );
                         // The path is the new process's now (it binds it
                         // again); only our descriptor closes.
                         drop(unix);
-                        handed();
+                        handed(pid);
                         return;
                     }
                     Err(e) => warn!("upgrade aborted, still serving: {e}"),
@@ -394,7 +453,7 @@ mod tests {
             vec![l.as_raw_fd()],
             None,
             owned.clone(),
-            move || tx.send(()).unwrap(),
+            move |pid| tx.send(pid).unwrap(),
         );
         // A port that does not match is refused before anything changes.
         let e = take_over(&path, addr.port().wrapping_add(1)).unwrap_err();
@@ -405,7 +464,9 @@ mod tests {
         assert_eq!(got.listeners.len(), 1);
         let new = got.listeners[0].try_clone().unwrap();
         got.ready().unwrap();
-        rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        // The successor named by its pid (here: this process).
+        let pid = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert_eq!(pid, Some(std::process::id()));
         // The old owner closes its descriptor: the socket lives on.
         drop(l);
         let _c = std::net::TcpStream::connect(addr).unwrap();

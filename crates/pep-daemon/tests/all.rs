@@ -28,3 +28,4 @@ mod tunnel_lossy;
 mod tunnel_open;
 mod turnover;
 mod upgrade;
+mod upgrade_tunnel;

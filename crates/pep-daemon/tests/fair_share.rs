@@ -144,9 +144,20 @@ fn a_capped_clients_tunnel_flows_share_its_cap() {
     let (start, end) = tunnel_pair_with(&lab, dir.path(), "cubic-flows", &cap_line(), "");
     let up = two_staggered(&client, &server, PORT + 2, Way::Up);
     let down = two_staggered(&client, &server, PORT + 3, Way::Down);
+    // The flows' waits and fairness cuts are exported as the split
+    // relay's are (they were not counted before).
+    let m = start.metrics().clone();
+    let waits = [0, 1].map(|i| m.rate_waits[i].load(Relaxed));
+    let held = [0, 1].map(|i| m.rate_held_for_fairness[i].load(Relaxed));
+    println!("tunnel flows: waits {waits:?}, held for fairness {held:?}");
     start.shutdown().unwrap();
     end.shutdown().unwrap();
     lab.down().unwrap();
     assert_fair_at_cap("tunnel upload", up);
     assert_fair_at_cap("tunnel download", down);
+    assert!(
+        waits.iter().chain(&held).all(|&c| c > 0),
+        "pep_client_rate_waits_total {waits:?}, _held_for_fairness_total {held:?}: \
+         a capped, shared tunnel counted nothing one way"
+    );
 }

@@ -48,7 +48,12 @@ fn pattern(k: u64, i: usize) -> u8 {
 /// the other. Runs until `stop`.
 /// A short exchange's reply says whether it came through the proxy: its
 /// server legs leave from the gateway, not the client's address.
-fn serve(long: TcpListener, short: TcpListener, stop: &AtomicBool, client: std::net::IpAddr) {
+pub(crate) fn serve(
+    long: TcpListener,
+    short: TcpListener,
+    stop: &AtomicBool,
+    client: std::net::IpAddr,
+) {
     std::thread::scope(|s| {
         s.spawn(|| {
             for c in long.incoming() {
@@ -92,7 +97,7 @@ fn serve(long: TcpListener, short: TcpListener, stop: &AtomicBool, client: std::
     });
 }
 
-fn long_transfer(to: SocketAddr, k: u64) -> Result<(), String> {
+pub(crate) fn long_transfer(to: SocketAddr, k: u64) -> Result<(), String> {
     let mut c =
         TcpStream::connect_timeout(&to, StdDuration::from_secs(5)).map_err(|e| e.to_string())?;
     c.set_read_timeout(Some(StdDuration::from_secs(20)))
@@ -115,7 +120,7 @@ const STALLED: StdDuration = StdDuration::from_millis(900);
 
 /// [`request_reply`], counting a stalled connect and a reply the server
 /// marked as not through the proxy (its last byte 0).
-fn short_exchange(
+pub(crate) fn short_exchange(
     to: SocketAddr,
     k: u64,
     stalled: &AtomicUsize,
@@ -228,15 +233,17 @@ fn start(n: &Nodes, sock: &std::path::Path, take_over: bool) -> Daemon {
 }
 
 /// Stops [`serve`] when dropped: sets the flag and wakes both accepts.
-struct Poke<'a>(&'a AtomicBool, &'a Nodes);
+/// (`serve`'s ports: long, short.)
+pub(crate) struct Poke<'a>(pub &'a AtomicBool, pub &'a pep_lab::Endpoint, pub [u16; 2]);
 
 impl Drop for Poke<'_> {
     fn drop(&mut self) {
         self.0.store(true, Relaxed);
-        let n = self.1;
-        let _ = netns::in_netns(&n.server.netns, || {
-            let _ = TcpStream::connect((n.server.addr, LONG_PORT));
-            let _ = TcpStream::connect((n.server.addr, SHORT_PORT));
+        let server = self.1;
+        let _ = netns::in_netns(&server.netns, || {
+            for port in self.2 {
+                let _ = TcpStream::connect((server.addr, port));
+            }
             Ok(())
         });
     }
@@ -256,7 +263,7 @@ fn an_upgrade_under_load_loses_no_connection_where_a_restart_does() {
         s.spawn(|| serve(long_l, short_l, &stop, n.client.addr.into()));
         // Stops the server even when a step below panics (the scope
         // would wait for it forever).
-        let _stop = Poke(&stop, &n);
+        let _stop = Poke(&stop, &n.server, [LONG_PORT, SHORT_PORT]);
 
         // The old way: stop (drain), then start the new binary.
         let old = start(&n, &sock, false);

@@ -146,6 +146,11 @@ pub(crate) async fn sample(conn: Connection, m: Arc<Metrics>) {
 }
 
 impl TunnelClient {
+    /// Whether the tunnel is up within `within`.
+    pub async fn wait_up(&self, within: Duration) -> bool {
+        self.connection(within).await.is_some()
+    }
+
     /// The connection, waiting up to `within` for one.
     async fn connection(&self, within: Duration) -> Option<Connection> {
         let mut rx = self.conn.clone();

@@ -357,6 +357,27 @@ pub fn tunnel_pair_with(
     proxy_extra: &str,
     start_extra: &str,
 ) -> (pep_daemon::Daemon, pep_daemon::Daemon) {
+    let (start_cfg, end_cfg) = tunnel_configs(lab, dir, cc, proxy_extra, start_extra);
+    let end = start_proxy(&lab.endpoint("end").unwrap(), &end_cfg).expect("split-end");
+    let start = start_proxy(&lab.endpoint("start").unwrap(), &start_cfg).expect("split-start");
+    let sm = start.metrics().clone();
+    assert!(
+        wait_for(10, || {
+            sm.tunnel.up.load(std::sync::atomic::Ordering::Relaxed) == 1
+        }),
+        "tunnel up"
+    );
+    (start, end)
+}
+
+/// split-start's and split-end's configurations of [`tunnel_pair_with`].
+pub fn tunnel_configs(
+    lab: &Lab,
+    dir: &std::path::Path,
+    cc: &str,
+    proxy_extra: &str,
+    start_extra: &str,
+) -> (String, String) {
     let d = dir.display();
     let client = lab.endpoint("client").unwrap();
     let server = lab.endpoint("server").unwrap();
@@ -371,16 +392,7 @@ pub fn tunnel_pair_with(
          allow = [\"{}/32\"]\ncert = \"{d}/end.pem\"\nkey = \"{d}/end.key\"\npeer_cert = \"{d}/start.pem\"\n",
         server.addr
     );
-    let end = start_proxy(&lab.endpoint("end").unwrap(), &end_cfg).expect("split-end");
-    let start = start_proxy(&lab.endpoint("start").unwrap(), &start_cfg).expect("split-start");
-    let sm = start.metrics().clone();
-    assert!(
-        wait_for(10, || {
-            sm.tunnel.up.load(std::sync::atomic::Ordering::Relaxed) == 1
-        }),
-        "tunnel up"
-    );
-    (start, end)
+    (start_cfg, end_cfg)
 }
 
 /// `ss -tinH` for `node`'s established TCP sockets matching `filter` (an
