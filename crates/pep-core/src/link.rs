@@ -367,8 +367,9 @@ impl<T: LinkItem> LinkDir<T> {
             !self.shared,
             "a half-duplex direction advances with its medium"
         );
-        // `IDLE` is later than any `now` a run reaches.
-        if self.tx <= now && self.tx != IDLE {
+        // One compare: an idle transmitter (`IDLE`, the end of time) is
+        // due only at the end of time, and `advance_due` then finds it idle.
+        if self.tx <= now {
             self.advance_due(now);
         }
     }
