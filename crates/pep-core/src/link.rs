@@ -532,6 +532,22 @@ mod tests {
     }
 
     #[test]
+    fn a_zero_rate_transmitter_stays_busy() {
+        // Its transmission ends at the end of time (the tx time saturates):
+        // busy, never the idle sentinel, so the next packet waits.
+        let mut l = LinkDir::simple(Rate(0), Duration::ZERO, 10);
+        l.enqueue(Instant::ZERO, pkt(0)).unwrap();
+        l.enqueue(Instant(1), pkt(1)).unwrap();
+        let late = Instant(u64::MAX / 2);
+        l.advance(late);
+        assert!(l.is_busy());
+        assert_eq!(l.tx_end(), Some(Instant(u64::MAX - 1)));
+        assert_eq!(l.queue.len_packets(), 1);
+        assert_eq!((l.poll_deliver(late), l.in_flight()), (None, 0));
+        assert_eq!(l.stats.tx_packets, 0);
+    }
+
+    #[test]
     fn queue_limit_excludes_the_packet_in_service() {
         let mut l = LinkDir::simple(Rate::mbps(8), Duration::ZERO, 1);
         assert!(l.enqueue(Instant::ZERO, pkt(0)).is_ok()); // in service
