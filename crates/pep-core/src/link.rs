@@ -95,6 +95,16 @@ pub struct Tapped {
     pub lost: bool,
 }
 
+/// [`LinkDir`]'s transmitter when it serializes nothing.
+const IDLE: Instant = Instant::MAX;
+
+/// A transmission that ends at `done`: never [`IDLE`] (one that would end
+/// at the end of time, on a zero rate, ends a nanosecond before it).
+#[inline(always)]
+fn busy_until(done: Instant) -> Instant {
+    done.min(Instant(u64::MAX - 1))
+}
+
 /// One direction of a link.
 #[derive(Clone, Debug)]
 pub struct LinkDir<T> {
@@ -103,23 +113,33 @@ pub struct LinkDir<T> {
     pub queue: Queue<T>,
     pub loss: LossModel,
     pub stats: LinkStats,
-    /// When the packet being serialized finishes. That packet is already
-    /// the last one in `pipe`, with its arrival time: a packet is written
-    /// once per hop, not copied from the transmitter into the delay line.
-    tx: Option<Instant>,
+    /// When the packet being serialized finishes, or [`IDLE`]. That packet
+    /// is already the last one in `pipe`, with its arrival time: a packet
+    /// is written once per hop, not copied from the transmitter into the
+    /// delay line. (A sentinel, not an `Option`: eight bytes less, which
+    /// with the other fields below keeps the simulator's port in five
+    /// cache lines.)
+    tx: Instant,
     /// Packets propagating, with their arrival times (non-decreasing), and
     /// last the one being serialized, if any.
     pipe: VecDeque<(Instant, T)>,
     /// Serialized packets kept for a trace; `None` (the default) costs one
-    /// branch per packet.
-    tap: Option<Vec<Tapped>>,
+    /// branch per packet. Boxed: rarely on, it should not widen every link.
+    #[allow(
+        clippy::box_collection,
+        reason = "one pointer, not a Vec's three words, in every link"
+    )]
+    tap: Option<Box<Vec<Tapped>>>,
     /// The transmitter is shared with the opposite direction: a
     /// [`crate::medium::HalfDuplex`] starts transmissions, not this link.
     shared: bool,
-    /// The last transmission time computed, `rate.tx_time(len)`: (rate,
-    /// wire length, time). A direction carries mostly one packet size, and
-    /// the division it saves is a 128-bit one.
-    tx_memo: (Rate, u32, Duration),
+    /// The last transmission time computed, `memo_rate.tx_time(memo_len)`.
+    /// A direction carries mostly one packet size, and the division it
+    /// saves is a 128-bit one. (Three fields, not a tuple: the length then
+    /// shares a word with `shared`.)
+    memo_rate: Rate,
+    memo_len: u32,
+    memo_time: Duration,
     /// Service that changes over time; `None` (the common case) is the
     /// fixed `rate` and `delay`.
     service: Option<Box<Service>>,
@@ -133,11 +153,13 @@ impl<T: LinkItem> LinkDir<T> {
             queue,
             loss,
             stats: LinkStats::default(),
-            tx: None,
+            tx: IDLE,
             pipe: VecDeque::new(),
             tap: None,
             shared: false,
-            tx_memo: (Rate(0), 0, Duration::MAX),
+            memo_rate: Rate(0),
+            memo_len: 0,
+            memo_time: Duration::MAX,
             service: None,
         }
     }
@@ -156,7 +178,7 @@ impl<T: LinkItem> LinkDir<T> {
     /// keep their arrival times, and the next packet starts as after an
     /// idle period).
     pub fn set_service(&mut self, spec: &ServiceSpec, epoch: Instant, mut rng: Stream) {
-        debug_assert!(self.tx.is_none(), "a service starts on an idle transmitter");
+        debug_assert!(self.tx == IDLE, "a service starts on an idle transmitter");
         let loss_rng = Stream::derive(rng.next_u64(), "loss");
         // The service's losses join the loss model, which every packet
         // consults anyway: the fixed-rate path gains no check for them.
@@ -165,13 +187,13 @@ impl<T: LinkItem> LinkDir<T> {
             self.loss = LossModel::Timed(Box::new(timed.over(inner)));
         }
         self.service = Some(Box::new(Service::new(spec, epoch, rng)));
-        self.tx_memo = (Rate(0), u32::MAX, Duration::ZERO);
+        (self.memo_rate, self.memo_len, self.memo_time) = (Rate(0), u32::MAX, Duration::ZERO);
     }
 
     /// Starts keeping a [`Tapped`] record of every packet that finishes
     /// serialization, lost or not, in time order.
     pub fn enable_tap(&mut self) {
-        self.tap.get_or_insert_with(Vec::new);
+        self.tap.get_or_insert_with(Default::default);
     }
 
     /// Moves the records kept since the last call into `out`. Call
@@ -197,7 +219,7 @@ impl<T: LinkItem> LinkDir<T> {
     pub fn enqueue(&mut self, now: Instant, item: T) -> Result<(), (T, DropReason)> {
         debug_assert!(!self.shared, "a half-duplex direction is fed by its medium");
         self.advance(now);
-        if self.tx.is_some() {
+        if self.tx != IDLE {
             return self.queue.enqueue(now, item);
         }
         // Idle: the packet is offered and the next one taken at once (an
@@ -210,7 +232,7 @@ impl<T: LinkItem> LinkDir<T> {
 
     #[inline(always)]
     fn start_next(&mut self, at: Instant) {
-        debug_assert!(self.tx.is_none());
+        debug_assert!(self.tx == IDLE);
         if let Some(item) = self.queue.dequeue(at) {
             self.start_tx(at, item, true);
         }
@@ -220,23 +242,22 @@ impl<T: LinkItem> LinkDir<T> {
     /// `continuing`: the previous transmission ended at `at`.
     #[inline(always)]
     fn start_tx(&mut self, at: Instant, item: T, continuing: bool) {
-        debug_assert!(self.tx.is_none());
+        debug_assert!(self.tx == IDLE);
         let len = item.wire_len();
-        let (rate, l, d) = self.tx_memo;
         // A direction with a service never matches the memo (its length
         // is `u32::MAX`): a fixed-rate one checks nothing more than before.
-        let d = if rate == self.rate && l == len {
-            d
+        let d = if self.memo_rate == self.rate && self.memo_len == len {
+            self.memo_time
         } else {
             if self.service.is_some() {
                 return self.start_served(at, item, continuing);
             }
             let d = self.rate.tx_time(len as u64);
-            self.tx_memo = (self.rate, len, d);
+            (self.memo_rate, self.memo_len, self.memo_time) = (self.rate, len, d);
             d
         };
         self.stats.busy_ns += d.as_nanos();
-        self.tx = Some(at + d);
+        self.tx = busy_until(at + d);
         self.pipe.push_back((at + d + self.delay, item));
     }
 
@@ -251,7 +272,7 @@ impl<T: LinkItem> LinkDir<T> {
         let delay = svc.delay(done, self.delay);
         let behind = self.pipe.back().map_or(Instant::ZERO, |&(t, _)| t);
         self.stats.busy_ns += (done - at).as_nanos();
-        self.tx = Some(done);
+        self.tx = busy_until(done);
         self.pipe.push_back(((done + delay).max(behind), item));
     }
 
@@ -259,9 +280,9 @@ impl<T: LinkItem> LinkDir<T> {
     /// backoff); the packet is chosen at `at`.
     pub(crate) fn start_after(&mut self, at: Instant, gap: Duration) {
         self.start_next(at);
-        if let Some(done) = &mut self.tx {
-            *done += gap;
-            let arrival = *done + self.delay;
+        if self.tx != IDLE {
+            self.tx = busy_until(self.tx + gap);
+            let arrival = self.tx + self.delay;
             self.pipe.back_mut().expect("in transmission").0 = arrival;
         }
     }
@@ -273,13 +294,13 @@ impl<T: LinkItem> LinkDir<T> {
 
     /// The delay line without the packet in transmission.
     fn propagating(&self) -> alloc::collections::vec_deque::Iter<'_, (Instant, T)> {
-        let n = self.pipe.len() - self.tx.is_some() as usize;
+        let n = self.pipe.len() - self.is_busy() as usize;
         self.pipe.range(..n)
     }
 
     /// When the current transmission ends, if one is under way.
     pub(crate) fn tx_end(&self) -> Option<Instant> {
-        self.tx
+        (self.tx != IDLE).then_some(self.tx)
     }
 
     pub(crate) fn set_shared(&mut self) {
@@ -289,9 +310,10 @@ impl<T: LinkItem> LinkDir<T> {
     /// Completes the current transmission: counters, loss, delay line.
     #[inline(always)]
     pub(crate) fn finish_tx(&mut self) {
-        let Some(done) = self.tx.take() else {
+        let done = core::mem::replace(&mut self.tx, IDLE);
+        if done == IDLE {
             return;
-        };
+        }
         let (_, item) = self.pipe.back().expect("in transmission");
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += item.wire_len() as u64;
@@ -345,14 +367,17 @@ impl<T: LinkItem> LinkDir<T> {
             !self.shared,
             "a half-duplex direction advances with its medium"
         );
-        if self.tx.is_some_and(|done| done <= now) {
+        // One compare: an idle transmitter (`IDLE`, the end of time) is
+        // due only at the end of time, and `advance_due` then finds it idle.
+        if self.tx <= now {
             self.advance_due(now);
         }
     }
 
     #[inline(always)]
     fn advance_due(&mut self, now: Instant) {
-        while let Some(done) = self.tx {
+        while self.tx != IDLE {
+            let done = self.tx;
             if done > now {
                 break;
             }
@@ -379,7 +404,7 @@ impl<T: LinkItem> LinkDir<T> {
     /// equal.
     #[inline(always)]
     fn deliverable(&self, t: Instant, now: Instant) -> bool {
-        t <= now && (self.tx.is_none() || self.pipe.len() > 1)
+        t <= now && (self.tx == IDLE || self.pipe.len() > 1)
     }
 
     /// [`Self::poll_deliver`], or when it has nothing, [`Self::poll_timeout`]'s
@@ -406,7 +431,7 @@ impl<T: LinkItem> LinkDir<T> {
     pub fn take_arriving(&mut self, now: Instant, by: Instant, out: &mut Vec<(Instant, T)>) {
         self.advance(now);
         while let Some(&(t, _)) = self.pipe.front() {
-            if t > by || (self.tx.is_some() && self.pipe.len() == 1) {
+            if t > by || (self.tx != IDLE && self.pipe.len() == 1) {
                 break;
             }
             out.push(self.pipe.pop_front().expect("a head"));
@@ -419,7 +444,7 @@ impl<T: LinkItem> LinkDir<T> {
     /// decrease.
     pub fn inject(&mut self, arrival: Instant, item: T) {
         debug_assert!(
-            self.tx.is_none(),
+            self.tx == IDLE,
             "a direction that transmits takes no injections"
         );
         debug_assert!(self.pipe.back().is_none_or(|&(t, _)| t <= arrival));
@@ -428,12 +453,12 @@ impl<T: LinkItem> LinkDir<T> {
 
     /// True while the transmitter is serializing a packet.
     pub fn is_busy(&self) -> bool {
-        self.tx.is_some()
+        self.tx != IDLE
     }
 
     /// Packets serialized but not yet delivered.
     pub fn in_flight(&self) -> usize {
-        self.pipe.len() - self.tx.is_some() as usize
+        self.pipe.len() - self.is_busy() as usize
     }
 }
 
@@ -504,6 +529,22 @@ mod tests {
         drain(&mut l);
         let h = l.queue.sojourn().unwrap().histogram();
         assert_eq!((h.count(), h.percentile(0.1)), (201, Some(Duration::ZERO)));
+    }
+
+    #[test]
+    fn a_zero_rate_transmitter_stays_busy() {
+        // Its transmission ends at the end of time (the tx time saturates):
+        // busy, never the idle sentinel, so the next packet waits.
+        let mut l = LinkDir::simple(Rate(0), Duration::ZERO, 10);
+        l.enqueue(Instant::ZERO, pkt(0)).unwrap();
+        l.enqueue(Instant(1), pkt(1)).unwrap();
+        let late = Instant(u64::MAX / 2);
+        l.advance(late);
+        assert!(l.is_busy());
+        assert_eq!(l.tx_end(), Some(Instant(u64::MAX - 1)));
+        assert_eq!(l.queue.len_packets(), 1);
+        assert_eq!((l.poll_deliver(late), l.in_flight()), (None, 0));
+        assert_eq!(l.stats.tx_packets, 0);
     }
 
     #[test]

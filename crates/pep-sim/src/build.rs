@@ -286,15 +286,15 @@ impl Simulation {
                         SourceSpec::Pareto(_) => AppSource::Open(0),
                     },
                     generator: match &f.source {
-                        SourceSpec::Pareto(cfg) => Some(OnOff::new(
+                        SourceSpec::Pareto(cfg) => Some(Box::new(OnOff::new(
                             cfg,
                             start,
                             Stream::derive(sc.seed, &format!("flow/{}/app", f.name)),
-                        )),
+                        ))),
                         _ => None,
                     },
                     generator_armed: Armed::default(),
-                    cfg,
+                    cfg: Box::new(cfg),
                     sender: None,
                     sender_armed: Armed::default(),
                     sink_armed: Armed::default(),

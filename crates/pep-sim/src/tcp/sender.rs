@@ -252,7 +252,8 @@ pub struct TcpSender {
     /// packets in flight before the ACK at least cwnd).
     linux_agent: bool,
     /// RFC 7661 state, if congestion-window validation is on.
-    cwv: Option<Cwv>,
+    /// Boxed: off by default, and a packet should not pass over it.
+    cwv: Option<Box<Cwv>>,
     /// RACK-TLP state, if on (`TcpConfig::rack` with SACK recovery).
     rack: Option<Box<pep_core::cc::Rack>>,
     /// Bidirectional flows (`TcpConfig::reverse`): the receiver of the
@@ -372,7 +373,7 @@ impl TcpSender {
             ts_clock: 0,
             limited_transmit: cfg.limited_transmit,
             linux_agent: cfg.linux_agent(),
-            cwv: cfg.cwv.then(Cwv::default),
+            cwv: cfg.cwv.then(Box::default),
             rack: rack.then(Box::default),
             reverse: cfg
                 .reverse
