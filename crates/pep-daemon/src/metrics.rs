@@ -954,6 +954,11 @@ mod tests {
             let r = String::from_utf8_lossy(&r);
             assert!(r.starts_with("HTTP/1.0 200 OK"), "{r}");
             assert!(r.contains("pep_connections_accepted_total 5"), "{r}");
+            assert!(
+                r.contains(&format!("Content-Type: {OPENMETRICS}\r\n")),
+                "{r}"
+            );
+            assert!(r.ends_with("# EOF\n"), "{r}");
         }
         task.abort();
     }
@@ -1015,5 +1020,38 @@ mod tests {
         assert!(t.contains("pep_localq_credit_bytes -300"));
         assert!(t.contains("pep_localq_admitted_bytes_total 1448"));
         assert_eq!(q.dropped_total(), 5);
+    }
+
+    /// Every series contrib/'s dashboard and alert rules query is a
+    /// sample name of a scrape (the local queue running, so its families
+    /// are in): renaming a family, or the encoder's `_total`, cannot
+    /// silently empty a panel. The root test `prometheus::` evaluates the
+    /// queries themselves against a live daemon.
+    #[test]
+    fn every_series_contrib_queries_is_scraped() {
+        let m = Arc::new(Metrics::default());
+        m.tunnel.lq.enabled.store(1, Relaxed);
+        let t = m.render();
+        assert!(t.ends_with("# EOF\n"), "{t}");
+        let samples: std::collections::HashSet<&str> = t
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| l.split(['{', ' ']).next())
+            .collect();
+        let contrib = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../contrib");
+        let mut queried = 0;
+        for file in ["grafana-dashboard.json", "prometheus-alerts.yml"] {
+            let text = std::fs::read_to_string(contrib.join(file)).unwrap();
+            for w in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+                if w.starts_with("pep_") || w.starts_with("process_") {
+                    queried += 1;
+                    assert!(
+                        samples.contains(w),
+                        "{file} queries {w}, not in a scrape:\n{t}"
+                    );
+                }
+            }
+        }
+        assert!(queried >= 40, "{queried} series names found in contrib/");
     }
 }
