@@ -1,9 +1,12 @@
-//! Counters and the Prometheus text endpoint. A hand-rolled HTTP/1.0
-//! responder: one GET, one plain-text answer, close; no HTTP library is
-//! worth its dependencies for that.
+//! Counters and the Prometheus endpoint. The counters are relaxed
+//! atomics the hot path increments; prometheus-client encodes them (a
+//! `Collector` reading them at each scrape) in the OpenMetrics text
+//! format. The HTTP side is a hand-rolled HTTP/1.0 responder: one GET,
+//! one answer, close; no HTTP library is worth its dependencies for that.
 //!
 //! Names follow Prometheus' naming guide: `pep_` prefix, base units in
-//! the name (`_seconds`, `_bytes`), counters end in `_total`, and the
+//! the name (`_seconds`, `_bytes`, with a `# UNIT` line), counters end in
+//! `_total` (the encoder appends it to the family's name), and the
 //! process's own state under the client libraries' standard `process_*`
 //! names, so stock dashboards and alerts apply. `promtool check metrics`
 //! finds nothing to complain about (the root test `prometheus::` runs it
@@ -11,11 +14,20 @@
 //! `contrib/grafana-dashboard.json` and `contrib/prometheus-alerts.yml`
 //! (docs/operations.md).
 
-use std::fmt::Write as _;
+use std::fmt;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 use pep_core::relay::{AbortReason, Leg};
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{
+    DescriptorEncoder, EncodeCounterValue, EncodeGaugeValue, EncodeMetric, MetricEncoder,
+    NoLabelSet,
+};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::{Registry, Unit};
 use tokio::io::Interest;
 use tokio::net::TcpListener;
 
@@ -95,40 +107,99 @@ impl<const N: usize> Histogram<N> {
         self.sum_micro.fetch_add((v * 1e6) as u64, Relaxed);
     }
 
-    fn render(&self, out: &mut String, name: &str, labels: &str) {
-        let sep = if labels.is_empty() { "" } else { "," };
-        let mut cum = 0;
-        for (b, c) in self.bounds.iter().zip(&self.counts) {
-            cum += c.load(Relaxed);
-            let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"{b}\"}} {cum}");
-        }
+    /// Sum, count and the buckets' own counts (the encoder sums them),
+    /// `+Inf` last: what prometheus-client's encoder takes.
+    fn snapshot(&self) -> (f64, u64, Vec<(f64, u64)>) {
+        let mut buckets: Vec<(f64, u64)> = self
+            .bounds
+            .iter()
+            .zip(&self.counts)
+            .map(|(b, c)| (*b, c.load(Relaxed)))
+            .collect();
         let n = self.count.load(Relaxed);
-        let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {n}");
-        let sum = self.sum_micro.load(Relaxed) as f64 / 1e6;
-        let _ = writeln!(out, "{name}_sum{{{labels}}} {sum}");
-        let _ = writeln!(out, "{name}_count{{{labels}}} {n}");
+        let within: u64 = buckets.iter().map(|(_, c)| c).sum();
+        buckets.push((f64::MAX, n.saturating_sub(within)));
+        (self.sum_micro.load(Relaxed) as f64 / 1e6, n, buckets)
     }
 }
 
-/// The one writer of Prometheus text (every family the daemon exposes,
-/// the packet path's included): a family's HELP and TYPE lines.
-pub(crate) fn write_header(o: &mut String, name: &str, kind: &str, help: &str) {
-    let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}");
-}
+/// Labels of one sample: `[("leg", "client")]`; empty for none.
+pub(crate) type Labels<'a> = &'a [(&'a str, &'a str)];
 
-/// A counter or gauge family: its header, then one sample per (labels,
-/// value) row; `labels` is empty or `{k="v",..}`.
-pub(crate) fn write_family<V: std::fmt::Display>(
-    o: &mut String,
-    name: &str,
-    kind: &str,
+/// A family's descriptor: HELP, TYPE and, for a name ending in a base
+/// unit, UNIT. `name` is the full name without a counter's `_total`,
+/// which the encoder appends; the unit suffix is split off because the
+/// encoder writes it back after the name.
+fn describe<'a>(
+    enc: &'a mut DescriptorEncoder,
+    name: &'a str,
     help: &str,
-    rows: &[(&str, V)],
-) {
-    write_header(o, name, kind, help);
-    for (labels, v) in rows {
-        let _ = writeln!(o, "{name}{labels} {v}");
+    kind: MetricType,
+) -> Result<MetricEncoder<'a>, fmt::Error> {
+    static SECONDS: Unit = Unit::Seconds;
+    static BYTES: Unit = Unit::Bytes;
+    let (base, unit) = match (name.strip_suffix("_seconds"), name.strip_suffix("_bytes")) {
+        (Some(b), _) => (b, Some(&SECONDS)),
+        (_, Some(b)) => (b, Some(&BYTES)),
+        _ => (name, None),
+    };
+    enc.encode_descriptor(base, help, unit, kind)
+}
+
+/// A counter family (`name` without `_total`): one sample per row.
+pub(crate) fn counter<V: EncodeCounterValue + Copy>(
+    enc: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    rows: &[(Labels, V)],
+) -> fmt::Result {
+    let mut m = describe(enc, name, help, MetricType::Counter)?;
+    if let [(&[], v)] = rows {
+        // Without labels: `name 3`, not `name{} 3`.
+        return ConstCounter::new(*v).encode(m);
     }
+    for (labels, v) in rows {
+        ConstCounter::new(*v).encode(m.encode_family(labels)?)?;
+    }
+    Ok(())
+}
+
+/// A gauge family: one sample per row.
+pub(crate) fn gauge<V: EncodeGaugeValue + Copy>(
+    enc: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    rows: &[(Labels, V)],
+) -> fmt::Result {
+    let mut m = describe(enc, name, help, MetricType::Gauge)?;
+    if let [(&[], v)] = rows {
+        // Without labels: `name 3`, not `name{} 3`.
+        return ConstGauge::new(*v).encode(m);
+    }
+    for (labels, v) in rows {
+        ConstGauge::new(*v).encode(m.encode_family(labels)?)?;
+    }
+    Ok(())
+}
+
+/// A histogram family: one histogram per row.
+fn histogram<const N: usize>(
+    enc: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    rows: &[(Labels, &Histogram<N>)],
+) -> fmt::Result {
+    let mut m = describe(enc, name, help, MetricType::Histogram)?;
+    if let [(&[], h)] = rows {
+        let (sum, count, buckets) = h.snapshot();
+        return m.encode_histogram::<NoLabelSet>(sum, count, &buckets, None);
+    }
+    for (labels, h) in rows {
+        let (sum, count, buckets) = h.snapshot();
+        m.encode_family(labels)?
+            .encode_histogram::<NoLabelSet>(sum, count, &buckets, None)?;
+    }
+    Ok(())
 }
 
 /// Everything the daemon counts. Shared by all tasks; relaxed atomics.
@@ -339,360 +410,381 @@ impl Metrics {
         self.setup.observe(secs);
     }
 
-    /// The Prometheus text exposition.
-    pub fn render(&self) -> String {
-        let mut o = String::with_capacity(4096);
-        let mut gauge = |name: &str, kind: &str, help: &str, rows: &[(&str, i128)]| {
-            write_family(&mut o, name, kind, help, rows)
+    /// The registry the endpoint encodes: these counters, read at each
+    /// scrape, and the process's own.
+    pub fn registry(self: &Arc<Self>) -> Registry {
+        let mut r = Registry::default();
+        r.register_collector(Box::new(self.clone()));
+        r.register_collector(Box::new(Process));
+        r
+    }
+
+    /// The OpenMetrics text exposition (what the endpoint serves).
+    pub fn render(self: &Arc<Self>) -> String {
+        encode(&self.registry())
+    }
+}
+
+/// `registry` in the OpenMetrics text format, `# EOF` last.
+pub fn encode(registry: &Registry) -> String {
+    let mut o = String::with_capacity(16384);
+    // Writing to a String cannot fail.
+    let _ = prometheus_client::encoding::text::encode(&mut o, registry);
+    o
+}
+
+impl fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+/// The counters are relaxed atomics the hot path increments; a scrape
+/// reads them into prometheus-client's constant metrics, so counting
+/// costs no lock and no family lookup.
+impl Collector for Metrics {
+    fn encode(&self, mut enc: DescriptorEncoder) -> fmt::Result {
+        let e = &mut enc;
+        let l = |v: &AtomicU64| v.load(Relaxed);
+        let g = |v: &AtomicI64| v.load(Relaxed);
+        let legs = |a: &[AtomicU64; 2]| {
+            [
+                (&[("leg", "client")][..], l(&a[0])),
+                (&[("leg", "server")][..], l(&a[1])),
+            ]
         };
-        let l = |v: &AtomicU64| v.load(Relaxed) as i128;
-        let g = |v: &AtomicI64| v.load(Relaxed) as i128;
-        gauge(
-            "pep_connections_accepted_total",
-            "counter",
+        counter(
+            e,
+            "pep_connections_accepted",
             "Connections accepted.",
-            &[("", l(&self.accepted))],
-        );
+            &[(&[], l(&self.accepted))],
+        )?;
         gauge(
+            e,
             "pep_connections_active",
-            "gauge",
             "Connections being relayed.",
-            &[("", g(&self.active))],
-        );
+            &[(&[], g(&self.active))],
+        )?;
         gauge(
+            e,
             "pep_connections_max",
-            "gauge",
             "max_connections in force (lowered at start to what the descriptor limit holds).",
-            &[("", l(&self.max_connections))],
-        );
+            &[(&[], l(&self.max_connections))],
+        )?;
         gauge(
+            e,
             "pep_memory_budget_bytes",
-            "gauge",
             "memory_budget in force (0: no budget).",
-            &[("", l(&self.memory_budget))],
-        );
+            &[(&[], l(&self.memory_budget))],
+        )?;
         gauge(
+            e,
             "pep_memory_committed_bytes",
-            "gauge",
             "Worst-case memory the admitted connections reserve against memory_budget.",
-            &[("", l(&self.memory_committed))],
-        );
-        let refused: Vec<(String, i128)> = REFUSALS
+            &[(&[], l(&self.memory_committed))],
+        )?;
+        let refused: Vec<[(&str, &str); 1]> =
+            REFUSALS.iter().map(|(_, n)| [("reason", *n)]).collect();
+        let rows: Vec<(Labels, u64)> = refused
             .iter()
             .zip(&self.refused)
-            .map(|((_, n), c)| (format!("{{reason=\"{n}\"}}"), l(c)))
+            .map(|(k, c)| (&k[..], l(c)))
             .collect();
-        let refused: Vec<(&str, i128)> = refused.iter().map(|(a, b)| (a.as_str(), *b)).collect();
-        gauge(
-            "pep_connections_refused_total",
-            "counter",
+        counter(
+            e,
+            "pep_connections_refused",
             "Connections reset at once, by reason.",
-            &refused,
-        );
-        let ended: Vec<(String, i128)> = ENDS
+            &rows,
+        )?;
+        let ends: Vec<[(&str, &str); 1]> = ENDS.iter().map(|n| [("how", *n)]).collect();
+        let rows: Vec<(Labels, u64)> = ends
             .iter()
             .zip(&self.ended)
-            .map(|(n, c)| (format!("{{how=\"{n}\"}}"), l(c)))
+            .map(|(k, c)| (&k[..], l(c)))
             .collect();
-        let ended: Vec<(&str, i128)> = ended.iter().map(|(a, b)| (a.as_str(), *b)).collect();
-        gauge(
-            "pep_connections_ended_total",
-            "counter",
+        counter(
+            e,
+            "pep_connections_ended",
             "Connections ended, by how.",
-            &ended,
-        );
-        gauge(
-            "pep_bytes_total",
-            "counter",
+            &rows,
+        )?;
+        counter(
+            e,
+            "pep_bytes",
             "Bytes relayed, by the leg they were read from.",
             &[
-                ("{leg=\"client\"}", l(&self.bytes_up)),
-                ("{leg=\"server\"}", l(&self.bytes_down)),
+                (&[("leg", "client")], l(&self.bytes_up)),
+                (&[("leg", "server")], l(&self.bytes_down)),
             ],
-        );
+        )?;
         gauge(
+            e,
             "pep_buffer_bytes",
-            "gauge",
             "Bytes held in relay buffers (splice pipes included).",
-            &[("", g(&self.buffered))],
-        );
+            &[(&[], g(&self.buffered))],
+        )?;
         gauge(
+            e,
             "pep_buffer_allocated_bytes",
-            "gauge",
             "Memory held by copy-relay buffers (pipe pages are the kernel's).",
-            &[("", g(&self.allocated))],
-        );
-        gauge(
-            "pep_client_rate_waits_total",
-            "counter",
+            &[(&[], g(&self.allocated))],
+        )?;
+        counter(
+            e,
+            "pep_client_rate_waits",
             "Reads held back by proxy.client_rate (nothing granted), by the leg read from.",
-            &[
-                ("{leg=\"client\"}", l(&self.rate_waits[0])),
-                ("{leg=\"server\"}", l(&self.rate_waits[1])),
-            ],
-        );
-        gauge(
-            "pep_client_rate_held_for_fairness_total",
-            "counter",
+            &legs(&self.rate_waits),
+        )?;
+        counter(
+            e,
+            "pep_client_rate_held_for_fairness",
             "Reads proxy.client_rate cut short to leave the client's credit to its connection behind, by the leg read from.",
-            &[
-                ("{leg=\"client\"}", l(&self.rate_held_for_fairness[0])),
-                ("{leg=\"server\"}", l(&self.rate_held_for_fairness[1])),
-            ],
-        );
-        gauge(
-            "pep_buffer_full_total",
-            "counter",
-            "Times a full buffer paused reading.",
-            &[("", l(&self.pauses))],
-        );
-        gauge(
-            "pep_splice_fallbacks_total",
-            "counter",
-            "Connections set to splice that copied (no pipe could be made).",
-            &[("", l(&self.splice_fallbacks))],
-        );
-        gauge(
-            "pep_server_leg_port_exhausted_total",
-            "counter",
-            "Server legs that found no free source port (the client was reset).",
-            &[("", l(&self.port_exhausted))],
-        );
-        gauge(
-            "pep_accept_errors_total",
-            "counter",
-            "Errors from accept.",
-            &[("", l(&self.accept_errors))],
-        );
-        gauge(
-            "pep_reloads_total",
-            "counter",
+            &legs(&self.rate_held_for_fairness),
+        )?;
+        for (name, help, v) in [
+            (
+                "pep_buffer_full",
+                "Times a full buffer paused reading.",
+                &self.pauses,
+            ),
+            (
+                "pep_splice_fallbacks",
+                "Connections set to splice that copied (no pipe could be made).",
+                &self.splice_fallbacks,
+            ),
+            (
+                "pep_server_leg_port_exhausted",
+                "Server legs that found no free source port (the client was reset).",
+                &self.port_exhausted,
+            ),
+            (
+                "pep_accept_errors",
+                "Errors from accept.",
+                &self.accept_errors,
+            ),
+        ] {
+            counter(e, name, help, &[(&[], l(v))])?;
+        }
+        counter(
+            e,
+            "pep_reloads",
             "Configuration reloads (SIGHUP), by result.",
             &[
-                ("{result=\"ok\"}", l(&self.reloads)),
-                ("{result=\"error\"}", l(&self.reload_errors)),
+                (&[("result", "ok")], l(&self.reloads)),
+                (&[("result", "error")], l(&self.reload_errors)),
             ],
-        );
+        )?;
         let t = &self.tunnel;
-        for (name, kind, help, v) in [
+        for (name, help, v) in [
             (
                 "pep_tunnel_configured",
-                "gauge",
                 "1 when this node runs a two-node tunnel.",
                 g(&t.configured),
             ),
             (
                 "pep_tunnel_up",
-                "gauge",
                 "1 while the two-node tunnel is connected.",
                 g(&t.up),
             ),
             (
-                "pep_tunnel_connects_total",
-                "counter",
-                "Tunnel connections established.",
-                l(&t.connects),
-            ),
-            (
-                "pep_tunnel_auth_failures_total",
-                "counter",
-                "Tunnel handshakes refused: the peer's certificate is not the pinned one.",
-                l(&t.auth_failures),
-            ),
-            (
                 "pep_tunnel_cwnd_bytes",
-                "gauge",
                 "Tunnel congestion window.",
-                l(&t.cwnd_bytes),
-            ),
-            (
-                "pep_tunnel_packets_lost_total",
-                "counter",
-                "Packets the tunnel's connection has declared lost (restarts with each connection).",
-                l(&t.lost_packets),
-            ),
-            (
-                "pep_tunnel_packets_sent_total",
-                "counter",
-                "Packets the tunnel's connection has sent (restarts with each connection).",
-                l(&t.sent_packets),
+                l(&t.cwnd_bytes) as i64,
             ),
             (
                 "pep_tunnel_flows_active",
-                "gauge",
                 "Flows crossing the tunnel now.",
                 g(&t.flows_active),
             ),
         ] {
-            gauge(name, kind, help, &[("", v)]);
+            gauge(e, name, help, &[(&[], v)])?;
         }
-        let ended: Vec<(String, i128)> = TUNNEL_ENDS
+        for (name, help, v) in [
+            ("pep_tunnel_connects", "Tunnel connections established.", &t.connects),
+            ("pep_tunnel_auth_failures", "Tunnel handshakes refused: the peer's certificate is not the pinned one.", &t.auth_failures),
+            ("pep_tunnel_packets_lost", "Packets the tunnel's connection has declared lost (restarts with each connection).", &t.lost_packets),
+            ("pep_tunnel_packets_sent", "Packets the tunnel's connection has sent (restarts with each connection).", &t.sent_packets),
+        ] {
+            counter(e, name, help, &[(&[], l(v))])?;
+        }
+        let ends: Vec<[(&str, &str); 1]> = TUNNEL_ENDS.iter().map(|n| [("how", *n)]).collect();
+        let rows: Vec<(Labels, u64)> = ends
             .iter()
             .zip(&t.ended)
-            .map(|(h, c)| (format!("{{how=\"{h}\"}}"), l(c)))
+            .map(|(k, c)| (&k[..], l(c)))
             .collect();
-        let ended: Vec<(&str, i128)> = ended.iter().map(|(a, b)| (a.as_str(), *b)).collect();
-        gauge(
-            "pep_tunnel_flows_ended_total",
-            "counter",
+        counter(
+            e,
+            "pep_tunnel_flows_ended",
             "Tunnelled flows ended, by how.",
-            &ended,
-        );
-        gauge(
-            "pep_tunnel_bytes_total",
-            "counter",
+            &rows,
+        )?;
+        counter(
+            e,
+            "pep_tunnel_bytes",
             "Bytes through the tunnel, by direction.",
             &[
-                ("{dir=\"out\"}", l(&t.bytes_to_tunnel)),
-                ("{dir=\"in\"}", l(&t.bytes_from_tunnel)),
+                (&[("dir", "out")], l(&t.bytes_to_tunnel)),
+                (&[("dir", "in")], l(&t.bytes_from_tunnel)),
             ],
-        );
+        )?;
         let q = &t.lq;
         if q.enabled.load(Relaxed) == 1 {
-            for (name, kind, help, v) in [
-                ("pep_localq_packets", "gauge", "Packets waiting in split-start's local queue.", l(&q.packets)),
-                ("pep_localq_bytes", "gauge", "Bytes waiting in split-start's local queue.", l(&q.bytes)),
-                ("pep_localq_credit_bytes", "gauge", "Local queue credit: buffer_start less the bytes admitted and not yet read into the tunnel.", g(&q.credit)),
-                ("pep_localq_arrived_total", "counter", "Data segments offered to the local queue.", l(&q.arrived)),
-                ("pep_localq_passed_old_total", "counter", "Retransmissions and duplicates passed at once.", l(&q.passed_old)),
-                ("pep_localq_admitted_total", "counter", "Segments let into the stack.", l(&q.admitted)),
-                ("pep_localq_admitted_bytes_total", "counter", "New payload bytes let into the stack.", l(&q.admitted_bytes)),
-                ("pep_localq_blocked_checks_total", "counter", "Checks that found packets waiting and too little credit.", l(&q.blocked_checks)),
-                ("pep_localq_flows", "gauge", "Flows the local queue charges.", l(&q.flows)),
-                ("pep_localq_netlink_rcvbuf_bytes", "gauge", "Receive buffer of the NFQUEUE socket (packets beyond it fail open).", l(&q.netlink_rcvbuf)),
+            for (name, help, v) in [
+                ("pep_localq_packets", "Packets waiting in split-start's local queue.", l(&q.packets) as i64),
+                ("pep_localq_bytes", "Bytes waiting in split-start's local queue.", l(&q.bytes) as i64),
+                ("pep_localq_credit_bytes", "Local queue credit: buffer_start less the bytes admitted and not yet read into the tunnel.", g(&q.credit)),
+                ("pep_localq_flows", "Flows the local queue charges.", l(&q.flows) as i64),
+                ("pep_localq_netlink_rcvbuf_bytes", "Receive buffer of the NFQUEUE socket (packets beyond it fail open).", l(&q.netlink_rcvbuf) as i64),
             ] {
-                gauge(name, kind, help, &[("", v)]);
+                gauge(e, name, help, &[(&[], v)])?;
             }
-            gauge(
-                "pep_localq_dropped_total",
-                "counter",
+            for (name, help, v) in [
+                (
+                    "pep_localq_arrived",
+                    "Data segments offered to the local queue.",
+                    &q.arrived,
+                ),
+                (
+                    "pep_localq_passed_old",
+                    "Retransmissions and duplicates passed at once.",
+                    &q.passed_old,
+                ),
+                (
+                    "pep_localq_admitted",
+                    "Segments let into the stack.",
+                    &q.admitted,
+                ),
+                (
+                    "pep_localq_admitted_bytes",
+                    "New payload bytes let into the stack.",
+                    &q.admitted_bytes,
+                ),
+                (
+                    "pep_localq_blocked_checks",
+                    "Checks that found packets waiting and too little credit.",
+                    &q.blocked_checks,
+                ),
+            ] {
+                counter(e, name, help, &[(&[], l(v))])?;
+            }
+            counter(
+                e,
+                "pep_localq_dropped",
                 "Local queue drops, by reason.",
                 &[
-                    ("{reason=\"overflow\"}", l(&q.dropped[0])),
-                    ("{reason=\"early\"}", l(&q.dropped[1])),
-                    ("{reason=\"forced\"}", l(&q.dropped[2])),
+                    (&[("reason", "overflow")], l(&q.dropped[0])),
+                    (&[("reason", "early")], l(&q.dropped[1])),
+                    (&[("reason", "forced")], l(&q.dropped[2])),
                 ],
-            );
+            )?;
         }
-        write_family(
-            &mut o,
+        gauge(
+            e,
             "pep_tunnel_rtt_seconds",
-            "gauge",
             "Tunnel RTT estimate.",
-            &[("", t.rtt_us.load(Relaxed) as f64 / 1e6)],
-        );
-        for (name, help) in [
-            (
-                "pep_leg_rtt_seconds",
-                "Smoothed RTT per leg, sampled from TCP_INFO.",
-            ),
-            (
-                "pep_leg_cwnd_segments",
-                "Congestion window per leg, sampled from TCP_INFO.",
-            ),
-            (
-                "pep_server_leg_connect_seconds",
-                "Time to open the server leg.",
-            ),
-        ] {
-            write_header(&mut o, name, "histogram", help);
-            match name {
-                "pep_leg_rtt_seconds" => {
-                    self.rtt[0].render(&mut o, name, "leg=\"client\"");
-                    self.rtt[1].render(&mut o, name, "leg=\"server\"");
-                }
-                "pep_leg_cwnd_segments" => {
-                    self.cwnd[0].render(&mut o, name, "leg=\"client\"");
-                    self.cwnd[1].render(&mut o, name, "leg=\"server\"");
-                }
-                _ => self.setup.render(&mut o, name, ""),
-            }
-        }
-        self.packet.render(&mut o);
-        process(&mut o);
-        o
+            &[(&[], t.rtt_us.load(Relaxed) as f64 / 1e6)],
+        )?;
+        let (client, server): (Labels, Labels) = (&[("leg", "client")], &[("leg", "server")]);
+        histogram(
+            e,
+            "pep_leg_rtt_seconds",
+            "Smoothed RTT per leg, sampled from TCP_INFO.",
+            &[(client, &self.rtt[0]), (server, &self.rtt[1])],
+        )?;
+        histogram(
+            e,
+            "pep_leg_cwnd_segments",
+            "Congestion window per leg, sampled from TCP_INFO.",
+            &[(client, &self.cwnd[0]), (server, &self.cwnd[1])],
+        )?;
+        histogram(
+            e,
+            "pep_server_leg_connect_seconds",
+            "Time to open the server leg.",
+            &[(&[], &self.setup)],
+        )?;
+        self.packet.encode(e)
     }
 }
 
 /// The process's own state under the names Prometheus' client libraries
-/// use (`process_*`), read from /proc, and the build.
-fn process(o: &mut String) {
-    write_family(
-        o,
-        "pep_build_info",
-        "gauge",
-        "The running build: 1, labelled with its version.",
-        &[(
-            format!("{{version=\"{}\"}}", env!("CARGO_PKG_VERSION")).as_str(),
-            1,
-        )],
-    );
-    write_family(
-        o,
-        "process_open_fds",
-        "gauge",
-        "Open file descriptors.",
-        &[("", crate::net::open_fds())],
-    );
-    write_family(
-        o,
-        "process_max_fds",
-        "gauge",
-        "The descriptor limit (RLIMIT_NOFILE).",
-        &[("", crate::net::nofile_limit())],
-    );
-    // SAFETY: sysconf has no preconditions.
-    let (page, tick) = unsafe {
-        (
-            libc::sysconf(libc::_SC_PAGESIZE),
-            libc::sysconf(libc::_SC_CLK_TCK),
-        )
-    };
-    if let Some(rss) = std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|t| t.split_whitespace().nth(1)?.parse::<u64>().ok())
-    {
-        write_family(
-            o,
-            "process_resident_memory_bytes",
-            "gauge",
-            "Resident memory.",
-            &[("", rss * page.max(1) as u64)],
-        );
-    }
-    // /proc/self/stat: fields after the command's closing parenthesis;
-    // utime, stime are the 12th and 13th of those, starttime the 20th.
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let f: Vec<u64> = stat
-        .rsplit_once(')')
-        .map(|(_, r)| {
-            r.split_whitespace()
-                .map(|v| v.parse().unwrap_or(0))
-                .collect()
-        })
-        .unwrap_or_default();
-    let btime = std::fs::read_to_string("/proc/stat").ok().and_then(|t| {
-        t.lines()
-            .find_map(|l| l.strip_prefix("btime ")?.trim().parse::<u64>().ok())
-    });
-    if let (Some(&ut), Some(&st), Some(&start), Some(btime)) =
-        (f.get(11), f.get(12), f.get(19), btime)
-    {
-        let tick = tick.max(1) as f64;
-        write_family(
-            o,
-            "process_cpu_seconds_total",
-            "counter",
-            "User and system CPU time.",
-            &[("", (ut + st) as f64 / tick)],
-        );
-        write_family(
-            o,
-            "process_start_time_seconds",
-            "gauge",
-            "Start time, seconds since the Unix epoch.",
-            &[("", btime as f64 + start as f64 / tick)],
-        );
+/// use (`process_*`), read from /proc at each scrape, and the build.
+#[derive(Debug)]
+struct Process;
+
+impl Collector for Process {
+    fn encode(&self, mut enc: DescriptorEncoder) -> fmt::Result {
+        let e = &mut enc;
+        gauge(
+            e,
+            "pep_build_info",
+            "The running build: 1, labelled with its version.",
+            &[(&[("version", env!("CARGO_PKG_VERSION"))], 1)],
+        )?;
+        gauge(
+            e,
+            "process_open_fds",
+            "Open file descriptors.",
+            &[(&[], crate::net::open_fds())],
+        )?;
+        gauge(
+            e,
+            "process_max_fds",
+            "The descriptor limit (RLIMIT_NOFILE).",
+            &[(&[], crate::net::nofile_limit())],
+        )?;
+        // SAFETY: sysconf has no preconditions.
+        let (page, tick) = unsafe {
+            (
+                libc::sysconf(libc::_SC_PAGESIZE),
+                libc::sysconf(libc::_SC_CLK_TCK),
+            )
+        };
+        if let Some(rss) = std::fs::read_to_string("/proc/self/statm")
+            .ok()
+            .and_then(|t| t.split_whitespace().nth(1)?.parse::<u64>().ok())
+        {
+            gauge(
+                e,
+                "process_resident_memory_bytes",
+                "Resident memory.",
+                &[(&[], rss * page.max(1) as u64)],
+            )?;
+        }
+        // /proc/self/stat: fields after the command's closing parenthesis;
+        // utime, stime are the 12th and 13th of those, starttime the 20th.
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+        let f: Vec<u64> = stat
+            .rsplit_once(')')
+            .map(|(_, r)| {
+                r.split_whitespace()
+                    .map(|v| v.parse().unwrap_or(0))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let btime = std::fs::read_to_string("/proc/stat").ok().and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("btime ")?.trim().parse::<u64>().ok())
+        });
+        if let (Some(&ut), Some(&st), Some(&start), Some(btime)) =
+            (f.get(11), f.get(12), f.get(19), btime)
+        {
+            let tick = tick.max(1) as f64;
+            counter(
+                e,
+                "process_cpu_seconds",
+                "User and system CPU time.",
+                &[(&[], (ut + st) as f64 / tick)],
+            )?;
+            gauge(
+                e,
+                "process_start_time_seconds",
+                "Start time, seconds since the Unix epoch.",
+                &[(&[], btime as f64 + start as f64 / tick)],
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -710,11 +802,16 @@ impl Drop for Open {
     }
 }
 
+/// What the endpoint answers in: prometheus-client's encoder writes
+/// OpenMetrics, which Prometheus asks for and parses natively.
+pub const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
 /// The longest request head the endpoint reads (a scraper's is a few
 /// hundred bytes); a longer one is answered as it stands.
 const REQUEST_HEAD_MAX: usize = 8192;
 
 pub async fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
+    let registry = Arc::new(metrics.registry());
     loop {
         let s = match listener.accept().await {
             Ok((s, _)) => s,
@@ -731,7 +828,7 @@ pub async fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
             continue;
         }
         let open = Open(metrics.clone());
-        let m = metrics.clone();
+        let r = registry.clone();
         tokio::spawn(async move {
             let _open = open;
             let mut req = [0u8; REQUEST_HEAD_MAX];
@@ -762,12 +859,17 @@ pub async fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
             let line = String::from_utf8_lossy(&req[..n]);
             let (status, body) = if line.starts_with("GET /metrics ") || line.starts_with("GET / ")
             {
-                ("200 OK", m.render())
+                ("200 OK", encode(&r))
             } else {
                 ("404 Not Found", "try /metrics\n".to_string())
             };
+            let kind = if status == "200 OK" {
+                OPENMETRICS
+            } else {
+                "text/plain; charset=utf-8"
+            };
             let resp = format!(
-                "HTTP/1.0 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                "HTTP/1.0 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                 body.len()
             );
             let mut out = resp.as_bytes();
@@ -852,13 +954,18 @@ mod tests {
             let r = String::from_utf8_lossy(&r);
             assert!(r.starts_with("HTTP/1.0 200 OK"), "{r}");
             assert!(r.contains("pep_connections_accepted_total 5"), "{r}");
+            assert!(
+                r.contains(&format!("Content-Type: {OPENMETRICS}\r\n")),
+                "{r}"
+            );
+            assert!(r.ends_with("# EOF\n"), "{r}");
         }
         task.abort();
     }
 
     #[test]
     fn renders_prometheus_text() {
-        let m = Metrics::default();
+        let m = Arc::new(Metrics::default());
         m.accepted.fetch_add(3, Relaxed);
         m.refuse(Refusal::Limit);
         m.ended(Some(AbortReason::ConnectFailed));
@@ -876,10 +983,10 @@ mod tests {
         m.tunnel.end("reset_by_tunnel");
         m.tunnel.bytes_to_tunnel.store(7, Relaxed);
         let t = m.render();
-        assert!(t.contains("pep_connections_accepted_total 3"));
+        assert!(t.contains("pep_connections_accepted_total 3"), "{t}");
         assert!(t.contains("pep_tunnel_packets_sent_total 40"));
         assert!(t.contains(
-            "# TYPE pep_client_rate_held_for_fairness_total counter\n\
+            "# TYPE pep_client_rate_held_for_fairness counter\n\
              pep_client_rate_held_for_fairness_total{leg=\"client\"} 0\n\
              pep_client_rate_held_for_fairness_total{leg=\"server\"} 6\n"
         ));
@@ -890,14 +997,14 @@ mod tests {
         assert!(t.contains("pep_tunnel_bytes_total{dir=\"out\"} 7"));
         assert!(t.contains("pep_connections_refused_total{reason=\"limit\"} 1"));
         assert!(t.contains("pep_connections_ended_total{how=\"connect_failed\"} 1"));
-        assert!(t.contains("pep_leg_rtt_seconds_bucket{leg=\"server\",le=\"0.025\"} 1"));
+        assert!(t.contains("pep_leg_rtt_seconds_bucket{le=\"0.025\",leg=\"server\"} 1"));
         assert!(t.contains("pep_leg_rtt_seconds_count{leg=\"client\"} 0"));
         assert_eq!(m.refused(Refusal::Limit), 1);
     }
 
     #[test]
     fn the_local_queue_renders_only_while_it_runs() {
-        let m = Metrics::default();
+        let m = Arc::new(Metrics::default());
         assert!(!m.render().contains("pep_localq"));
         let q = &m.tunnel.lq;
         q.enabled.store(1, Relaxed);
@@ -913,5 +1020,38 @@ mod tests {
         assert!(t.contains("pep_localq_credit_bytes -300"));
         assert!(t.contains("pep_localq_admitted_bytes_total 1448"));
         assert_eq!(q.dropped_total(), 5);
+    }
+
+    /// Every series contrib/'s dashboard and alert rules query is a
+    /// sample name of a scrape (the local queue running, so its families
+    /// are in): renaming a family, or the encoder's `_total`, cannot
+    /// silently empty a panel. The root test `prometheus::` evaluates the
+    /// queries themselves against a live daemon.
+    #[test]
+    fn every_series_contrib_queries_is_scraped() {
+        let m = Arc::new(Metrics::default());
+        m.tunnel.lq.enabled.store(1, Relaxed);
+        let t = m.render();
+        assert!(t.ends_with("# EOF\n"), "{t}");
+        let samples: std::collections::HashSet<&str> = t
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| l.split(['{', ' ']).next())
+            .collect();
+        let contrib = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../contrib");
+        let mut queried = 0;
+        for file in ["grafana-dashboard.json", "prometheus-alerts.yml"] {
+            let text = std::fs::read_to_string(contrib.join(file)).unwrap();
+            for w in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+                if w.starts_with("pep_") || w.starts_with("process_") {
+                    queried += 1;
+                    assert!(
+                        samples.contains(w),
+                        "{file} queries {w}, not in a scrape:\n{t}"
+                    );
+                }
+            }
+        }
+        assert!(queried >= 40, "{queried} series names found in contrib/");
     }
 }

@@ -3,7 +3,10 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use prometheus_client::encoding::DescriptorEncoder;
+
 use super::engine::PacketStats;
+use crate::metrics::{counter, gauge};
 
 /// What the socket side counts beside the engine.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -80,36 +83,34 @@ impl PacketMetrics {
         }
     }
 
-    /// Appends the `pep_packet_*` families to `o`.
-    pub fn render(&self, o: &mut String) {
+    /// Encodes the `pep_packet_*` families (a part of the daemon's
+    /// collector).
+    pub fn encode(&self, e: &mut DescriptorEncoder) -> std::fmt::Result {
         let l = |a: &AtomicU64| a.load(Relaxed);
-        let mut row = |name: &str, kind: &str, help: &str, rows: &[(&str, u64)]| {
-            crate::metrics::write_family(o, name, kind, help, rows)
-        };
-        row(
+        gauge(
+            e,
             "pep_packet_up",
-            "gauge",
             "1 while the packet path runs.",
-            &[("", l(&self.up))],
-        );
-        row(
-            "pep_packet_received_total",
-            "counter",
+            &[(&[], l(&self.up))],
+        )?;
+        counter(
+            e,
+            "pep_packet_received",
             "Frames received, by interface.",
             &[
-                ("{iface=\"a\"}", l(&self.received[0])),
-                ("{iface=\"b\"}", l(&self.received[1])),
+                (&[("iface", "a")], l(&self.received[0])),
+                (&[("iface", "b")], l(&self.received[1])),
             ],
-        );
-        row(
-            "pep_packet_passed_total",
-            "counter",
+        )?;
+        counter(
+            e,
+            "pep_packet_passed",
             "Frames sent on, by the interface they left on.",
             &[
-                ("{iface=\"b\"}", l(&self.passed[0])),
-                ("{iface=\"a\"}", l(&self.passed[1])),
+                (&[("iface", "b")], l(&self.passed[0])),
+                (&[("iface", "a")], l(&self.passed[1])),
             ],
-        );
+        )?;
         for (name, kind, help, v) in [
             (
                 "pep_packet_dropped_total",
@@ -244,7 +245,12 @@ impl PacketMetrics {
                 &self.wm_corrupt,
             ),
         ] {
-            row(name, kind, help, &[("", l(v))]);
+            // The encoder appends a counter's `_total`.
+            match (kind, name.strip_suffix("_total")) {
+                ("counter", Some(base)) => counter(e, base, help, &[(&[], l(v))])?,
+                _ => gauge(e, name, help, &[(&[], l(v))])?,
+            }
         }
+        Ok(())
     }
 }
