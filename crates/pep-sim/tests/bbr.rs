@@ -355,3 +355,62 @@ fn one_percent_random_loss_leaves_bbr_most_of_the_link() {
     assert!(bbr > 0.85 * c_payload(), "BBR {bbr:.0} B/s");
     assert!(bbr > 1.5 * cubic, "BBR {bbr:.0} vs CUBIC {cubic:.0} B/s");
 }
+
+#[test]
+fn a_send_buffer_limit_in_recovery_is_not_an_application_limit() {
+    // GEO: 20 Mbit/s, 552 ms, a queue of one BDP (1000 packets) and the
+    // kernel's 4 MiB send buffer (tcp_wmem's maximum, three BDP). STARTUP's
+    // 2.89 gain overflows the queue, and in SACK recovery new data waits
+    // for the buffer: a window, not an application with nothing to send
+    // (`tcp_rate_check_app_limited`). Marked app-limited, every round's
+    // sample was skipped, STARTUP never ended and the queue stayed full
+    // (13.0 Mbit/s over 30 s, 6720 drops, 6 RTOs).
+    let text = r#"
+[scenario]
+name = "geo-sndbuf"
+duration = "30s"
+seed = 1
+[defaults.tcp]
+profile = "linux"
+cc = "bbr"
+sndbuf = "4MiB"
+[defaults.queue]
+kind = "droptail"
+limit = 1000
+[[node]]
+name = "s"
+[[node]]
+name = "r"
+kind = "router"
+[[node]]
+name = "d"
+[[link]]
+between = ["s", "r"]
+rate = "1Gbps"
+delay = "5ms"
+[[link]]
+between = ["r", "d"]
+rate = "20Mbps"
+delay = "270ms"
+[[flow]]
+name = "f"
+from = "s"
+to = "d"
+source = "bulk"
+"#;
+    let mut sim = Simulation::new(&parse(text, "geo-sndbuf"));
+    sim.run_until(at_ms(15_000));
+    let v = bbr(&sim);
+    assert_ne!(v.mode, BbrMode::Startup, "STARTUP after 15 s: {v:?}");
+    let d0 = sim.sink(0).delivered_bytes();
+    sim.run_until(at_ms(30_000));
+    let c = 20e6 / 8.0 * MSS as f64 / (MSS + HEADER) as f64;
+    let goodput = (sim.sink(0).delivered_bytes() - d0) as f64 / 15.0;
+    let rtos = sim.sender(0).unwrap().stats().timeouts;
+    eprintln!(
+        "4 MiB send buffer on GEO: {:.3} of C, {rtos} RTOs",
+        goodput / c
+    );
+    assert!(goodput > 0.9 * c, "goodput {goodput:.0} B/s of {c:.0}");
+    assert_eq!(rtos, 0);
+}

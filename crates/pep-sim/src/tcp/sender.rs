@@ -998,15 +998,16 @@ impl TcpSender {
         }
         // New data is offered to NextSeg() if the receiver's window (alone:
         // pipe stands in for cwnd) and max_burst allow a segment.
-        let new = self
-            .next_in_window((self.rwnd as u64).min(self.sndbuf))
-            .ok();
+        let new = self.next_in_window((self.rwnd as u64).min(self.sndbuf));
+        // Nothing to resend: the stop is new data's, a window (rwnd,
+        // sndbuf) as often as an empty buffer. Only the latter is an
+        // application limit (`tcp_rate_check_app_limited`).
         let next = self
             .cc
-            .next_seg_with_room(self.snd_una, self.snd_max, new.is_some())
-            .ok_or(Stop::Drained)?;
+            .next_seg_with_room(self.snd_una, self.snd_max, new.is_ok())
+            .ok_or(new.as_ref().err().copied().unwrap_or(Stop::Drained))?;
         match next {
-            NextSeg::NewData => new.ok_or(Stop::Drained),
+            NextSeg::NewData => new,
             NextSeg::Retransmit { seq, end } => Ok((
                 self.segment_at(seq, end.bytes_since(seq) as u64),
                 TxKind::SackRetransmit,
