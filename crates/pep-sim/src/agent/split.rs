@@ -13,6 +13,12 @@
 //! the source's FIN goes on once every byte ahead of it has. Everything
 //! else passes the node untouched.
 //!
+//! Under the `linux` profile the forwarding sender is written as the
+//! daemon's Linux socket is ([`TcpSender::socket_writes`]): the
+//! application limit is checked at each relay write, a relay the full
+//! buffer blocked writes again once half of what is queued is free, and
+//! `sndbuf` defaults to the autotuning cap (docs/study-leo.md).
+//!
 //! Parameters (all optional):
 //!
 //! | field | meaning | default |
