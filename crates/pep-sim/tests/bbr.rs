@@ -356,24 +356,20 @@ fn one_percent_random_loss_leaves_bbr_most_of_the_link() {
     assert!(bbr > 1.5 * cubic, "BBR {bbr:.0} vs CUBIC {cubic:.0} B/s");
 }
 
-#[test]
-fn a_send_buffer_limit_in_recovery_is_not_an_application_limit() {
-    // GEO: 20 Mbit/s, 552 ms, a queue of one BDP (1000 packets) and the
-    // kernel's 4 MiB send buffer (tcp_wmem's maximum, three BDP). STARTUP's
-    // 2.89 gain overflows the queue, and in SACK recovery new data waits
-    // for the buffer: a window, not an application with nothing to send
-    // (`tcp_rate_check_app_limited`). Marked app-limited, every round's
-    // sample was skipped, STARTUP never ended and the queue stayed full
-    // (13.0 Mbit/s over 30 s, 6720 drops, 6 RTOs).
-    let text = r#"
+/// The study's GEO path without loss (docs/study-leo.md): 1 Gbit/s, 5 ms
+/// to a router, then 20 Mbit/s, 270 ms, 1000-packet queues; one bulk
+/// flow, the `linux` profile with `tcp` under `[defaults.tcp]`, 30 s, and
+/// `extra` appended (tables).
+fn geo_path(tcp: &str, extra: &str) -> Scenario {
+    let text = format!(
+        r#"
 [scenario]
-name = "geo-sndbuf"
+name = "geo"
 duration = "30s"
 seed = 1
 [defaults.tcp]
 profile = "linux"
-cc = "bbr"
-sndbuf = "4MiB"
+{tcp}
 [defaults.queue]
 kind = "droptail"
 limit = 1000
@@ -397,8 +393,21 @@ name = "f"
 from = "s"
 to = "d"
 source = "bulk"
-"#;
-    let mut sim = Simulation::new(&parse(text, "geo-sndbuf"));
+{extra}"#
+    );
+    parse(&text, "geo")
+}
+
+#[test]
+fn a_send_buffer_limit_in_recovery_is_not_an_application_limit() {
+    // GEO: 20 Mbit/s, 552 ms, a queue of one BDP (1000 packets) and the
+    // kernel's 4 MiB send buffer (tcp_wmem's maximum, three BDP). STARTUP's
+    // 2.89 gain overflows the queue, and in SACK recovery new data waits
+    // for the buffer: a window, not an application with nothing to send
+    // (`tcp_rate_check_app_limited`). Marked app-limited, every round's
+    // sample was skipped, STARTUP never ended and the queue stayed full
+    // (13.0 Mbit/s over 30 s, 6720 drops, 6 RTOs).
+    let mut sim = Simulation::new(&geo_path("cc = \"bbr\"\nsndbuf = \"4MiB\"", ""));
     sim.run_until(at_ms(15_000));
     let v = bbr(&sim);
     assert_ne!(v.mode, BbrMode::Startup, "STARTUP after 15 s: {v:?}");
@@ -441,42 +450,11 @@ fn a_relay_fed_bbr_leg_leaves_startup_and_fills_the_link() {
     // app-limited whenever the leg sent all it had (after every ACK's
     // write), STARTUP never ended (full_bw_cnt stuck at 2) and its 2.89
     // gain kept the queue full: 13.6 Mbit/s over 30 s.
-    let text = r#"
-[scenario]
-name = "geo-split"
-duration = "30s"
-seed = 1
-[defaults.tcp]
-profile = "linux"
-cc = "cubic"
-mss = "1448B"
-header = "52B"
+    let tcp = "cc = \"cubic\"\nmss = \"1448B\"\nheader = \"52B\"";
+    let pep = r#"
 [defaults.sink]
 rwnd = "16MiB"
 sack = true
-[defaults.queue]
-kind = "droptail"
-limit = 1000
-[[node]]
-name = "s"
-[[node]]
-name = "r"
-kind = "router"
-[[node]]
-name = "d"
-[[link]]
-between = ["s", "r"]
-rate = "1Gbps"
-delay = "5ms"
-[[link]]
-between = ["r", "d"]
-rate = "20Mbps"
-delay = "270ms"
-[[flow]]
-name = "f"
-from = "s"
-to = "d"
-source = "bulk"
 [[agent]]
 kind = "split"
 node = "r"
@@ -484,7 +462,7 @@ name = "pep"
 cc = "bbr"
 sndbuf = "4MiB"
 "#;
-    let mut sim = Simulation::new(&parse(text, "geo-split"));
+    let mut sim = Simulation::new(&geo_path(tcp, pep));
     let c = 20e6 / 8.0 * MSS as f64 / (MSS + HEADER) as f64;
     let (mut plateau, mut exit) = (None, None);
     for ms in (10..=15_000u64).step_by(10) {
