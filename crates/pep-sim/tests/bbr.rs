@@ -305,18 +305,7 @@ fn split_leg_runs_bbr_and_keeps_the_wired_queue_short() {
             n += 1;
         }
         let goodput = (sim.sink(0).delivered_bytes() - d0) as f64 * 8.0 / 15.0;
-        let split = sim
-            .agent("pep")
-            .unwrap()
-            .as_any()
-            .downcast_ref::<pep_sim::agent::split::Split>()
-            .unwrap();
-        let view = split.legs()[0]
-            .sender
-            .as_ref()
-            .unwrap()
-            .congestion()
-            .growth_view();
+        let view = split_leg_view(&sim);
         (goodput, sum_q as f64 / n as f64, view)
     };
     let (g_bbr, q_bbr, view) = run(Some("bbr"));
@@ -424,8 +413,8 @@ fn a_send_buffer_limit_in_recovery_is_not_an_application_limit() {
     assert_eq!(rtos, 0);
 }
 
-/// The `split` agent's forwarding sender at the router, by its agent name.
-fn split_leg_bbr(sim: &Simulation) -> BbrView {
+/// The window growth of the `split` agent "pep"'s forwarding sender.
+fn split_leg_view(sim: &Simulation) -> GrowthView {
     let split = sim
         .agent("pep")
         .unwrap()
@@ -433,7 +422,12 @@ fn split_leg_bbr(sim: &Simulation) -> BbrView {
         .downcast_ref::<pep_sim::agent::split::Split>()
         .unwrap();
     let sender = split.legs()[0].sender.as_ref().expect("the leg opened");
-    match sender.congestion().growth_view() {
+    sender.congestion().growth_view()
+}
+
+/// [`split_leg_view`]'s BBR state.
+fn split_leg_bbr(sim: &Simulation) -> BbrView {
+    match split_leg_view(sim) {
         GrowthView::Bbr(v) => v,
         other => panic!("the leg does not run BBR: {other:?}"),
     }
