@@ -242,6 +242,7 @@ pub fn run(cmd: LabCommand) -> Result<(), String> {
             let sc = load(scenario.as_deref(), &run)?;
             let out = out.unwrap_or_else(|| PathBuf::from("out").join(format!("{}-lab", sc.name)));
             let plans = check_lab(&sc, &run)?;
+            announce(&sc, &plans)?;
             guard_signals()?;
             let s = run_in_lab(&sc, &run, &lab, &out, &plans)?;
             print_lab_summary(&s);
@@ -769,6 +770,21 @@ fn check_lab(sc: &Scenario, run: &RunArgs) -> Result<Vec<crate::lab_pep::DaemonP
     Ok(plans)
 }
 
+/// Says, once per scenario however many runs follow, what the lab changes
+/// to run `sc` (the daemons' notes) and whether this build is too slow
+/// for its links.
+fn announce(sc: &Scenario, plans: &[crate::lab_pep::DaemonPlan]) -> Result<(), String> {
+    if let Some(w) = unoptimised_warning(&topology_from_scenario(sc)?, cfg!(debug_assertions)) {
+        eprintln!("{w}");
+    }
+    for p in plans {
+        for n in &p.notes {
+            eprintln!("{}: {n}", p.what);
+        }
+    }
+    Ok(())
+}
+
 /// The lab this process is running now, for [`guard_signals`].
 static CURRENT_LAB: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
@@ -832,9 +848,6 @@ fn run_in_lab(
     plans: &[crate::lab_pep::DaemonPlan],
 ) -> Result<report::Summary, String> {
     let topo = topology_from_scenario(sc)?;
-    if let Some(w) = unoptimised_warning(&topo, cfg!(debug_assertions)) {
-        eprintln!("{w}");
-    }
     let mut opts = lab_options(args, &sc.name);
     // Schedules, traces and LEO presets start with the flows, as in the
     // simulator, not when the lab comes up.
@@ -929,6 +942,7 @@ pub(crate) fn sim_and_lab(
     let plans = match &lab {
         Some(lab) => {
             let plans = check_lab(lab, &run)?;
+            announce(lab, &plans)?;
             guard_signals()?;
             plans
         }
@@ -1017,6 +1031,7 @@ fn compare(
     }
     // Before the simulation, which may take a while, not after it.
     let plans = check_lab(&sc, run)?;
+    announce(&sc, &plans)?;
     guard_signals()?;
     let bare = without_pep(&sc);
     let pep = bare != sc;

@@ -727,7 +727,6 @@ pub fn start(lab: &mut Lab, plans: &[DaemonPlan], dir: &Path) -> Result<(), Stri
         let cfg = dir.join(format!("{}.toml", p.file));
         let mut text = String::new();
         for n in &p.notes {
-            eprintln!("{}: {n}", p.what);
             let _ = writeln!(text, "# {n}");
         }
         text += &p.config.replace("{keys}", &keys.display().to_string());
