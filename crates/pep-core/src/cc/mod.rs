@@ -593,8 +593,18 @@ impl Congestion {
         // retransmission timer at least once, the value of ssthresh is held
         // constant."
         if !self.state.timed_out {
-            let flight = snd_max.bytes_since(snd_una) as u64;
-            self.state.ssthresh = self.growth.timeout_ssthresh(now, &self.state, flight);
+            // Linux's `tcp_enter_loss`: "Reduce ssthresh if it has not yet
+            // been made inside this window": a timeout during recovery keeps
+            // the recovery's ssthresh (a second cut from the reduced cwnd
+            // would halve twice for one loss event).
+            let cut_in_this_window = self.state.in_recovery && snd_una.lt(self.state.recover);
+            match &mut self.growth {
+                GrowthState::Linux(l) if cut_in_this_window => l.enter_loss(),
+                g => {
+                    let flight = snd_max.bytes_since(snd_una) as u64;
+                    self.state.ssthresh = g.timeout_ssthresh(now, &self.state, flight);
+                }
+            }
         }
         let s = &mut self.state;
         s.timed_out = true;
