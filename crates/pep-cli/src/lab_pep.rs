@@ -1123,7 +1123,7 @@ mod tests {
     /// means 3.811 and 3.814 Mbit/s, docs/lab.md). Read into the tunnel's
     /// buffer at once (the thesis's reads, the simulator's default) the
     /// clients fill the credit and the RED queue drops their segments: 88
-    /// with a check every 10 ms, 150 at every arrival.
+    /// with a check every 10 ms, 157 at every arrival.
     #[test]
     fn the_daemons_split_start_leaves_windowed_clients_to_their_window() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
