@@ -92,18 +92,22 @@ pub fn plan(sc: &Scenario, topo: &LabTopology) -> Result<Vec<DaemonPlan>, String
 /// `sc`'s agents as the daemon runs them, for the simulator's side of
 /// `pep lab compare`: a split-pair that leaves `credit_charge` at the
 /// simulator's default gets the daemon's "stall-proof" (its `stall_after`,
-/// set or not, is the daemon's too). The daemon's reads (`start_reads =
-/// "tunnel"`) and check (at every arrival, `check = "event"`) are not
-/// mapped yet: together they move lossy-split-pair's one simulated seed
-/// out of its tolerance (docs/lab.md, "Split-pair's reads"). One line per
-/// change, as [`crate::lab_like::as_linux_runs_it`] gives them.
+/// set or not, is the daemon's too), and the daemon's reads (`start_reads
+/// = "tunnel"`: a flow is read only as quinn's bounded send window takes
+/// its bytes) and check (`check = "event"`: at every arrival, not only
+/// every interval). One line per change, as
+/// [`crate::lab_like::as_linux_runs_it`] gives them.
 pub fn as_the_daemon_runs_it(sc: &mut Scenario) -> Vec<String> {
     let mut notes = vec![];
     for a in &mut sc.agents {
         if a.kind != "split-pair" {
             continue;
         }
-        for (key, sim, daemon) in [("credit_charge", "admitted", "stall-proof")] {
+        for (key, sim, daemon) in [
+            ("credit_charge", "admitted", "stall-proof"),
+            ("start_reads", "at-once", "tunnel"),
+            ("check", "poll", "event"),
+        ] {
             if !a.params.contains_key(key) {
                 a.params.insert(key.into(), Value::String(daemon.into()));
                 notes.push(format!(
@@ -1098,7 +1102,11 @@ mod tests {
             s.agents[0].params["credit_charge"].as_str(),
             Some("stall-proof")
         );
-        assert_eq!(notes.len(), 1);
+        // Reads and check: the daemon reads a flow as its tunnel takes it
+        // and checks at every arrival.
+        assert_eq!(s.agents[0].params["start_reads"].as_str(), Some("tunnel"));
+        assert_eq!(s.agents[0].params["check"].as_str(), Some("event"));
+        assert_eq!(notes.len(), 3, "{notes:?}");
         assert!(as_the_daemon_runs_it(&mut s).is_empty(), "set once");
         // compare's like-with-like list carries it.
         let (sim, notes) = crate::lab_like::as_linux_runs_it(&sc(
