@@ -236,7 +236,13 @@ impl EventQueue {
         if !self.hole {
             return self.heap.first().map(|e| e.ev);
         }
-        let children = self.heap.get(1..self.heap.len().min(ARITY + 1))?;
+        let children = self.heap.get(1..)?;
+        if let Some(c) = children.first_chunk::<ARITY>() {
+            // A tournament, as in the sift: conditional moves, no loop.
+            let a = if c[1].key < c[0].key { &c[1] } else { &c[0] };
+            let b = if c[3].key < c[2].key { &c[3] } else { &c[2] };
+            return Some(if b.key < a.key { b.ev } else { a.ev });
+        }
         children.iter().min_by_key(|e| e.key).map(|e| e.ev)
     }
 
