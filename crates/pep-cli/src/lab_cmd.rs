@@ -101,7 +101,8 @@ pub enum LabCommand {
         /// Directory for the results [default: out/<scenario name>-compare].
         #[arg(long, short)]
         out: Option<PathBuf>,
-        /// Lab runs per world (1 to 50): means with 95 % intervals.
+        /// Runs per world (1 to 50): lab runs, and as many simulator seeds
+        /// (the scenario's, then the next); means with 95 % intervals.
         #[arg(long, default_value_t = 1,
               value_parser = clap::value_parser!(u32).range(1..=50))]
         runs: u32,
@@ -122,7 +123,7 @@ pub enum LabCommand {
         /// Directory for the results (one per scenario).
         #[arg(long, short, default_value = "out/validation")]
         out: PathBuf,
-        /// Lab runs per world (1 to 50).
+        /// Runs per world (1 to 50): lab runs and simulator seeds.
         #[arg(long, default_value_t = 1,
               value_parser = clap::value_parser!(u32).range(1..=50))]
         runs: u32,
@@ -242,6 +243,7 @@ pub fn run(cmd: LabCommand) -> Result<(), String> {
             let sc = load(scenario.as_deref(), &run)?;
             let out = out.unwrap_or_else(|| PathBuf::from("out").join(format!("{}-lab", sc.name)));
             let plans = check_lab(&sc, &run)?;
+            announce(&sc, &plans)?;
             guard_signals()?;
             let s = run_in_lab(&sc, &run, &lab, &out, &plans)?;
             print_lab_summary(&s);
@@ -769,6 +771,21 @@ fn check_lab(sc: &Scenario, run: &RunArgs) -> Result<Vec<crate::lab_pep::DaemonP
     Ok(plans)
 }
 
+/// Says, once per scenario however many runs follow, what the lab changes
+/// to run `sc` (the daemons' notes) and whether this build is too slow
+/// for its links.
+fn announce(sc: &Scenario, plans: &[crate::lab_pep::DaemonPlan]) -> Result<(), String> {
+    if let Some(w) = unoptimised_warning(&topology_from_scenario(sc)?, cfg!(debug_assertions)) {
+        eprintln!("{w}");
+    }
+    for p in plans {
+        for n in &p.notes {
+            eprintln!("{}: {n}", p.what);
+        }
+    }
+    Ok(())
+}
+
 /// The lab this process is running now, for [`guard_signals`].
 static CURRENT_LAB: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
@@ -832,9 +849,6 @@ fn run_in_lab(
     plans: &[crate::lab_pep::DaemonPlan],
 ) -> Result<report::Summary, String> {
     let topo = topology_from_scenario(sc)?;
-    if let Some(w) = unoptimised_warning(&topo, cfg!(debug_assertions)) {
-        eprintln!("{w}");
-    }
     let mut opts = lab_options(args, &sc.name);
     // Schedules, traces and LEO presets start with the flows, as in the
     // simulator, not when the lab comes up.
@@ -929,6 +943,7 @@ pub(crate) fn sim_and_lab(
     let plans = match &lab {
         Some(lab) => {
             let plans = check_lab(lab, &run)?;
+            announce(lab, &plans)?;
             guard_signals()?;
             plans
         }
@@ -1017,6 +1032,7 @@ fn compare(
     }
     // Before the simulation, which may take a while, not after it.
     let plans = check_lab(&sc, run)?;
+    announce(&sc, &plans)?;
     guard_signals()?;
     let bare = without_pep(&sc);
     let pep = bare != sc;
@@ -1033,12 +1049,6 @@ fn compare(
         println!();
     }
     let sim_bare_sc = without_pep(&sim_sc);
-    let sim_s = simulate(&sim_sc, &out.join("sim"))?;
-    let sim_bare = if pep {
-        Some(simulate(&sim_bare_sc, &out.join("sim-nopep"))?)
-    } else {
-        None
-    };
     let run_dir = |base: &str, k: usize| {
         out.join(if k == 0 {
             base.to_string()
@@ -1046,6 +1056,22 @@ fn compare(
             format!("{base}-run{}", k + 1)
         })
     };
+    // As many simulator seeds as lab runs (the scenario's seed, then the
+    // next ones): a random-loss path's goodput spreads by seed as the lab's
+    // does by run, and one seed against a mean of runs would test the seed.
+    let (mut sim_with, mut sim_without) = (vec![], vec![]);
+    for k in 0..runs {
+        let seed = sim_sc.seed.wrapping_add(k as u64);
+        sim_with.push(simulate(
+            &sim_sc.clone().with_seed(seed),
+            &run_dir("sim", k),
+        )?);
+        if pep {
+            let bare = sim_bare_sc.clone().with_seed(seed);
+            sim_without.push(simulate(&bare, &run_dir("sim-nopep", k))?);
+        }
+    }
+    let sim_s = &sim_with[0];
     let (mut with_runs, mut without) = (vec![], vec![]);
     for k in 0..runs {
         if pep {
@@ -1062,15 +1088,22 @@ fn compare(
             let lab = |v: &[report::Summary]| -> Vec<Sample> {
                 v.iter().map(|r| lab_sample(&r.flows[i])).collect()
             };
-            let bare = sim_bare
-                .as_ref()
-                .map(|b| sim_sample(&b.summary.flows[i], b.rx_goodput_mbps[i]));
-            let with = sim_sample(s, sim_s.rx_goodput_mbps[i]);
+            let sim = |v: &[SimRun]| -> Vec<Sample> {
+                v.iter()
+                    .map(|r| sim_sample(&r.summary.flows[i], r.rx_goodput_mbps[i]))
+                    .collect()
+            };
             if pep {
-                FlowComparison::new(&s.name, bare, Some(with), &lab(&without), &lab(&with_runs))
+                FlowComparison::new(
+                    &s.name,
+                    &sim(&sim_without),
+                    &sim(&sim_with),
+                    &lab(&without),
+                    &lab(&with_runs),
+                )
             } else {
                 // Without agents the one world is "without the PEP".
-                FlowComparison::new(&s.name, Some(with), None, &lab(&with_runs), &[])
+                FlowComparison::new(&s.name, &sim(&sim_with), &[], &lab(&with_runs), &[])
             }
         })
         .collect();

@@ -95,17 +95,17 @@ pub struct FlowComparison {
 }
 
 impl FlowComparison {
-    /// From each world's samples of this flow (`lab_*`: one per run, in
-    /// run order, paired by index for the gain).
+    /// From each world's samples of this flow (`sim_*`: one per seed;
+    /// `lab_*`: one per run, in run order, paired by index for the gain;
+    /// an empty slice: the world did not run).
     pub fn new(
         flow: &str,
-        sim_without: Option<Sample>,
-        sim_with: Option<Sample>,
+        sim_without: &[Sample],
+        sim_with: &[Sample],
         lab_without: &[Sample],
         lab_with: &[Sample],
     ) -> FlowComparison {
-        let one = |s: Option<Sample>| s.and_then(|s| World::of(&[s]));
-        let (sw, sp) = (one(sim_without), one(sim_with));
+        let (sw, sp) = (World::of(sim_without), World::of(sim_with));
         let (lw, lp) = (World::of(lab_without), World::of(lab_with));
         let g = |w: &Option<World>| w.map(|w| w.goodput_mbps.mean);
         let div = |a: Option<f64>, b: Option<f64>| match (a, b) {
@@ -335,8 +335,8 @@ mod tests {
     fn gains_and_ratios() {
         let c = FlowComparison::new(
             "f",
-            Some(s(2.0)),
-            Some(s(8.0)),
+            &[s(2.0)],
+            &[s(8.0)],
             &[s(2.0), s(3.0)],
             &[s(6.0), s(9.0)],
         );

@@ -422,6 +422,14 @@ impl<T: LinkItem> LinkDir<T> {
         }
     }
 
+    /// The packet at the head of the delay line: the next one to reach
+    /// the far end (or the one in transmission, when none propagates). A
+    /// driver may prefetch what that packet will touch.
+    #[inline]
+    pub fn head(&self) -> Option<&T> {
+        self.pipe.front().map(|(_, item)| item)
+    }
+
     /// Removes and hands to `out` the packets that have finished
     /// serialization by `now` and reach the far end by `by`, in arrival
     /// order: a driver that runs the far end elsewhere (a simulation cut

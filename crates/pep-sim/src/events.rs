@@ -227,6 +227,25 @@ impl EventQueue {
         Some((Instant(t), top.ev))
     }
 
+    /// The event the next [`Self::pop_until`] returns unless an earlier one
+    /// is scheduled first (the least of the vacant root's children), so
+    /// the engine can prefetch its state while the current event runs. A
+    /// hint only: nothing is popped or reordered.
+    #[inline(always)]
+    pub fn peek_next(&self) -> Option<Event> {
+        if !self.hole {
+            return self.heap.first().map(|e| e.ev);
+        }
+        let children = self.heap.get(1..)?;
+        if let Some(c) = children.first_chunk::<ARITY>() {
+            // A tournament, as in the sift: conditional moves, no loop.
+            let a = if c[1].key < c[0].key { &c[1] } else { &c[0] };
+            let b = if c[3].key < c[2].key { &c[3] } else { &c[2] };
+            return Some(if b.key < a.key { b.ev } else { a.ev });
+        }
+        children.iter().min_by_key(|e| e.key).map(|e| e.ev)
+    }
+
     /// With the heap empty: moves the base to the earliest far event, if it
     /// is due by `limit`, and returns the new top.
     #[cold]
@@ -461,6 +480,38 @@ mod tests {
         q.schedule(Instant(10), Event::Sample);
         assert_eq!(q.pop_until(Instant(9)), None);
         assert_eq!(q.pop_until(Instant(10)), Some((Instant(10), Event::Sample)));
+    }
+
+    /// `peek_next` names the event the next pop returns when nothing is
+    /// scheduled in between (ties included), and nothing once the last
+    /// event is popped.
+    #[test]
+    fn peek_next_is_the_next_pop() {
+        let mut q = EventQueue::new();
+        let mut x = 12345u64;
+        for i in 0..2000u32 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            q.schedule(Instant((x >> 33) % 500), Event::Link(i));
+        }
+        let (mut popped, mut scheduled) = (0, 2000);
+        let mut peeked = q.peek_next();
+        while let Some((_, ev)) = q.pop_until(Instant::MAX) {
+            assert_eq!(peeked, Some(ev), "pop {popped}");
+            peeked = q.peek_next();
+            popped += 1;
+            if popped % 3 == 0 {
+                // A handler that schedules (into the hole) now and then.
+                if popped < 3000 {
+                    q.schedule(Instant(600 + popped), Event::Sink(popped as u32));
+                    scheduled += 1;
+                }
+                peeked = q.peek_next();
+            }
+        }
+        assert_eq!(popped, scheduled);
+        assert_eq!(peeked, None);
     }
 
     /// One step of a random schedule: schedule at `now + dt` (or, rarely,

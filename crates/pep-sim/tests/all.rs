@@ -20,6 +20,7 @@ mod sender_models;
 mod shekhar;
 mod shikama;
 mod split_pair_tunnel;
+mod spurious_rto;
 mod support;
 mod tcp_models;
 mod tcp_paths;

@@ -143,10 +143,16 @@ impl Linux {
     /// reset (`set_state(TCP_CA_Loss)`).
     pub(super) fn timeout_ssthresh(&mut self, s: &CcState) -> u64 {
         let ssthresh = self.loss_ssthresh(s);
+        self.enter_loss();
+        ssthresh
+    }
+
+    /// `tcp_set_ca_state(TCP_CA_Loss)`: CUBIC forgets its curve
+    /// (`bictcp_state`), whether or not ssthresh is cut.
+    pub(super) fn enter_loss(&mut self) {
         if let Module::Cubic(c) = &mut self.module {
             *c = CubicLinux::new();
         }
-        ssthresh
     }
 
     /// cwnd was reduced: `tcp_init_cwnd_reduction` and `tcp_enter_loss`

@@ -196,3 +196,31 @@ fn cubic_timeout_resets_the_module() {
     let v = cubic_view(&c);
     assert_eq!((v.last_max_cwnd, v.delay_min, v.epoch_start), (0, 0, None));
 }
+
+#[test]
+fn a_timeout_in_recovery_keeps_the_recoverys_ssthresh() {
+    // tcp_enter_loss cuts ssthresh only "if it has not yet been made
+    // inside this window": Reno at cwnd 100 enters recovery (ssthresh 50);
+    // the timer then fires before SND.UNA reaches the recovery point, and
+    // ssthresh stays 50 (not half of the reduced cwnd, not half of the
+    // 100 packets still outstanding). A later timeout, after recovery,
+    // cuts again.
+    let mut c = kernel(Growth::RenoLinux, 100, u64::MAX / M);
+    let (una, max) = (Seq(1), Seq(1) + 100 * MSS);
+    for _ in 0..3 {
+        c.on_dupack(at_ms(0), una, max);
+    }
+    assert!(c.in_recovery());
+    assert_eq!(c.ssthresh(), 50 * M);
+    c.on_new_ack(at_ms(10), una + 10 * MSS, 10 * MSS); // partial: recovery goes on
+    c.on_timeout(at_ms(1000), una + 10 * MSS, max);
+    assert_eq!(c.ssthresh(), 50 * M);
+    assert_eq!(c.cwnd(), M);
+    // Outside recovery the cut is the module's, from cwnd.
+    let mut c = kernel(Growth::RenoLinux, 100, u64::MAX / M);
+    c.on_timeout(at_ms(1000), una, max);
+    assert_eq!(c.ssthresh(), 50 * M);
+    let mut c = kernel(Growth::RenoLinux, 30, 40);
+    c.on_timeout(at_ms(1000), una, max);
+    assert_eq!(c.ssthresh(), 15 * M);
+}

@@ -350,6 +350,32 @@ impl Congestion {
         self.growth_held = held;
     }
 
+    /// The last timeout proved spurious (the transport's timestamps said
+    /// the original arrived): Linux's `tcp_undo_cwnd_reduction` after a
+    /// loss, cwnd and ssthresh back to at least what they were
+    /// (`undo_cwnd` is `max(cwnd, prior_cwnd)` for Reno and CUBIC), and
+    /// the timeout's state left (`TCP_CA_Open`).
+    /// `prior_recover`: `recover` before the timeout, whose SND.MAX would
+    /// otherwise bar fast retransmit (RFC 6582) for losses the undone
+    /// timeout never repaired.
+    pub fn undo_timeout(&mut self, prior_cwnd: u64, prior_ssthresh: u64, prior_recover: Seq) {
+        let s = &mut self.state;
+        s.cwnd = s.cwnd.max(prior_cwnd);
+        s.ssthresh = s.ssthresh.max(prior_ssthresh);
+        s.recover = prior_recover;
+        s.timed_out = false;
+    }
+
+    /// The retransmission timer has fired since SND.UNA last advanced.
+    pub fn timed_out(&self) -> bool {
+        self.state.timed_out
+    }
+
+    /// RFC 6582's `recover` (an exclusive end: see [`CcState::recover`]).
+    pub fn recover(&self) -> Seq {
+        self.state.recover
+    }
+
     /// A machine outside this one owns the window (split-pair's tunnel:
     /// [`QuicCongestion`], as the daemon's QUIC tunnel): cwnd and ssthresh
     /// become its, whatever recovery or growth wrote; this machine still
@@ -593,8 +619,18 @@ impl Congestion {
         // retransmission timer at least once, the value of ssthresh is held
         // constant."
         if !self.state.timed_out {
-            let flight = snd_max.bytes_since(snd_una) as u64;
-            self.state.ssthresh = self.growth.timeout_ssthresh(now, &self.state, flight);
+            // Linux's `tcp_enter_loss`: "Reduce ssthresh if it has not yet
+            // been made inside this window": a timeout during recovery keeps
+            // the recovery's ssthresh (a second cut from the reduced cwnd
+            // would halve twice for one loss event).
+            let cut_in_this_window = self.state.in_recovery && snd_una.lt(self.state.recover);
+            match &mut self.growth {
+                GrowthState::Linux(l) if cut_in_this_window => l.enter_loss(),
+                g => {
+                    let flight = snd_max.bytes_since(snd_una) as u64;
+                    self.state.ssthresh = g.timeout_ssthresh(now, &self.state, flight);
+                }
+            }
         }
         let s = &mut self.state;
         s.timed_out = true;

@@ -110,6 +110,16 @@ struct Params {
     /// acknowledged by its destination; its sender waits at split start.
     #[serde(default)]
     flow_credit: bool,
+    /// When split start reads a flow's receiver into the tunnel: "at-once"
+    /// (the thesis: every in-order byte goes to the tunnel's send buffer,
+    /// and the local queue's credit alone holds the sender back) or
+    /// "tunnel" (the daemon's: a flow is read only while the tunnel holds
+    /// less than twice its congestion window plus `buffer_start` written
+    /// and unacknowledged, quinn's send window in `pep-daemon`'s
+    /// `tunnel::start`; what is not read closes the flow's receive window,
+    /// and the stall-proof credit's "written" is what was read).
+    #[serde(default = "default_reads")]
+    start_reads: String,
 }
 
 fn default_queue() -> String {
@@ -141,6 +151,9 @@ fn default_charge() -> String {
 }
 fn default_stall_after() -> String {
     "200ms".into()
+}
+fn default_reads() -> String {
+    "at-once".into()
 }
 fn default_true() -> bool {
     true
@@ -296,6 +309,16 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
         return Err(AgentError::new("end_buffer", "must be positive"));
     }
     let end_buffer = p.end_buffer.map(|n| n as u64 * base.mss as u64);
+    let reads_as_tunnel_takes = match p.start_reads.as_str() {
+        "at-once" => false,
+        "tunnel" => true,
+        other => {
+            return Err(AgentError::new(
+                "start_reads",
+                format!("expected \"at-once\" or \"tunnel\", got {other:?}"),
+            ))
+        }
+    };
     let tunnel_sink = SinkConfig {
         rwnd: p.tunnel_rwnd,
         // A bounded split end reads the tunnel only as flows have room.
@@ -349,6 +372,9 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
                 sink.app_reads = true;
                 sink.rwnd = sink.rwnd.min(b.min(u32::MAX as u64) as u32);
             }
+            // Bytes the tunnel cannot take yet wait in the receiver, whose
+            // window closes as the daemon's client socket's does.
+            sink.app_reads |= reads_as_tunnel_takes;
             FlowEnds {
                 id: FlowId(f as u32),
                 src: sc.flows[f].src as NodeIndex,
@@ -368,6 +394,9 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
     );
     if let Some(b) = end_buffer {
         agent.bound_split_end(b, p.flow_credit);
+    }
+    if reads_as_tunnel_takes {
+        agent.read_as_tunnel_takes(gate.buffer_start);
     }
     Ok(Box::new(agent))
 }
@@ -466,6 +495,13 @@ pub struct SplitPair {
     end_buffer: Option<u64>,
     /// Per-flow credit across the tunnel, if on.
     flow_credit: Option<FlowCredit>,
+    /// Split start reads its receivers only while the tunnel's written and
+    /// unacknowledged bytes stay under `2 x cwnd +` this (`start_reads =
+    /// "tunnel"`); `None`: at once.
+    read_beyond_cwnd: Option<u64>,
+    /// The flow read first when the tunnel next has room (turns go round,
+    /// as the daemon's relays take turns at quinn's send window).
+    read_turn: u32,
     /// Most bytes split end ever held for one flow.
     end_held_max: u64,
     /// Which ends this copy runs (both, unless the run is cut between
@@ -547,6 +583,8 @@ impl SplitPair {
             passed: 0,
             end_buffer: None,
             flow_credit: None,
+            read_beyond_cwnd: None,
+            read_turn: 0,
             end_held_max: 0,
             half: Half::Both,
         };
@@ -783,15 +821,18 @@ impl SplitPair {
 
     /// Returns the bytes the sink newly delivered in order.
     fn drain_flow_sink(&mut self, i: u32, now: Instant, out: &mut Outbox) -> u64 {
+        let room = self.tunnel_room();
         let f = &mut self.flows[i as usize];
-        // With per-flow credit the receiver keeps what the flow may not yet
-        // send on; the read may open its window (an ACK below).
+        // With per-flow credit, or reads as the tunnel takes them, the
+        // receiver keeps what the flow may not yet send on; the read may
+        // open its window (an ACK below).
         let new = match &mut self.flow_credit {
             Some(fc) => {
-                let n = f.sink.read(fc.allowance(i as usize));
+                let n = f.sink.read(fc.allowance(i as usize).min(room));
                 fc.on_written(i as usize, n);
                 n
             }
+            None if self.read_beyond_cwnd.is_some() => f.sink.read(room),
             None => f.sink.delivered_bytes() - f.accepted,
         };
         f.accepted += new;
@@ -877,6 +918,50 @@ impl SplitPair {
         self.run_gate(now, out);
     }
 
+    /// Bytes the tunnel takes now: all, or with `start_reads = "tunnel"`
+    /// what keeps its written and unacknowledged (nor SACKed) bytes within
+    /// twice its window plus `read_beyond_cwnd` (the daemon's
+    /// `bound_backlog`).
+    #[inline]
+    fn tunnel_room(&self) -> u64 {
+        match self.read_beyond_cwnd {
+            None => u64::MAX,
+            Some(b) => {
+                // quinn counts stream bytes acknowledged in any packet, so
+                // bytes SACKed above a hole are no longer held.
+                let t = &self.tunnel_tx;
+                let sacked = t.congestion().scoreboard().map_or(0, |s| s.sacked_bytes());
+                let held = (self.framing.pushed() - t.bytes_acked()).saturating_sub(sacked);
+                (2 * t.cwnd() + b).saturating_sub(held)
+            }
+        }
+    }
+
+    /// Reads the flows whose receivers hold bytes while the tunnel has
+    /// room, starting at the flow after the last one served.
+    fn read_waiting(&mut self, now: Instant, out: &mut Outbox) {
+        let n = self.flows.len() as u32;
+        for k in 0..n {
+            if self.tunnel_room() == 0 {
+                return;
+            }
+            let i = (self.read_turn + k) % n;
+            if self.flows[i as usize].sink.readable() > 0 {
+                self.read_turn = (i + 1) % n;
+                self.release(i, now, out);
+            }
+        }
+    }
+
+    /// Split start reads its receivers only as the tunnel takes their
+    /// bytes (`start_reads = "tunnel"`): its written and unacknowledged
+    /// bytes stay within twice its window plus `beyond_cwnd` bytes, and
+    /// the stall-proof credit is told what was read.
+    pub fn read_as_tunnel_takes(&mut self, beyond_cwnd: u64) {
+        self.read_beyond_cwnd = Some(beyond_cwnd);
+        self.unsent = None;
+    }
+
     /// Bounds split end's buffer per flow to `bytes`; with `flow_credit`,
     /// each flow also gets a credit window of `bytes` across the tunnel.
     /// The sinks must read on demand (`app_reads`): the tunnel's always,
@@ -941,6 +1026,9 @@ impl NodeAgent for SplitPair {
             } else {
                 self.tunnel_tx.handle_segment(now, &p.seg);
                 self.drain_tunnel_tx(now, out);
+                if self.read_beyond_cwnd.is_some() {
+                    self.read_waiting(now, out);
+                }
                 self.run_gate(now, out);
             }
         } else if let Some(i) = self.flow_of(p.seg.flow) {
@@ -992,6 +1080,9 @@ impl NodeAgent for SplitPair {
                 T_TUNNEL_TX => {
                     self.tunnel_tx.handle_timeout(now);
                     self.drain_tunnel_tx(now, out);
+                    if self.read_beyond_cwnd.is_some() {
+                        self.read_waiting(now, out);
+                    }
                     self.run_gate(now, out);
                 }
                 T_TUNNEL_RX => {

@@ -132,6 +132,24 @@ pub struct SenderStats {
     pub rack_timeouts: u64,
     /// RACK: retransmissions found lost (and resent) before the RTO.
     pub lost_retransmissions: u64,
+    /// Timeouts found spurious by their timestamps and undone.
+    pub spurious_timeouts: u64,
+}
+
+/// What undoing a spurious timeout needs (Linux's `undo_marker`,
+/// `retrans_stamp`, `prior_cwnd`, `prior_ssthresh`): armed at a timeout
+/// with timestamps on, outside recovery.
+#[derive(Clone, Debug)]
+struct TimeoutUndo {
+    /// The TSval of the timeout's retransmission: an ACK echoing an
+    /// earlier one was sent for the original (RFC 3522's Eifel detection,
+    /// the kernel's `tcp_packet_delayed`).
+    retrans_ts: u32,
+    /// SND.MAX at the timeout: what the original flight had sent.
+    snd_max: Seq,
+    prior_cwnd: u64,
+    prior_ssthresh: u64,
+    prior_recover: Seq,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -262,6 +280,8 @@ pub struct TcpSender {
     cwv: Option<Box<Cwv>>,
     /// RACK-TLP state, if on (`TcpConfig::rack` with SACK recovery).
     rack: Option<Box<pep_core::cc::Rack>>,
+    /// A timeout that may prove spurious (timestamps only; boxed: rare).
+    undo: Option<Box<TimeoutUndo>>,
     /// Bidirectional flows (`TcpConfig::reverse`): the receiver of the
     /// peer's data at this host, whose ACKs ride on our data segments.
     reverse: Option<Box<super::TcpSink>>,
@@ -383,6 +403,7 @@ impl TcpSender {
             nospace: false,
             cwv: cfg.cwv.then(Box::default),
             rack: rack.then(Box::default),
+            undo: None,
             reverse: cfg
                 .reverse
                 .map(|rx| Box::new(super::TcpSink::new(flow, &rx))),
@@ -835,6 +856,9 @@ impl TcpSender {
 
     fn on_new_ack(&mut self, now: Instant, seg: &Segment) {
         let ack = seg.ack;
+        if let Some(u) = self.undo.take() {
+            self.undo_if_spurious(&u, seg);
+        }
         if let (true, Some(ts)) = (self.timestamps, seg.ts) {
             // RFC 7323's RTTM: an RTT sample from every ACK of new data.
             let rtt = ts_clock(now).wrapping_sub(ts.ecr);
@@ -967,6 +991,7 @@ impl TcpSender {
             if self.snd_una == self.snd_max {
                 return;
             }
+            self.arm_undo(now);
             self.cc.on_timeout(now, self.snd_una, self.snd_max);
             if let Some(q) = self.quic.as_deref_mut() {
                 // Nothing acknowledged for an RTO: RFC 9002's persistent
@@ -983,6 +1008,53 @@ impl TcpSender {
         // expires after RTO seconds (for the value of RTO after the doubling
         // operation outlined in 5.5)."
         self.timer = Some((now + self.rtt.rto(), Timer::Retransmit));
+    }
+
+    /// Before a timeout's cut: what an undo would restore. Linux arms it
+    /// where it cuts ssthresh (`tcp_enter_loss`, `tcp_init_undo`): not in
+    /// recovery, and once per run of timeouts (the first retransmission's
+    /// stamp is the one an echo must precede). A model-based control keeps
+    /// its own state across a loss, so only the window-based ones arm it.
+    fn arm_undo(&mut self, now: Instant) {
+        if !self.timestamps
+            || self.model
+            || self.quic.is_some()
+            || self.cc.in_recovery()
+            || self.cc.timed_out()
+        {
+            return;
+        }
+        let cwnd = self.cc.cwnd();
+        self.undo = Some(Box::new(TimeoutUndo {
+            retrans_ts: ts_clock(now),
+            snd_max: self.snd_max,
+            prior_cwnd: cwnd,
+            // `tcp_current_ssthresh` outside recovery.
+            prior_ssthresh: self.cc.ssthresh().max(cwnd / 2 + cwnd / 4),
+            prior_recover: self.cc.recover(),
+        }));
+    }
+
+    /// The first ACK of new data after a timeout: if it echoes a timestamp
+    /// from before the retransmission, the original arrived and the
+    /// timeout was spurious. Linux then undoes it (`tcp_try_undo_loss`):
+    /// cwnd and ssthresh back (`tcp_undo_cwnd_reduction`), and the data the
+    /// timeout marked lost unmarked, so nothing more is resent (here: the
+    /// go-back-N resumes at the original SND.MAX).
+    fn undo_if_spurious(&mut self, u: &TimeoutUndo, seg: &Segment) {
+        let Some(ts) = seg.ts else { return };
+        if (u.retrans_ts.wrapping_sub(ts.ecr) as i32) <= 0 {
+            return; // the retransmission's echo: the timeout was real
+        }
+        self.stats.spurious_timeouts += 1;
+        self.cc
+            .undo_timeout(u.prior_cwnd, u.prior_ssthresh, u.prior_recover);
+        if self.snd_nxt.lt(u.snd_max) {
+            self.snd_nxt = u.snd_max;
+        }
+        if self.pending == Some(TxKind::TimeoutRetransmit) {
+            self.pending = None;
+        }
     }
 
     // ---- output -------------------------------------------------------------
