@@ -13,13 +13,19 @@
 //! the source's FIN goes on once every byte ahead of it has. Everything
 //! else passes the node untouched.
 //!
+//! Under the `linux` profile the forwarding sender is written as the
+//! daemon's Linux socket is ([`TcpSender::socket_writes`]): the
+//! application limit is checked at each relay write, a relay the full
+//! buffer blocked writes again once half of what is queued is free, and
+//! `sndbuf` defaults to the autotuning cap (docs/study-leo.md).
+//!
 //! Parameters (all optional):
 //!
 //! | field | meaning | default |
 //! | --- | --- | --- |
 //! | `rwnd` | receive buffer (window) of the terminating receiver | the flow's `sink.rwnd` |
 //! | `buffer` | bytes the relay holds between the legs | `"1MB"` |
-//! | `sndbuf` | send buffer of the forwarding sender (written, not yet acknowledged) | `"1MB"` |
+//! | `sndbuf` | send buffer of the forwarding sender (written, not yet acknowledged) | `"1MB"`; under the `linux` profile `"4MiB"`, Linux's autotuning cap |
 //! | `cc` | congestion control of the forwarding sender | the flow's `tcp.cc` |
 //! | `max_burst` | segments per ACK on the forwarding sender (0: unlimited, as ns-2's `maxburst_`) | the flow's |
 //! | `pacing` | pace the forwarding sender (cwnd/srtt) | the flow's |
@@ -49,7 +55,7 @@ use super::split_relay::{Effect, SimRelay};
 use super::split_stats::{ks_distance, BurstMeter, ForwardLog};
 use super::{check_window, params, AgentError, AgentSite, NodeAgent, Outbox};
 use crate::packet::{NodeIndex, Packet};
-use crate::scenario::{CcKind, MAX_WINDOW};
+use crate::scenario::{CcKind, Profile, MAX_WINDOW};
 use crate::tcp::{AppSource, SinkConfig, TcpConfig, TcpSender, TcpSink};
 use crate::units::{parse_bytes, parse_rate};
 
@@ -174,14 +180,15 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
     let m = mitigations(t)?;
     let rwnd = bytes("rwnd", &p.rwnd)?;
     let buffer = bytes("buffer", &p.buffer)?.unwrap_or(1 << 20);
-    let sndbuf = bytes("sndbuf", &p.sndbuf)?.unwrap_or(1 << 20);
+    let sndbuf = bytes("sndbuf", &p.sndbuf)?;
     // Below one segment the legs crawl a few bytes at a time (a 1 B window
     // delivered 982 B in 20 s where 12 MB was possible).
     let mss = site.largest_mss().unwrap_or(1) as u64;
     if let Some(r) = rwnd {
         check_window("rwnd", r, mss)?;
     }
-    for (field, v) in [("buffer", buffer), ("sndbuf", sndbuf)] {
+    for (field, v) in [("buffer", Some(buffer)), ("sndbuf", sndbuf)] {
+        let Some(v) = v else { continue };
         if v < mss {
             let msg = format!("{v}B is less than one segment: the flows' mss is {mss}B");
             return Err(AgentError::new(field, msg));
@@ -215,7 +222,12 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
             _ => {}
         }
         wired.cwv = m.cwv.unwrap_or(false);
-        wired.sndbuf = sndbuf;
+        // The daemon leaves SO_SNDBUF to Linux's autotuning, which keeps
+        // it at 3 x cwnd segments' truesize or more (`tcp_sndbuf_expand`
+        // with BBR's `sndbuf_expand`; about 9 x cwnd in payload), so only
+        // its cap, `net.ipv4.tcp_wmem[2]` (4 MiB), ever binds.
+        let linux = spec.profile == Some(Profile::Linux);
+        wired.sndbuf = sndbuf.unwrap_or(if linux { LINUX_WMEM_MAX } else { 1 << 20 });
         let mut wireless = site.sink_config(fi);
         if let Some(r) = rwnd {
             wireless.rwnd = r as u32;
@@ -235,13 +247,15 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
             by_flow.resize(fi + 1, NONE);
         }
         by_flow[fi] = legs.len() as u32;
-        legs.push(SplitLeg::new(
+        let mut leg = SplitLeg::new(
             id,
             (f.src as NodeIndex, f.dst as NodeIndex),
             wireless,
             wired,
             (SimRelay::config(buffer), shaper),
-        ));
+        );
+        leg.socket_writes = linux;
+        legs.push(leg);
     }
     let burst_rate = match rate("burst_rate", &p.burst_rate)? {
         Some(r) => Some(r),
@@ -270,6 +284,10 @@ pub fn make(t: &Table, site: &AgentSite) -> Result<Box<dyn NodeAgent>, AgentErro
 
 const NONE: u32 = u32::MAX;
 
+/// `net.ipv4.tcp_wmem`'s maximum on the lab's machines (`4096 16384
+/// 4194304`): the `linux` profile's default `sndbuf`.
+pub const LINUX_WMEM_MAX: u64 = 4 << 20;
+
 /// One relayed connection: the terminating receiver, the relay and the
 /// forwarding sender. Reusable by any agent that splits a connection.
 pub struct SplitLeg {
@@ -284,6 +302,9 @@ pub struct SplitLeg {
     pub relay: SimRelay,
     /// Bytes written to the sender so far.
     written: u64,
+    /// The sender is written as a Linux socket is
+    /// ([`TcpSender::socket_writes`]).
+    pub socket_writes: bool,
 }
 
 /// A segment a leg sends, and toward which end.
@@ -311,18 +332,18 @@ impl SplitLeg {
             sender_cfg: sender,
             relay: SimRelay::new(relay, shaper),
             written: 0,
+            socket_writes: false,
         }
     }
 
     /// A segment from the source.
     pub fn from_source(&mut self, now: Instant, seg: &Segment) {
         if self.sender.is_none() {
-            self.sender = Some(TcpSender::new(
-                self.flow,
-                &self.sender_cfg,
-                AppSource::Open(0),
-                now,
-            ));
+            let mut s = TcpSender::new(self.flow, &self.sender_cfg, AppSource::Open(0), now);
+            if self.socket_writes {
+                s.socket_writes();
+            }
+            self.sender = Some(s);
             // The forwarding sender queues what it is given before its
             // handshake completes, so the relay may pass bytes on at once.
             self.relay.connected(now);
@@ -372,9 +393,15 @@ impl SplitLeg {
             self.sink.read(n);
             forward(n);
         }
-        let unacked = self.written - sender.bytes_acked();
-        let space = self.sender_cfg.sndbuf.saturating_sub(unacked);
-        let w = self.relay.write(now, Dir::Up, space);
+        if self.socket_writes {
+            // Linux sends what the ACK allowed (`tcp_data_snd_check`)
+            // before it wakes the writer (`tcp_check_space`), whose write
+            // then finds the queue as the sends left it.
+            while let Some((seg, _)) = sender.poll_transmit(now) {
+                emit(Emit::ToDestination(seg));
+            }
+        }
+        let w = self.relay.write(now, Dir::Up, sender.write_space());
         if w > 0 {
             sender.write(w);
             self.written += w;

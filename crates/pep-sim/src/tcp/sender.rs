@@ -269,6 +269,12 @@ pub struct TcpSender {
     /// only on an ACK that found it full (its `tcp_is_cwnd_limited`:
     /// packets in flight before the ACK at least cwnd).
     linux_agent: bool,
+    /// Written into as a Linux socket is by a relay ([`Self::socket_writes`]):
+    /// the application limit is checked at each write, and a writer the
+    /// full buffer blocked waits for [`Self::write_space`]'s wake-up.
+    socket_writes: bool,
+    /// `SOCK_NOSPACE`: the last write filled the send buffer.
+    nospace: bool,
     /// RFC 7661 state, if congestion-window validation is on.
     /// Boxed: off by default, and a packet should not pass over it.
     cwv: Option<Box<Cwv>>,
@@ -393,6 +399,8 @@ impl TcpSender {
             ts_clock: 0,
             limited_transmit: cfg.limited_transmit,
             linux_agent: cfg.linux_agent(),
+            socket_writes: false,
+            nospace: false,
             cwv: cfg.cwv.then(Box::default),
             rack: rack.then(Box::default),
             undo: None,
@@ -635,7 +643,7 @@ impl TcpSender {
                 if !self.cc.in_sack_recovery() {
                     self.maybe_arm_persist(now);
                 }
-                if self.model && stop == Stop::Drained {
+                if self.model && stop == Stop::Drained && !self.socket_writes {
                     // `tcp_rate_check_app_limited`: no data to fill the window.
                     let lost_unsent = self.pending.is_some();
                     let inflight = self.inflight();
@@ -740,11 +748,53 @@ impl TcpSender {
         }
     }
 
+    /// Writes come from a relay through a Linux socket (the `linux`
+    /// profile's split PEP): [`Self::write`] checks the application limit
+    /// as `tcp_sendmsg` does (`tcp_rate_check_app_limited`, once per write,
+    /// before appending), instead of every time the sender finds nothing
+    /// written left to send, and [`Self::write_space`] wakes a blocked
+    /// writer as `sk_stream_write_space` does.
+    pub fn socket_writes(&mut self) {
+        self.socket_writes = true;
+    }
+
+    /// Bytes written and not yet acknowledged (`sk_wmem_queued`, payload
+    /// only).
+    pub fn queued(&self) -> u64 {
+        match self.app {
+            AppSource::Finite(n) | AppSource::Open(n) => n.saturating_sub(self.bytes_acked()),
+            AppSource::Bulk => u64::MAX,
+        }
+    }
+
+    /// What the writer may write now: the send buffer's free space; with
+    /// [`Self::socket_writes`], nothing while a writer the full buffer
+    /// blocked has less than half of what is queued free
+    /// (`sk_stream_wspace >= sk_stream_min_wspace`: Linux wakes it, and
+    /// `tcp_poll` reports it writable, only then).
+    pub fn write_space(&self) -> u64 {
+        let queued = self.queued();
+        let free = self.sndbuf.saturating_sub(queued);
+        if self.socket_writes && self.nospace && free < queued / 2 {
+            0
+        } else {
+            free
+        }
+    }
+
     /// The application writes `bytes` more (an [`AppSource::Open`] stream;
     /// ignored for the other sources, whose data is fixed at the start).
     pub fn write(&mut self, bytes: u64) {
+        if self.socket_writes && self.model {
+            self.check_app_limited_at_write();
+        }
         if let AppSource::Open(n) = &mut self.app {
             *n += bytes;
+        }
+        if self.socket_writes {
+            // A writer with more than fit finds the buffer full and waits
+            // (a write of exactly the free space is counted as one).
+            self.nospace = self.queued() >= self.sndbuf;
         }
         if self.idle == Idle::Drained {
             self.idle = Idle::No;
@@ -1089,6 +1139,31 @@ impl TcpSender {
                 TxKind::RescueRetransmit,
             )),
         }
+    }
+
+    /// `tcp_rate_check_app_limited` as `tcp_sendmsg` calls it: less than a
+    /// segment written and unsent (paced data waits unsent, as in Linux's
+    /// write queue; the simulator has no host qdisc), in flight below cwnd
+    /// and no segment found lost waiting to be resent: the sender ran dry
+    /// before this write, so the rounds sent from here are the
+    /// application's.
+    fn check_app_limited_at_write(&mut self) {
+        let written = match self.app {
+            AppSource::Open(n) | AppSource::Finite(n) => n,
+            AppSource::Bulk => return,
+        };
+        if written.saturating_sub(self.off(self.snd_nxt)) >= self.mss as u64 {
+            return;
+        }
+        let lost_unsent = self.pending.is_some()
+            || (self.cc.in_sack_recovery()
+                && matches!(
+                    self.cc
+                        .next_seg_with_room(self.snd_una, self.snd_max, false),
+                    Some(NextSeg::Retransmit { .. })
+                ));
+        let inflight = self.inflight();
+        self.cc.rate_check_app_limited(inflight, lost_unsent);
     }
 
     /// What [`Self::next_in_window`] answers as `Drained` for an open
