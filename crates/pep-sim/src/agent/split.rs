@@ -584,11 +584,7 @@ impl NodeAgent for Split {
             ),
             (
                 "wired_unacked_bytes",
-                sum(&|l| {
-                    l.sender
-                        .as_ref()
-                        .map_or(0, |s| l.written() - s.bytes_acked())
-                }),
+                sum(&|l| l.sender.as_ref().map_or(0, |s| s.queued())),
             ),
         ]
     }
