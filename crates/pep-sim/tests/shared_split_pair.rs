@@ -86,7 +86,7 @@ fn share(cc: &str, tun: usize, e2e: usize) -> f64 {
 
 /// One flow through a `bbr` tunnel beside one end-to-end CUBIC flow:
 /// about half the link each (0.48-0.58 over seeds 1-3); the lab's `bbr`
-/// takes more (0.60-0.73 in three runs, `pep-daemon`'s `tunnel_shared`).
+/// takes more (0.56-0.73 in five runs, `pep-daemon`'s `tunnel_shared`).
 #[test]
 fn a_bbr_tunnel_with_one_flow_takes_about_one_flows_share() {
     let s = share("bbr", 1, 1);
@@ -95,10 +95,10 @@ fn a_bbr_tunnel_with_one_flow_takes_about_one_flows_share() {
 
 /// Five flows through a `cubic-flows` tunnel beside five end to end:
 /// fair is half, and the tunnel takes a third (0.34-0.38 over seeds 1-3;
-/// the lab 0.31-0.39 in three runs): it backs off as five flows would but
+/// the lab 0.31-0.52 in five runs): it backs off as five flows would but
 /// grows as one, so it takes more than one flow's share (1/6) and less
 /// than five flows'. (`bbr` takes 0.24-0.29 here, where the lab measured
-/// 0.48-0.60: the simulated `bbr` tunnel beside other traffic is not yet
+/// 0.43-0.60: the simulated `bbr` tunnel beside other traffic is not yet
 /// the daemon's; docs/daemon.md, "Default".)
 #[test]
 fn a_cubic_flows_tunnel_with_five_flows_takes_less_than_their_share() {
