@@ -26,6 +26,7 @@ mod tunnel;
 mod tunnel_localq;
 mod tunnel_lossy;
 mod tunnel_open;
+mod tunnel_shared;
 mod turnover;
 mod upgrade;
 mod upgrade_tunnel;

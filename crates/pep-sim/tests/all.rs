@@ -17,6 +17,7 @@ mod queue_delay;
 mod rack_tlp;
 mod scale;
 mod sender_models;
+mod shared_split_pair;
 mod shekhar;
 mod shikama;
 mod split_pair_tunnel;
