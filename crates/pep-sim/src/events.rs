@@ -1,29 +1,18 @@
-//! The event queue: pending events ordered by (time, insertion sequence),
-//! so events at the same instant run in the order they were scheduled, on
-//! every machine.
+//! The event queue: a min-heap ordered by (time, insertion sequence), so
+//! events at the same instant run in the order they were scheduled, on every
+//! machine.
 //!
-//! Each entry is a `u64` key, the time relative to a base in the high 36
-//! bits and the insertion sequence in the low 28, beside the event.
-//! Ordering is one 64-bit compare (sequences are unique, so the event never
-//! decides). Only the events of the current block of time (2^20 ns, 1 ms)
-//! are kept in a 4-ary min-heap; later ones wait in a hierarchical timer
-//! wheel of six levels of 64 slots, a slot of level `l` spanning 64^l
-//! blocks, an event at the level of the highest block digit in which it
-//! differs from the current block. When the heap runs empty, the wheel's
-//! earliest slot becomes the current block's ancestor and its entries move
-//! one level or more nearer, into the heap at the end: an event is moved at
-//! most once per level, and neither the heap's depth nor a move's cost
-//! grows with the events pending (the flows' far retransmission timers no
-//! longer deepen the heap every near event sifts through). The entries
-//! keep their keys throughout, so the heap pops them in exactly the order
-//! of (time, sequence).
-//!
-//! When the sequences run out (every 268 M schedules) the pending entries
-//! are renumbered in their order and the base moves up to the earliest of
-//! them. Events more than 2^36 ns (68.7 s) past the base wait in a third,
-//! plain heap until a rebase brings them within reach. The pop order is
-//! exactly that of a `BinaryHeap` keyed by (time, sequence); the tests
-//! below check the two against each other on random schedules.
+//! Each heap entry is a `u64` key, the time relative to a base in the high
+//! 36 bits and the insertion sequence in the low 28, beside the
+//! event. Ordering is one 64-bit compare (sequences are unique, so the
+//! event never decides), and a 4-ary heap keeps a node's children close at
+//! half the depth of a binary heap. When the sequences run out (every 268 M
+//! schedules) the pending entries are renumbered in their order and the
+//! base moves up to the earliest of them. Events more than 2^36 ns
+//! (68.7 s) past the base wait in a second, plain heap until a rebase
+//! brings them within reach. The pop order is exactly that of a
+//! `BinaryHeap` keyed by (time, sequence); the tests below check the two
+//! against each other on random schedules.
 
 use std::cell::Cell;
 use std::cmp::Reverse;
@@ -43,19 +32,6 @@ const SEQ_LIMIT: u64 = 1 << SEQ_BITS;
 const HORIZON: u64 = 1 << (64 - SEQ_BITS);
 /// Children per heap node.
 const ARITY: usize = 4;
-/// A block of time, the wheel's finest slot and the span the heap holds,
-/// is 2^BLOCK_BITS ns (1.05 ms: some 30 events at 50 flows of the
-/// benchmark's dumbbell, 80 at 10,000; of 16 to 22 bits, 20 took the
-/// fewest instructions in callgrind at both).
-const BLOCK_BITS: u32 = 20;
-/// Each wheel level resolves this many bits of a block number.
-const SLOT_BITS: u32 = 6;
-/// Slots per wheel level.
-const SLOTS: usize = 1 << SLOT_BITS;
-/// Wheel levels: six are enough for 36 bits of time offset in blocks of a
-/// single nanosecond (the tests' smallest); eight so that a mask, not a
-/// bounds check, keeps an index in range.
-const LEVELS: usize = 8;
 
 /// What happens when an event fires. A closed set of eight bytes, stored
 /// beside its key as it is: ordering never looks at it (the order derived
@@ -95,25 +71,8 @@ struct Entry {
 /// Pending events, earliest first; ties broken by scheduling order.
 #[derive(Debug)]
 pub struct EventQueue {
-    /// A 4-ary min-heap: the children of `i` are `4i + 1 ..= 4i + 4`. It
-    /// holds every entry whose block (`offset >> block_bits`) is at or
-    /// before `cur_block`; every wheel entry is in a later block.
+    /// A 4-ary min-heap: the children of `i` are `4i + 1 ..= 4i + 4`.
     heap: Vec<Entry>,
-    /// The timer wheel: `wheel[l * SLOTS + s]` holds, in no order, the
-    /// entries whose block first differs from `cur_block` in digit `l`
-    /// (bits `6l .. 6l + 6` of the block number), and has `s` there;
-    /// always `s` greater than `cur_block`'s digit.
-    wheel: Vec<Vec<Entry>>,
-    /// Bit `s` of `occupied[l]`: slot `s` of level `l` is not empty.
-    occupied: [u64; LEVELS],
-    /// Bit `l`: `occupied[l]` is not zero.
-    levels: u32,
-    /// Entries in the wheel.
-    wheel_len: usize,
-    /// The block whose entries the heap holds (blocks count from `base`).
-    cur_block: u64,
-    /// A block spans 2^block_bits ns.
-    block_bits: u32,
     /// `heap[0]` was popped and not yet refilled. The next `schedule` puts
     /// its entry there and sifts it down: the handler of the event just
     /// popped usually schedules one (a link's next arrival), near the top
@@ -147,25 +106,18 @@ impl Default for EventQueue {
 
 impl EventQueue {
     pub fn new() -> Self {
-        Self::with_limits(SEQ_LIMIT, HORIZON, BLOCK_BITS)
+        Self::with_limits(SEQ_LIMIT, HORIZON)
     }
 
-    /// A queue that renumbers after `seq_limit` sequence numbers, keeps
-    /// events `horizon` ns past its base apart and has blocks of
-    /// 2^block_bits ns (tests use small ones to exercise all three).
+    /// A queue that renumbers after `seq_limit` sequence numbers and keeps
+    /// events `horizon` ns past its base apart (tests use small ones to
+    /// exercise both).
     #[doc(hidden)]
-    pub fn with_limits(seq_limit: u64, horizon: u64, block_bits: u32) -> Self {
+    pub fn with_limits(seq_limit: u64, horizon: u64) -> Self {
         assert!((1..=SEQ_LIMIT).contains(&seq_limit));
         assert!((1..=HORIZON).contains(&horizon));
-        assert!(block_bits < 64 - SEQ_BITS);
         EventQueue {
             heap: Vec::new(),
-            wheel: (0..LEVELS * SLOTS).map(|_| Vec::new()).collect(),
-            occupied: [0; LEVELS],
-            levels: 0,
-            wheel_len: 0,
-            cur_block: 0,
-            block_bits,
             hole: false,
             next_seq: 0,
             seq_limit,
@@ -191,97 +143,12 @@ impl EventQueue {
             ev,
         };
         self.next_seq += 1;
-        let block = offset >> self.block_bits;
-        if block > self.cur_block {
-            self.wheel_put(block, e);
-            return;
-        }
         if self.hole {
             self.hole = false;
             self.sift_down_from_root(e);
             return;
         }
         self.push(e);
-    }
-
-    /// Puts `e`, of block `block` (after `cur_block`), in its wheel slot.
-    #[inline(always)]
-    fn wheel_put(&mut self, block: u64, e: Entry) {
-        let differ = block ^ self.cur_block;
-        let level = (63 - differ.leading_zeros()) / SLOT_BITS;
-        let slot = (block >> (level * SLOT_BITS)) as usize & (SLOTS - 1);
-        // The mask lets the compiler drop the bounds checks.
-        let level = level as usize & (LEVELS - 1);
-        self.wheel[level * SLOTS + slot].push(e);
-        self.occupied[level] |= 1 << slot;
-        self.levels |= 1 << level;
-        self.wheel_len += 1;
-    }
-
-    /// Puts `e` in the heap or the wheel, by its block.
-    #[inline(always)]
-    fn place(&mut self, e: Entry) {
-        let block = (e.key >> SEQ_BITS) >> self.block_bits;
-        if block > self.cur_block {
-            self.wheel_put(block, e);
-        } else {
-            self.push(e);
-        }
-    }
-
-    /// The wheel's earliest slot: its level, slot and first block.
-    #[inline]
-    fn first_slot(&self) -> Option<(usize, usize, u64)> {
-        if self.levels == 0 {
-            return None;
-        }
-        let level = self.levels.trailing_zeros() as usize;
-        let slot = self.occupied[level].trailing_zeros() as usize;
-        let shift = level as u32 * SLOT_BITS;
-        let high = self.cur_block & !((SLOTS as u64) << shift).wrapping_sub(1);
-        Some((level, slot, high | (slot as u64) << shift))
-    }
-
-    /// The wheel's earliest entry (a scan of its earliest slot).
-    fn wheel_min(&self) -> Option<&Entry> {
-        let (level, slot, _) = self.first_slot()?;
-        self.wheel[level * SLOTS + slot]
-            .iter()
-            .min_by_key(|e| e.key)
-    }
-
-    /// With the heap empty: moves the wheel's earliest slots nearer until
-    /// some entry reaches the heap, unless the earliest slot starts after
-    /// `limit` (then nothing moves, and every pending event is later than
-    /// `limit`). False if the heap is still empty.
-    #[inline(never)]
-    fn advance(&mut self, limit: u64) -> bool {
-        while self.heap.is_empty() {
-            let Some((level, slot, block)) = self.first_slot() else {
-                return false;
-            };
-            // Blocks are of offsets within the horizon: no overflow but
-            // past the end of time (never due).
-            let start = (block << self.block_bits).checked_add(self.base);
-            if start.is_none_or(|s| s > limit) {
-                return false;
-            }
-            self.cur_block = block;
-            self.occupied[level] &= !(1 << slot);
-            if self.occupied[level] == 0 {
-                self.levels &= !(1 << level);
-            }
-            let mut moving = std::mem::take(&mut self.wheel[level * SLOTS + slot]);
-            self.wheel_len -= moving.len();
-            // Each entry shares the new current block's digits from `level`
-            // up: it goes to the heap or a lower level.
-            for e in moving.drain(..) {
-                self.place(e);
-            }
-            // The slot keeps its allocation.
-            self.wheel[level * SLOTS + slot] = moving;
-        }
-        true
     }
 
     /// Appends `e` to the heap and sifts it up.
@@ -311,11 +178,7 @@ impl EventQueue {
         }
         // The latest base every pending event (and `t`) is at or after, and
         // no later than the last pop.
-        let heap_min = self
-            .heap
-            .first()
-            .or_else(|| self.wheel_min())
-            .map_or(u64::MAX, |e| self.abs(e.key));
+        let heap_min = self.heap.first().map_or(u64::MAX, |e| self.abs(e.key));
         let far_min = self.far.peek().map_or(u64::MAX, |Reverse(f)| f.0);
         let lowest = t.min(heap_min).min(far_min).min(self.last_pop);
         let outside = t.wrapping_sub(self.base) >= self.horizon;
@@ -328,7 +191,7 @@ impl EventQueue {
         if t - self.base < self.horizon {
             let key = (t - self.base) << SEQ_BITS | self.next_seq;
             self.next_seq += 1;
-            self.place(Entry { key, ev });
+            self.push(Entry { key, ev });
         } else {
             self.push_far(t, ev);
         }
@@ -353,7 +216,7 @@ impl EventQueue {
         }
         let top = match self.heap.first() {
             Some(&top) => top,
-            None => self.refill(limit)?,
+            None => self.bring_far(limit)?,
         };
         let t = self.abs(top.key);
         if t > limit.as_nanos() {
@@ -370,48 +233,21 @@ impl EventQueue {
     /// hint only: nothing is popped or reordered.
     #[inline(always)]
     pub fn peek_next(&self) -> Option<Event> {
-        let children = match (self.hole, self.heap.get(1..)) {
-            (false, _) => self.heap.get(..1),
-            (true, c) => c,
-        };
-        if let Some(children) = children {
-            if let Some(c) = children.first_chunk::<ARITY>() {
-                // A tournament, as in the sift: conditional moves, no loop.
-                let a = if c[1].key < c[0].key { &c[1] } else { &c[0] };
-                let b = if c[3].key < c[2].key { &c[3] } else { &c[2] };
-                return Some(if b.key < a.key { b.ev } else { a.ev });
-            }
-            if let Some(e) = children.iter().min_by_key(|e| e.key) {
-                return Some(e.ev);
-            }
+        if !self.hole {
+            return self.heap.first().map(|e| e.ev);
         }
-        self.peek_beyond_heap()
+        let children = self.heap.get(1..)?;
+        if let Some(c) = children.first_chunk::<ARITY>() {
+            // A tournament, as in the sift: conditional moves, no loop.
+            let a = if c[1].key < c[0].key { &c[1] } else { &c[0] };
+            let b = if c[3].key < c[2].key { &c[3] } else { &c[2] };
+            return Some(if b.key < a.key { b.ev } else { a.ev });
+        }
+        children.iter().min_by_key(|e| e.key).map(|e| e.ev)
     }
 
-    /// The next event when the heap has none: the wheel's earliest, else
-    /// the far heap's.
-    #[cold]
-    #[inline(never)]
-    fn peek_beyond_heap(&self) -> Option<Event> {
-        match self.wheel_min() {
-            Some(e) => Some(e.ev),
-            None => self.far.peek().map(|Reverse(f)| f.2),
-        }
-    }
-
-    /// With the heap empty: refills it from the wheel or, with that empty
-    /// too, from `far`, as far as `limit` allows; returns the new top.
-    #[inline(never)]
-    fn refill(&mut self, limit: Instant) -> Option<Entry> {
-        if self.wheel_len > 0 {
-            self.advance(limit.as_nanos());
-            return self.heap.first().copied();
-        }
-        self.bring_far(limit)
-    }
-
-    /// With the heap and wheel empty: moves the base to the earliest far
-    /// event, if it is due by `limit`, and returns the new top.
+    /// With the heap empty: moves the base to the earliest far event, if it
+    /// is due by `limit`, and returns the new top.
     #[cold]
     fn bring_far(&mut self, limit: Instant) -> Option<Entry> {
         let &Reverse((t, _, _)) = self.far.peek()?;
@@ -502,17 +338,8 @@ impl EventQueue {
         if self.hole {
             self.fill_hole();
         }
-        let mut entries = std::mem::take(&mut self.heap);
-        for slot in &mut self.wheel {
-            entries.append(slot);
-        }
-        self.occupied = [0; LEVELS];
-        self.levels = 0;
-        self.wheel_len = 0;
-        entries.sort_unstable_by_key(|e| e.key);
-        let near: Vec<(u64, Event)> = entries.iter().map(|e| (self.abs(e.key), e.ev)).collect();
-        entries.clear();
-        self.heap = entries;
+        self.heap.sort_unstable_by_key(|e| e.key);
+        let near: Vec<(u64, Event)> = self.heap.iter().map(|e| (self.abs(e.key), e.ev)).collect();
         let mut arriving = Vec::new();
         while let Some(&Reverse((t, _, ev))) = self.far.peek() {
             if t - new_base >= self.horizon {
@@ -521,9 +348,8 @@ impl EventQueue {
             self.far.pop();
             arriving.push((t, ev));
         }
+        self.heap.clear();
         self.base = new_base;
-        self.cur_block = 0;
-        let mut seq = 0;
         let mut near = near.into_iter().peekable();
         let mut arriving = arriving.into_iter().peekable();
         loop {
@@ -540,15 +366,14 @@ impl EventQueue {
             }
             .expect("peeked");
             if t - new_base < self.horizon {
-                // In order: each joins the heap without a sift.
-                let key = (t - new_base) << SEQ_BITS | seq;
-                seq += 1;
-                self.place(Entry { key, ev });
+                // A sorted array is a valid heap.
+                let key = (t - new_base) << SEQ_BITS | self.heap.len() as u64;
+                self.heap.push(Entry { key, ev });
             } else {
                 self.push_far(t, ev);
             }
         }
-        self.next_seq = seq;
+        self.next_seq = self.heap.len() as u64;
         assert!(
             self.next_seq < self.seq_limit,
             "more pending events than sequence numbers"
@@ -562,14 +387,14 @@ impl EventQueue {
         } else {
             self.heap.first().map(|e| e.key)
         };
-        match top.or_else(|| self.wheel_min().map(|e| e.key)) {
+        match top {
             Some(k) => Some(Instant(self.abs(k))),
             None => self.far.peek().map(|Reverse(f)| Instant(f.0)),
         }
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len() - self.hole as usize + self.wheel_len + self.far.len()
+        self.heap.len() - self.hole as usize + self.far.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -662,15 +487,7 @@ mod tests {
     /// event is popped.
     #[test]
     fn peek_next_is_the_next_pop() {
-        // One block (the heap alone), and blocks of 1 and 4 ns (the wheel
-        // at several levels).
-        for block_bits in [BLOCK_BITS, 0, 2] {
-            peek_next_is_the_next_pop_with(block_bits);
-        }
-    }
-
-    fn peek_next_is_the_next_pop_with(block_bits: u32) {
-        let mut q = EventQueue::with_limits(SEQ_LIMIT, HORIZON, block_bits);
+        let mut q = EventQueue::new();
         let mut x = 12345u64;
         for i in 0..2000u32 {
             x = x
@@ -747,18 +564,14 @@ mod tests {
         /// The queue pops exactly what the engine's former queue, a
         /// `BinaryHeap` ordered by (time, insertion sequence), popped;
         /// with a small sequence limit so renumbering happens throughout,
-        /// a small horizon so events go far and come back, and small
-        /// blocks so the wheel's levels all fill and empty (with the real
-        /// blocks and a small horizon, the heap alone); `peek_next` named
-        /// each popped event beforehand.
+        /// and a small horizon so events go far and come back.
         #[test]
         fn pops_in_the_order_of_a_binary_heap_by_time_then_sequence(
             ops in proptest::collection::vec(op(), 1..500),
             seq_limit in prop_oneof![Just(SEQ_LIMIT), 20u64..200],
             horizon in prop_oneof![Just(HORIZON), 1u64..100],
-            block_bits in prop_oneof![Just(BLOCK_BITS), 0u32..4],
         ) {
-            let mut q = EventQueue::with_limits(seq_limit, horizon, block_bits);
+            let mut q = EventQueue::with_limits(seq_limit, horizon);
             let mut reference = BinaryHeap::new();
             let mut seq = 0u64;
             let mut now = 0u64;
@@ -787,14 +600,8 @@ mod tests {
                                 }
                                 _ => None,
                             };
-                            // Nothing is scheduled between a peek and the
-                            // pop after it: the peek names the pop's event.
-                            let peeked = q.peek_next();
                             let got = q.pop_until(limit);
                             prop_assert_eq!(got, want);
-                            if let Some((_, ev)) = got {
-                                prop_assert_eq!(peeked, Some(ev));
-                            }
                             let Some((t, _)) = got else { break };
                             now = t.as_nanos();
                         }
@@ -815,7 +622,7 @@ mod tests {
         // Horizon 10: the events at 20 and 25 go far, then come within
         // reach when the heap runs empty, after which one more at 25 goes
         // near: it pops after the two that were far.
-        let mut q = EventQueue::with_limits(SEQ_LIMIT, 10, BLOCK_BITS);
+        let mut q = EventQueue::with_limits(SEQ_LIMIT, 10);
         q.schedule(Instant(25), Event::Sink(0));
         q.schedule(Instant(20), Event::Sink(1));
         q.schedule(Instant(25), Event::Sink(2));
@@ -837,88 +644,9 @@ mod tests {
         assert_eq!(got, want);
     }
 
-    /// Events spread over every level of the wheel (blocks of 1 ns, times
-    /// up to 2^36 ns) pop in (time, sequence) order, handlers scheduling
-    /// near and far as they go; a limit before the earliest slot's start
-    /// or inside it moves nothing it should not.
-    #[test]
-    fn the_wheel_pops_in_order_at_every_level() {
-        let mut q = EventQueue::with_limits(SEQ_LIMIT, HORIZON, 0);
-        let mut reference = BinaryHeap::new();
-        let mut seq = 0u64;
-        let mut x = 99u64;
-        let mut rand = move || {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            x >> 20
-        };
-        for i in 0..3000u32 {
-            // Every power of two from 1 ns to 2^35 ns, and ties.
-            let t = rand() & ((1u64 << (i % 36)) - 1);
-            q.schedule(Instant(t), Event::Sink(i));
-            reference.push(Reverse((t, seq, Event::Sink(i))));
-            seq += 1;
-        }
-        assert!(q.levels.count_ones() >= 6, "every level holds entries");
-        let mut now = 0;
-        let mut popped = 0u32;
-        while let Some(Reverse((t, _, ev))) = reference.pop() {
-            // A limit just short of the event: nothing is due yet.
-            if t > now {
-                assert_eq!(q.pop_until(Instant(t - 1)), None);
-            }
-            assert_eq!(q.peek_time(), Some(Instant(t)));
-            assert_eq!(q.peek_next(), Some(ev));
-            assert_eq!(q.pop_until(Instant(t)), Some((Instant(t), ev)));
-            now = t;
-            popped += 1;
-            if popped < 2000 && popped.is_multiple_of(2) {
-                let dt = rand() & ((1u64 << (popped % 30)) - 1);
-                let i = 10_000 + popped;
-                q.schedule(Instant(now + dt), Event::Sink(i));
-                reference.push(Reverse((now + dt, seq, Event::Sink(i))));
-                seq += 1;
-            }
-            assert_eq!(q.len(), reference.len());
-        }
-        assert_eq!(q.pop_until(Instant::MAX), None);
-        assert!(q.is_empty());
-    }
-
-    /// A rebase (the sequences running out) and far events coming within
-    /// reach rebuild the wheel with the order kept.
-    #[test]
-    fn renumbering_and_the_horizon_keep_the_wheels_order() {
-        let mut q = EventQueue::with_limits(50, 1000, 2);
-        let mut reference = BinaryHeap::new();
-        let mut x = 7u64;
-        let mut now = 0;
-        for i in 0..5000u32 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            if (x >> 60) < 9 && q.len() < 40 {
-                // Near ties, the wheel's span, and past the horizon.
-                let dt = match (x >> 40) % 3 {
-                    0 => (x >> 20) % 4,
-                    1 => (x >> 20) % 900,
-                    _ => (x >> 20) % 5000,
-                };
-                q.schedule(Instant(now + dt), Event::Link(i));
-                reference.push(Reverse((now + dt, i, Event::Link(i))));
-            } else if let Some(Reverse((t, _, ev))) = reference.pop() {
-                assert_eq!(q.peek_next(), Some(ev), "step {i}");
-                assert_eq!(q.pop_until(Instant::MAX), Some((Instant(t), ev)));
-                now = t;
-            }
-            assert_eq!(q.len(), reference.len());
-        }
-    }
-
     #[test]
     fn renumbering_keeps_the_order() {
-        let mut q = EventQueue::with_limits(5, HORIZON, BLOCK_BITS);
+        let mut q = EventQueue::with_limits(5, HORIZON);
         q.schedule(Instant(10), Event::Sink(0));
         q.schedule(Instant(10), Event::Sink(1));
         q.schedule(Instant(5), Event::Sink(2));
