@@ -82,6 +82,11 @@ fn the_tunnel_beside_end_to_end_cubic() {
     pep_daemon::tunnel::keygen(dir.path(), "end").unwrap();
     let mut shares = Vec::new();
     for cc in ["cubic-flows", "bbr"] {
+        // One pair per controller: 5 + 5 runs on the tunnel that just
+        // carried 1 + 1 and keeps its model (bbr's BtlBw and loss-bounded
+        // cap); a fresh tunnel takes less with five each (bbr 0.31-0.35
+        // in three runs, cubic-flows 0.13 and 0.18 in two;
+        // docs/daemon.md, "Default").
         let (start, end) = tunnel_pair_cc(&lab, dir.path(), cc, "");
         for (n, m) in [(1usize, 1usize), (5, 5)] {
             let (t, e) = shared(&lab, &start.metrics().tunnel, n, m);

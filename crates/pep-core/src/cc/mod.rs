@@ -418,6 +418,14 @@ impl Congestion {
     pub fn growth_view(&self) -> GrowthView {
         self.growth.view()
     }
+    /// The tunnel BBR window rule's loss-bounded cap
+    /// ([`BbrWindow::inflight_hi`]), with [`Growth::TunnelBbr`] once set.
+    pub fn model_inflight_hi(&self) -> Option<u64> {
+        match &self.growth {
+            GrowthState::Bbr(b) => b.window.as_ref().and_then(|w| w.inflight_hi()),
+            _ => None,
+        }
+    }
     /// The SACK scoreboard, with [`Recovery::Sack`].
     #[inline]
     pub fn scoreboard(&self) -> Option<&Scoreboard> {
