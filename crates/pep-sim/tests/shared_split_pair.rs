@@ -127,7 +127,7 @@ const LAB_TO: u64 = 40;
 /// 120 s and over the lab's 10 to 40 s.
 #[test]
 #[ignore = "about two minutes; prints the table in docs/daemon.md"]
-fn shares_over_seeds() {
+fn full_scale_shares_over_seeds() {
     for (tun, e2e) in [(1, 1), (5, 5), (10, 1), (1, 10)] {
         for cc in ["cubic-flows", "bbr"] {
             for (from, to) in [(FROM, TO), (LAB_FROM, LAB_TO)] {
@@ -178,7 +178,7 @@ fn a_bbr_tunnels_share_beside_five_cubic_flows_shrinks_over_the_run() {
 /// mode, BtlBw, min RTT, window, inflight_hi, pacing, flight, losses.
 #[test]
 #[ignore = "diagnostic trace; prints the tunnel's BBR state each second"]
-fn bbr_tunnel_trace() {
+fn full_scale_bbr_tunnel_trace() {
     let (tun, e2e) = (5, 5);
     let mut sc = shared("bbr", tun, e2e);
     sc.seed = 1;
@@ -265,7 +265,7 @@ fn a_bbr_tunnel_keeps_the_share_it_had_beside_one_flow() {
 /// [`after_one_each`] for both controllers, seeds 1-3.
 #[test]
 #[ignore = "about a minute; prints the five-and-five shares after one-and-one"]
-fn shares_after_one_each_over_seeds() {
+fn full_scale_shares_after_one_each_over_seeds() {
     for cc in ["cubic-flows", "bbr"] {
         let v: Vec<String> = (1..=3)
             .map(|seed| {
