@@ -245,13 +245,7 @@ fn split_pair_tunnel_runs_bbr_and_fills_the_link_with_a_bounded_queue() {
     }
     let util = (tx(&sim) - b0) as f64 * 8.0 / 20.0 / 10e6;
     let mean_q = sum_q as f64 / n as f64;
-    let tunnel = sim
-        .agent("pep")
-        .unwrap()
-        .as_any()
-        .downcast_ref::<pep_sim::agent::split_pair::SplitPair>()
-        .unwrap()
-        .tunnel();
+    let tunnel = crate::support::split_pair(&sim, "pep").tunnel();
     let GrowthView::Bbr(v) = tunnel.congestion().growth_view() else {
         panic!("the tunnel does not run BBR")
     };

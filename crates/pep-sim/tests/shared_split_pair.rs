@@ -188,12 +188,7 @@ fn full_scale_bbr_tunnel_trace() {
     let mut prev_tx = (0u64, 0u64);
     for s in 1..=60u64 {
         sim.run_until(at_ms(s * 1000));
-        let pair = sim
-            .agent("pair")
-            .unwrap()
-            .as_any()
-            .downcast_ref::<pep_sim::agent::split_pair::SplitPair>()
-            .unwrap();
+        let pair = crate::support::split_pair(&sim, "pair");
         let t = pair.tunnel();
         let cc = t.congestion();
         let pep_core::cc::GrowthView::Bbr(v) = cc.growth_view() else {

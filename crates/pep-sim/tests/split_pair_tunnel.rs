@@ -23,11 +23,7 @@ fn geo_split_pair() -> Simulation {
 }
 
 fn pair(sim: &Simulation) -> &SplitPair {
-    sim.agent("pair")
-        .unwrap()
-        .as_any()
-        .downcast_ref::<SplitPair>()
-        .unwrap()
+    crate::support::split_pair(sim, "pair")
 }
 
 /// When the tunnel first enters loss recovery (slow start has overflowed
