@@ -32,13 +32,13 @@
 //! start, so the lazy catch-up holds; a fixed-rate direction pays one
 //! untaken branch per packet for it.
 
+mod delay_line;
 pub mod leo;
 pub mod schedule;
 pub mod service;
 pub mod trace;
 
 use alloc::boxed::Box;
-use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
 use crate::loss::LossModel;
@@ -46,6 +46,7 @@ use crate::queue::{DropReason, Queue, QueueLimit, Queued};
 use crate::rng::Stream;
 use crate::segment::Segment;
 use crate::time::{Duration, Instant, Rate};
+use delay_line::DelayLine;
 use service::{Service, ServiceSpec};
 
 /// What a link needs to know about the packets it carries.
@@ -116,13 +117,12 @@ pub struct LinkDir<T> {
     /// When the packet being serialized finishes, or [`IDLE`]. That packet
     /// is already the last one in `pipe`, with its arrival time: a packet
     /// is written once per hop, not copied from the transmitter into the
-    /// delay line. (A sentinel, not an `Option`: eight bytes less, which
-    /// with the other fields below keeps the simulator's port in five
-    /// cache lines.)
+    /// delay line. (A sentinel, not an `Option`: eight bytes less in
+    /// every direction.)
     tx: Instant,
     /// Packets propagating, with their arrival times (non-decreasing), and
     /// last the one being serialized, if any.
-    pipe: VecDeque<(Instant, T)>,
+    pipe: DelayLine<T>,
     /// Serialized packets kept for a trace; `None` (the default) costs one
     /// branch per packet. Boxed: rarely on, it should not widen every link.
     #[allow(
@@ -154,7 +154,7 @@ impl<T: LinkItem> LinkDir<T> {
             loss,
             stats: LinkStats::default(),
             tx: IDLE,
-            pipe: VecDeque::new(),
+            pipe: DelayLine::new(),
             tap: None,
             shared: false,
             memo_rate: Rate(0),
@@ -289,13 +289,9 @@ impl<T: LinkItem> LinkDir<T> {
 
     /// The next arrival at the far end, if a packet is propagating.
     pub(crate) fn next_arrival(&self) -> Option<Instant> {
-        self.propagating().next().map(|(t, _)| *t)
-    }
-
-    /// The delay line without the packet in transmission.
-    fn propagating(&self) -> alloc::collections::vec_deque::Iter<'_, (Instant, T)> {
-        let n = self.pipe.len() - self.is_busy() as usize;
-        self.pipe.range(..n)
+        // The packet in transmission is last: with it alone, none.
+        let propagating = self.pipe.len() > self.is_busy() as usize;
+        self.pipe.front().filter(|_| propagating).map(|(t, _)| *t)
     }
 
     /// When the current transmission ends, if one is under way.
@@ -345,6 +341,27 @@ impl<T: LinkItem> LinkDir<T> {
         // carries its arrival time: the end of its transmission plus the
         // delay.
         self.pipe.front().map(|(t, _)| *t)
+    }
+
+    /// [`Self::poll_timeout`] right after [`Self::enqueue`] on a direction
+    /// whose delay line was empty: the packet it started, if any, is the
+    /// line's only one, and arrives the delay after its transmission ends.
+    /// Read from the direction itself, not from the line's slot, which a
+    /// driver of thousands of links finds evicted (and just written).
+    #[inline]
+    pub fn sole_arrival(&self) -> Option<Instant> {
+        debug_assert!(self.pipe.len() <= 1, "more than one packet in the line");
+        if self.tx == IDLE {
+            return None;
+        }
+        // A service sets each packet's delay; a transmission ending at the
+        // end of time was cut short (`busy_until`).
+        if self.service.is_some() || self.tx == Instant(u64::MAX - 1) {
+            return self.poll_timeout();
+        }
+        let at = self.tx + self.delay;
+        debug_assert_eq!(Some(at), self.poll_timeout());
+        Some(at)
     }
 
     /// Catches up to `now` and readies the arrivals due by then. (A
@@ -404,7 +421,7 @@ impl<T: LinkItem> LinkDir<T> {
     /// equal.
     #[inline(always)]
     fn deliverable(&self, t: Instant, now: Instant) -> bool {
-        t <= now && (self.tx == IDLE || self.pipe.len() > 1)
+        t <= now && (self.tx == IDLE || self.pipe.has_behind_head())
     }
 
     /// [`Self::poll_deliver`], or when it has nothing, [`Self::poll_timeout`]'s
@@ -428,6 +445,21 @@ impl<T: LinkItem> LinkDir<T> {
     #[inline]
     pub fn head(&self) -> Option<&T> {
         self.pipe.front().map(|(_, item)| item)
+    }
+
+    /// The packet `k` places behind the head of the delay line (`0`: the
+    /// head), if there is one: a driver may prefetch it, ahead of the
+    /// delivery that reads it.
+    #[inline]
+    pub fn behind_head(&self, k: usize) -> Option<&T> {
+        self.pipe.get(k).map(|(_, item)| item)
+    }
+
+    /// The last packet in the delay line (the one in transmission, if
+    /// any): a driver may prefetch the slots the next ones will take.
+    #[inline]
+    pub fn line_tail(&self) -> Option<&T> {
+        self.pipe.back().map(|(_, item)| item)
     }
 
     /// Removes and hands to `out` the packets that have finished

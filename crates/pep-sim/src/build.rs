@@ -362,6 +362,7 @@ impl Simulation {
             .collect();
 
         let mut sim = Simulation {
+            prefetching: false,
             now: Instant::ZERO,
             end: Instant::ZERO + sc.duration,
             queue,

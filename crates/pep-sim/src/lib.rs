@@ -29,6 +29,7 @@ pub mod metrics;
 pub mod ns2;
 pub mod output;
 pub mod packet;
+mod prefetch;
 pub mod scenario;
 pub mod sim;
 pub mod spread;

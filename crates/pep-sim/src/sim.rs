@@ -16,6 +16,7 @@ use crate::events::{Armed, Event, EventQueue};
 use crate::hops::Hops;
 use crate::metrics::Metrics;
 use crate::packet::{HostJob, NodeIndex, Packet};
+use crate::prefetch;
 use crate::tcp::{AppSource, TcpConfig, TcpSender, TcpSink, TxKind};
 use crate::traffic::OnOff;
 use crate::tseq::{TseqEvent, TseqRow};
@@ -126,32 +127,14 @@ pub(crate) struct Flow {
 /// machines measured) are prefetched ahead of their events.
 const PREFETCH_ABOVE: usize = 1 << 20;
 
+/// How many packets behind its head a delay line's slot is prefetched.
+const LINE_AHEAD: usize = 8;
+
 /// The bytes of a [`Flow`] from its start that a sender's timer touches
 /// first: its wake-up and the sender's first lines.
 const SENDER_HOT: usize = 256;
 /// The bytes of a flow's receiver that its timer touches first.
 const SINK_HOT: usize = 128;
-
-/// Prefetches the cache lines of `len` bytes of `r` from byte `from`
-/// (no-op off x86-64).
-#[inline(always)]
-fn prefetch_bytes<T>(r: &T, from: usize, len: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let base = (r as *const T).cast::<i8>();
-        let mut off = from;
-        while off < from + len {
-            // SAFETY: SSE is part of the x86-64 baseline, and a prefetch
-            // never faults or reads into the program (the address is
-            // inside `r` anyway).
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(base.wrapping_add(off)) };
-            off += 64;
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (r, from, len);
-}
 
 /// A PEP agent and its wake-up.
 pub(crate) struct AgentSlot {
@@ -183,6 +166,9 @@ pub struct EngineStats {
 /// [`Simulation::new`].
 pub struct Simulation {
     pub(crate) now: Instant,
+    /// The ports and flows outgrow the caches: state is prefetched ahead
+    /// of the events that touch it.
+    pub(crate) prefetching: bool,
     pub(crate) end: Instant,
     pub(crate) queue: EventQueue,
     pub(crate) ports: Vec<Port>,
@@ -305,10 +291,17 @@ impl Simulation {
         // caches; below that its instructions are pure cost.
         let state = self.ports.len() * size_of::<Port>() + self.flows.len() * size_of::<Flow>();
         let prefetch = state > PREFETCH_ABOVE;
+        self.prefetching = prefetch;
         while let Some((t, ev)) = self.queue.pop_until(limit) {
             if prefetch {
                 if let Some(next) = self.queue.peek_next() {
                     self.prefetch(next);
+                }
+                // The packet this port delivers now leads to a flow and the
+                // port that flow answers on, both cold with many flows: ask
+                // for them together before the handler reaches each in turn.
+                if let Event::Link(i) = ev {
+                    self.prefetch_next_hop(i as usize);
                 }
             }
             debug_assert!(t >= self.now, "time went backwards");
@@ -348,18 +341,18 @@ impl Simulation {
         match ev {
             Event::Link(i) => {
                 if let Some(p) = self.ports.get(i as usize) {
-                    prefetch_bytes(p, 0, size_of::<Port>());
+                    prefetch::bytes(p, 0, size_of::<Port>());
                 }
             }
             Event::Sender(i) => {
                 if let Some(f) = self.flows.get(i as usize) {
-                    prefetch_bytes(f, 0, SENDER_HOT);
+                    prefetch::bytes(f, 0, SENDER_HOT);
                 }
             }
             Event::Sink(i) => {
                 if let Some(f) = self.flows.get(i as usize) {
-                    prefetch_bytes(f, 0, 64);
-                    prefetch_bytes(f, std::mem::offset_of!(Flow, sink), SINK_HOT);
+                    prefetch::bytes(f, 0, 64);
+                    prefetch::bytes(f, std::mem::offset_of!(Flow, sink), SINK_HOT);
                 }
             }
             _ => {}
@@ -466,17 +459,23 @@ impl Simulation {
         self.arm_port(i, deadline);
     }
 
-    /// Prefetches what the next packet port `i` delivers will touch: the
-    /// port it is forwarded on, or its flow's state at its destination. A
-    /// shared link hands its packets to thousands of flows' ports, each
-    /// evicted since its last packet; the next delivery comes a
-    /// serialization time later, after a few other events, by when the
-    /// lines are in the cache. A hint: nothing is read that changes a
-    /// decision.
+    /// Prefetches what the packet at the head of port `i`'s delay line
+    /// will touch when delivered: the port it is forwarded on, or its
+    /// flow's endpoint and the port that endpoint answers on. Called as
+    /// the port delivers it, so that these misses overlap rather than
+    /// follow one another, and after a delivery for the next packet: a
+    /// shared link hands its packets to thousands of flows' ports, and its
+    /// next delivery comes a serialization time later, by when the lines
+    /// have arrived. A hint: nothing is read that changes a decision.
     #[inline(always)]
     fn prefetch_next_hop(&self, i: usize) {
         let Some(pt) = self.ports.get(i) else { return };
         let Some(p) = pt.link.head() else { return };
+        // A long delay line is read in order, each slot written a whole
+        // delay ago: ask for the slot a few deliveries on.
+        if let Some(later) = pt.link.behind_head(LINE_AHEAD) {
+            prefetch::bytes(later, 0, size_of::<Packet>());
+        }
         let to = pt.to;
         if self.node_agent[to as usize] != NONE {
             return;
@@ -484,21 +483,27 @@ impl Simulation {
         if p.dst != to {
             let q = self.hops.hop(to as usize, p.dst as usize);
             if let Some(q) = self.ports.get(q as usize) {
-                prefetch_bytes(q, 0, size_of::<Port>());
+                prefetch::bytes(q, 0, size_of::<Port>());
             }
-        } else if let Some(f) = self.flows.get(p.seg.flow.0 as usize) {
-            prefetch_bytes(f, 0, 64);
-            if to == f.dst {
-                prefetch_bytes(f, std::mem::offset_of!(Flow, sink), SINK_HOT);
-            } else {
-                prefetch_bytes(f, 64, SENDER_HOT);
-            }
-            // The endpoint answers (an ACK, new data) on its way back.
-            if p.src != to {
-                let back = self.hops.hop(to as usize, p.src as usize);
-                if let Some(q) = self.ports.get(back as usize) {
-                    prefetch_bytes(q, 0, size_of::<Port>());
-                }
+            return;
+        }
+        let Some(f) = self.flows.get(p.seg.flow.0 as usize) else {
+            return;
+        };
+        prefetch::bytes(f, 0, 64);
+        // Which endpoint, from the packet and not from the flow's own line
+        // (still on its way): what takes sequence space goes to the
+        // receiver. (Only the SYN-ACK is guessed wrong.)
+        if p.seg.seq_len() > 0 {
+            prefetch::bytes(f, std::mem::offset_of!(Flow, sink), SINK_HOT);
+        } else {
+            prefetch::bytes(f, 64, SENDER_HOT);
+        }
+        // The endpoint answers (an ACK, new data) on its way back.
+        if p.src != to {
+            let back = self.hops.hop(to as usize, p.src as usize);
+            if let Some(q) = self.ports.get(back as usize) {
+                prefetch::bytes(q, 0, size_of::<Port>());
             }
         }
     }
@@ -596,8 +601,35 @@ impl Simulation {
             self.send_shared(node, port, p);
             return;
         }
+        // With packets already in the delay line the port's wake-up is due
+        // by the head's arrival, and a packet put behind them arrives no
+        // earlier: nothing to re-arm, and the head's slot (cold with many
+        // flows) is not read.
+        let idle = pt.link.in_flight() == 0 && !pt.link.is_busy();
         self.enqueue_on(port, node, now, p);
-        self.rearm_port(port);
+        if self.prefetching {
+            self.prefetch_line_tail(port);
+        }
+        if idle {
+            let deadline = self.ports[port].link.sole_arrival();
+            self.arm_port(port, deadline);
+        } else {
+            debug_assert!(
+                !{ self.ports[port].armed }.arm(self.ports[port].link.poll_timeout()),
+                "port {port}: a wake-up later than its delay line's head"
+            );
+        }
+    }
+
+    /// A long delay line is written in order into slots last written a
+    /// ring's length ago: asks for the one a few packets past port
+    /// `port`'s last (out of line: a few flows never call it).
+    #[inline(never)]
+    fn prefetch_line_tail(&self, port: usize) {
+        if let Some(last) = self.ports[port].link.line_tail() {
+            let ahead = LINE_AHEAD * size_of::<(Instant, Packet)>();
+            prefetch::at((last as *const Packet).cast::<i8>().wrapping_add(ahead));
+        }
     }
 
     /// Puts `p`, sent from `node` at `now`, in full-duplex port `port`'s
