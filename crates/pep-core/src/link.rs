@@ -785,6 +785,63 @@ mod tests {
         assert_eq!(drain(&mut l), vec![(22_000_000, 4)]);
     }
 
+    /// What a driver reads instead of the delay line's head after handing
+    /// a packet to an empty direction: the arrival that head holds, on a
+    /// fixed link and under a service that changed the delay.
+    #[test]
+    fn sole_arrival_is_the_heads_arrival() {
+        let mut l = LinkDir::simple(Rate::mbps(8), Duration::from_millis(10), 10);
+        assert_eq!(l.sole_arrival(), None);
+        l.enqueue(Instant(3_000_000), pkt(0)).unwrap();
+        // 1000 B at 8 Mbit/s: 1 ms, then 10 ms.
+        assert_eq!(l.sole_arrival(), Some(Instant(14_000_000)));
+        assert_eq!(l.sole_arrival(), l.poll_timeout());
+
+        let steps = [schedule::Step {
+            at: Duration::from_millis(2),
+            rate: None,
+            delay: Some(Duration::from_millis(1)),
+            loss: None,
+            ramp: false,
+        }];
+        let spec = ServiceSpec::Schedule(alloc::sync::Arc::new(schedule::Schedule::new(
+            Rate::mbps(8),
+            Duration::from_millis(10),
+            &steps,
+        )));
+        let mut l = LinkDir::simple(Rate::mbps(8), Duration::from_millis(10), 10).with_service(
+            &spec,
+            Instant::ZERO,
+            Stream::derive(1, "t"),
+        );
+        l.enqueue(Instant(5_000_000), pkt(1)).unwrap();
+        // Ends at 6 ms, past the step: 1 ms of delay, not the 10 of `delay`.
+        assert_eq!(l.sole_arrival(), Some(Instant(7_000_000)));
+    }
+
+    /// The packets a driver prefetches ahead: `k` behind the head, and the
+    /// last, in the delay line's order.
+    #[test]
+    fn behind_head_and_line_tail_follow_the_line() {
+        let mut l = LinkDir::simple(Rate::mbps(8), Duration::from_millis(10), 10);
+        assert!(l.line_tail().is_none() && l.behind_head(0).is_none());
+        for i in 0..3 {
+            l.enqueue(Instant(i as u64 * 1_000_000), pkt(i)).unwrap();
+        }
+        let flows = |p: Option<&Segment>| p.map(|s| s.flow.0);
+        assert_eq!(flows(l.behind_head(0)), Some(0));
+        assert_eq!(flows(l.behind_head(2)), Some(2));
+        assert_eq!(flows(l.behind_head(3)), None);
+        assert_eq!(flows(l.line_tail()), Some(2));
+        l.handle_timeout(Instant(11_000_000));
+        assert_eq!(
+            l.poll_deliver(Instant(11_000_000)).map(|s| s.flow.0),
+            Some(0)
+        );
+        assert_eq!(flows(l.behind_head(0)), Some(1));
+        assert_eq!(flows(l.behind_head(1)), Some(2));
+    }
+
     #[test]
     fn idle_link_starts_at_arrival_time() {
         let mut l = LinkDir::simple(Rate::mbps(8), Duration::from_millis(1), 10);
