@@ -746,10 +746,8 @@ mod tests {
         assert_eq!(far.stats.delivered_packets, 4);
     }
 
-    #[test]
-    fn a_scheduled_delay_drop_never_reorders_packets() {
-        // 8 Mbit/s, 1000 B: 1 ms each. The delay falls from 10 ms to 1 ms
-        // at 2 ms: packets ending later would overtake those before them.
+    /// 8 Mbit/s and 10 ms, whose delay falls to 1 ms at 2 ms.
+    fn delay_falls_at_2ms() -> LinkDir<Segment> {
         let steps = [schedule::Step {
             at: Duration::from_millis(2),
             rate: None,
@@ -762,11 +760,18 @@ mod tests {
             Duration::from_millis(10),
             &steps,
         )));
-        let mut l = LinkDir::simple(Rate::mbps(8), Duration::from_millis(10), 10).with_service(
+        LinkDir::simple(Rate::mbps(8), Duration::from_millis(10), 10).with_service(
             &spec,
             Instant::ZERO,
             Stream::derive(1, "t"),
-        );
+        )
+    }
+
+    #[test]
+    fn a_scheduled_delay_drop_never_reorders_packets() {
+        // 8 Mbit/s, 1000 B: 1 ms each. The delay falls from 10 ms to 1 ms
+        // at 2 ms: packets ending later would overtake those before them.
+        let mut l = delay_falls_at_2ms();
         for i in 0..4 {
             l.enqueue(Instant::ZERO, pkt(i)).unwrap();
         }
@@ -797,23 +802,7 @@ mod tests {
         assert_eq!(l.sole_arrival(), Some(Instant(14_000_000)));
         assert_eq!(l.sole_arrival(), l.poll_timeout());
 
-        let steps = [schedule::Step {
-            at: Duration::from_millis(2),
-            rate: None,
-            delay: Some(Duration::from_millis(1)),
-            loss: None,
-            ramp: false,
-        }];
-        let spec = ServiceSpec::Schedule(alloc::sync::Arc::new(schedule::Schedule::new(
-            Rate::mbps(8),
-            Duration::from_millis(10),
-            &steps,
-        )));
-        let mut l = LinkDir::simple(Rate::mbps(8), Duration::from_millis(10), 10).with_service(
-            &spec,
-            Instant::ZERO,
-            Stream::derive(1, "t"),
-        );
+        let mut l = delay_falls_at_2ms();
         l.enqueue(Instant(5_000_000), pkt(1)).unwrap();
         // Ends at 6 ms, past the step: 1 ms of delay, not the 10 of `delay`.
         assert_eq!(l.sole_arrival(), Some(Instant(7_000_000)));
