@@ -76,6 +76,9 @@ impl<T> DelayLine<T> {
 
     #[inline(always)]
     pub(crate) fn pop_front(&mut self) -> Option<(Instant, T)> {
+        if self.rest.is_empty() {
+            return self.head.take();
+        }
         let next = self.rest.pop_front();
         core::mem::replace(&mut self.head, next)
     }
