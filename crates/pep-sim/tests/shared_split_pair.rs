@@ -85,7 +85,7 @@ const TO: u64 = 120;
 /// thesis's credit does here, fails this).
 fn share(cc: &str, tun: usize, e2e: usize) -> f64 {
     let (t, e) = goodputs(cc, tun, e2e, 1, FROM, TO);
-    let share = t / (t + e);
+    let share = tunnel_share((t, e));
     eprintln!(
         "{cc}, {tun} tunnelled + {e2e} end to end: tunnel {t:.2} Mbit/s, end to end {e:.2} Mbit/s, \
          tunnel share {share:.3} (fair {:.3})",
@@ -118,6 +118,11 @@ fn a_cubic_flows_tunnel_with_five_flows_takes_less_than_their_share() {
     assert!((0.28..=0.45).contains(&s), "tunnel share {s:.3}");
 }
 
+/// The tunnel's share of what the link delivered, from [`goodputs`].
+fn tunnel_share((t, e): (f64, f64)) -> f64 {
+    t / (t + e)
+}
+
 /// The lab's measure (`pep-daemon`'s `tunnel_shared`): 10 to 40 s of a
 /// 40 s run.
 const LAB_FROM: u64 = 10;
@@ -134,7 +139,7 @@ fn full_scale_shares_over_seeds() {
                 let shares: Vec<String> = (1..=3)
                     .map(|seed| {
                         let (t, e) = goodputs(cc, tun, e2e, seed, from, to);
-                        format!("{:.3} ({t:.1}+{e:.1})", t / (t + e))
+                        format!("{:.3} ({t:.1}+{e:.1})", tunnel_share((t, e)))
                     })
                     .collect();
                 eprintln!(
@@ -161,14 +166,8 @@ fn full_scale_shares_over_seeds() {
 /// and 27.6 s, the window 1.0-1.25 MB, BtlBw 32-39 Mbit/s, share 0.345).
 #[test]
 fn a_bbr_tunnels_share_beside_five_cubic_flows_shrinks_over_the_run() {
-    let early = {
-        let (t, e) = goodputs("bbr", 5, 5, 1, LAB_FROM, LAB_TO);
-        t / (t + e)
-    };
-    let late = {
-        let (t, e) = goodputs("bbr", 5, 5, 1, 60, TO);
-        t / (t + e)
-    };
+    let early = tunnel_share(goodputs("bbr", 5, 5, 1, LAB_FROM, LAB_TO));
+    let late = tunnel_share(goodputs("bbr", 5, 5, 1, 60, TO));
     eprintln!("bbr, 5 + 5: share {early:.3} from 10 to 40 s, {late:.3} from 60 to 120 s");
     assert!(early > late + 0.04, "early {early:.3}, late {late:.3}");
     assert!((0.28..=0.45).contains(&early), "early {early:.3}");
@@ -238,11 +237,17 @@ fn after_one_each(cc: &str, seed: u64) -> (f64, f64) {
             f.start = pep_core::Duration::from_secs(LAB_TO);
         }
     }
-    let (t, e) = goodputs_of(sc, tun, e2e, seed, LAB_TO + LAB_FROM, 2 * LAB_TO);
-    (t / (t + e), {
-        let (t, e) = goodputs(cc, tun, e2e, seed, LAB_FROM, LAB_TO);
-        t / (t + e)
-    })
+    (
+        tunnel_share(goodputs_of(
+            sc,
+            tun,
+            e2e,
+            seed,
+            LAB_TO + LAB_FROM,
+            2 * LAB_TO,
+        )),
+        tunnel_share(goodputs(cc, tun, e2e, seed, LAB_FROM, LAB_TO)),
+    )
 }
 
 /// The lab's five-and-five `bbr` share (0.43-0.63) was measured on a
