@@ -4,6 +4,7 @@
 //! goodput above a link's rate says why. The text is a pure function of
 //! the run (wall time is printed apart), so it can be compared exactly.
 
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -72,6 +73,8 @@ struct FlowPath<'a> {
     /// segment's serialization per forward hop and one ACK's per reverse
     /// hop, to the destination or to the splitting PEP.
     base_rtt: Option<Duration>,
+    /// Its rows of the goodput series, in time order.
+    rows: Vec<&'a GoodputRow>,
 }
 
 /// Agents whose kind terminates the flows they cover, unless switched off.
@@ -83,7 +86,13 @@ fn splits(a: &AgentSpec) -> bool {
     }
 }
 
-fn flow_path(sc: &Scenario, i: usize) -> FlowPath<'_> {
+/// Flow `i`'s path; `agents` are those that cover it, `rows` its goodput.
+fn flow_path<'a>(
+    sc: &'a Scenario,
+    i: usize,
+    agents: &[&'a AgentSpec],
+    rows: Vec<&'a GoodputRow>,
+) -> FlowPath<'a> {
     let f = &sc.flows[i];
     let hops = sc.routes.path(f.src, f.dst).unwrap_or_default();
     // Nodes the data passes between its ends.
@@ -92,9 +101,9 @@ fn flow_path(sc: &Scenario, i: usize) -> FlowPath<'_> {
         .map(|&(l, d)| sc.links[l].to_node(d))
         .filter(|&n| n != f.dst)
         .collect();
-    let on_path = |a: &AgentSpec| a.flows.contains(&i) && a.nodes.iter().any(|n| inner.contains(n));
-    let split_by = sc.agents.iter().find(|a| on_path(a) && splits(a));
-    let has_agent = sc.agents.iter().any(on_path);
+    let on_path = |a: &&AgentSpec| a.nodes.iter().any(|n| inner.contains(n));
+    let split_by = agents.iter().find(|a| on_path(a) && splits(a)).copied();
+    let has_agent = agents.iter().any(on_path);
     // A rate that changes over time (a schedule, a trace) bounds nothing.
     let varies = |l: usize, d| {
         use pep_core::link::service::ServiceSpec;
@@ -123,14 +132,15 @@ fn flow_path(sc: &Scenario, i: usize) -> FlowPath<'_> {
         split_by,
         has_agent,
         base_rtt: base_rtt.map(|(a, b)| a + b),
+        rows,
     }
 }
 
-/// When flow `i`'s receiver had `size` bytes in order: the end of the
-/// goodput bin that completed them.
-fn received_by(goodput: &[GoodputRow], i: usize, size: u64) -> Option<Duration> {
+/// When a flow's receiver had `size` bytes in order: the end of the
+/// goodput bin (of its `rows`) that completed them.
+fn received_by(rows: &[&GoodputRow], size: u64) -> Option<Duration> {
     let mut sum = 0;
-    for r in goodput.iter().filter(|r| r.flow as usize == i) {
+    for r in rows {
         sum += r.bytes;
         if sum >= size {
             return Some(r.t - pep_core::Instant::ZERO);
@@ -149,8 +159,29 @@ fn finite_size(sc: &Scenario, i: usize) -> Option<u64> {
 /// The whole table.
 pub fn render(v: &RunView) -> String {
     let mut o = String::new();
-    let paths: Vec<FlowPath> = (0..v.scenario.flows.len())
-        .map(|i| flow_path(v.scenario, i))
+    let sc = v.scenario;
+    // Each flow's agents and goodput rows, gathered in one pass each:
+    // searched for per flow, they made the table quadratic in flows (8 s
+    // for the 10,000-user gateway).
+    let mut agents: Vec<Vec<&AgentSpec>> = vec![Vec::new(); sc.flows.len()];
+    for a in &sc.agents {
+        for &i in &a.flows {
+            if let Some(l) = agents.get_mut(i) {
+                l.push(a);
+            }
+        }
+    }
+    let mut rows: Vec<Vec<&GoodputRow>> = vec![Vec::new(); sc.flows.len()];
+    for r in v.goodput {
+        if let Some(l) = rows.get_mut(r.flow as usize) {
+            l.push(r);
+        }
+    }
+    let paths: Vec<FlowPath> = agents
+        .iter()
+        .zip(rows)
+        .enumerate()
+        .map(|(i, (agents, rows))| flow_path(sc, i, agents, rows))
         .collect();
     flows(&mut o, v, &paths);
     comparison(&mut o, v, &paths);
@@ -261,7 +292,7 @@ fn split_notes(o: &mut String, v: &RunView, paths: &[FlowPath], split: &[usize])
             .iter()
             .take(4)
             .filter_map(|&i| {
-                let t = received_by(v.goodput, i, finite_size(v.scenario, i)?)?;
+                let t = received_by(&paths[i].rows, finite_size(v.scenario, i)?)?;
                 Some(format!("{} at {} s", name(i), secs(t.as_secs_f64())))
             })
             .collect();
@@ -307,13 +338,17 @@ fn rtt_cells(f: &FlowSummary, p: &FlowPath) -> (String, String) {
 fn comparison(o: &mut String, v: &RunView, paths: &[FlowPath]) {
     let sc = v.scenario;
     let key = |i: usize| finite_size(sc, i).map(|size| (size, sc.flows[i].start));
-    let mut plain: Vec<usize> = (0..sc.flows.len())
-        .filter(|&i| !paths[i].has_agent && key(i).is_some())
-        .collect();
+    // The plain flows of each size and start, first flow first.
+    let mut plain: BTreeMap<_, VecDeque<usize>> = BTreeMap::new();
+    for i in (0..sc.flows.len()).filter(|&i| !paths[i].has_agent) {
+        if let Some(k) = key(i) {
+            plain.entry(k).or_default().push_back(i);
+        }
+    }
     let mut pairs = Vec::new();
-    for i in (0..sc.flows.len()).filter(|&i| paths[i].split_by.is_some() && key(i).is_some()) {
-        if let Some(k) = plain.iter().position(|&j| key(j) == key(i)) {
-            pairs.push((plain.remove(k), i));
+    for i in (0..sc.flows.len()).filter(|&i| paths[i].split_by.is_some()) {
+        if let Some(j) = key(i).and_then(|k| plain.get_mut(&k)?.pop_front()) {
+            pairs.push((j, i));
         }
     }
     if pairs.is_empty() {
@@ -331,7 +366,7 @@ fn comparison(o: &mut String, v: &RunView, paths: &[FlowPath]) {
         if v.goodput.is_empty() {
             return None;
         }
-        received_by(v.goodput, i, size).map(|t| t.as_secs_f64())
+        received_by(&paths[i].rows, size).map(|t| t.as_secs_f64())
     };
     let cell = |t: Option<f64>| match t {
         Some(t) => format!("{} s", secs(t)),
@@ -469,7 +504,7 @@ fn bins_above_rate(o: &mut String, v: &RunView, paths: &[FlowPath]) {
             continue;
         };
         let (mut n, mut max) = (0, 0.0f64);
-        for r in v.goodput.iter().filter(|r| r.flow as usize == i) {
+        for r in &p.rows {
             let mbps = r.bytes as f64 * 8.0 / r.bin.as_secs_f64().max(1e-12) / 1e6;
             if mbps > limit * (1.0 + 1e-9) {
                 n += 1;
