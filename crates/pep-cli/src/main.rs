@@ -6,6 +6,8 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+#[cfg(target_os = "linux")]
+mod allocator;
 mod amp_cmd;
 mod exp_cmd;
 mod generate_cmd;

@@ -90,8 +90,10 @@ pub struct Retransmission {
 /// per-packet bookkeeping in the first cache line, then the two endpoints,
 /// then what a packet never touches, with the large rarely used parts
 /// boxed. At 10,000 flows the flows no longer fit in the caches, and each
-/// line an event touches is a miss.
-#[repr(C)]
+/// line an event touches is a miss. Aligned to cache lines, so those
+/// lines are the same for every flow and a prefetch of a part gets all of
+/// it.
+#[repr(C, align(64))]
 pub(crate) struct Flow {
     pub sender_armed: Armed,
     pub sink_armed: Armed,
