@@ -265,31 +265,84 @@ pub(crate) fn copy_note(i: i64, more: usize) -> String {
     }
 }
 
+/// Different problems of copies at one place of a `[[repeat]]` shown in
+/// full; the rest are counted in the last one shown. A mistake in a group
+/// of 100,000 copies whose message names each copy's own values (a flow's
+/// name, its start) is then a few lines, not 100,000.
+pub(crate) const SHOWN_PER_PLACE: usize = 3;
+
+/// A problem [`collapse_copies`] keeps: the copy it was found in and how
+/// many more copies have it, and how many other problems at its place
+/// are not shown.
+struct Kept {
+    d: Diagnostic,
+    copy: Option<(i64, usize)>,
+    hidden: usize,
+}
+
 /// `errors` with the copy each was found in named, and a problem that
 /// several copies of a `[[repeat]]` share (same place, same message)
-/// reported once, at the first, with how many more have it.
+/// reported once, at the first, with how many more have it. Past
+/// [`SHOWN_PER_PLACE`] different problems at one place, the others are
+/// counted, not listed. One pass, with the problems seen kept in maps: a
+/// search of those already kept, per problem, was quadratic in copies.
 fn collapse_copies(errors: Vec<Diagnostic>, copies: &[Option<i64>]) -> Vec<Diagnostic> {
-    let mut out: Vec<(Diagnostic, Option<(i64, usize)>)> = Vec::new();
+    use std::collections::btree_map::{BTreeMap, Entry};
+    let mut out: Vec<Kept> = Vec::new();
+    // Where each (place, message) of a copy went in `out`.
+    let mut kept: BTreeMap<(Option<Pos>, String), usize> = BTreeMap::new();
+    // Per place: how many different problems are shown, and the last one.
+    let mut places: BTreeMap<Option<Pos>, (usize, usize)> = BTreeMap::new();
     for (d, &copy) in errors.into_iter().zip(copies) {
         let Some(i) = copy else {
-            out.push((d, None));
+            out.push(Kept {
+                d,
+                copy: None,
+                hidden: 0,
+            });
             continue;
         };
-        let same = out
-            .iter_mut()
-            .find(|(o, c)| c.is_some() && o.pos == d.pos && o.message == d.message);
-        match same {
-            Some((_, Some((_, more)))) => *more += 1,
-            _ => out.push((d, Some((i, 0)))),
+        let place = places.entry(d.pos).or_insert((0, 0));
+        match kept.entry((d.pos, d.message.clone())) {
+            Entry::Occupied(k) => {
+                if let Some((_, more)) = &mut out[*k.get()].copy {
+                    *more += 1;
+                }
+            }
+            Entry::Vacant(_) if place.0 == SHOWN_PER_PLACE => out[place.1].hidden += 1,
+            Entry::Vacant(k) => {
+                *place = (place.0 + 1, out.len());
+                k.insert(out.len());
+                out.push(Kept {
+                    d,
+                    copy: Some((i, 0)),
+                    hidden: 0,
+                });
+            }
         }
     }
     out.into_iter()
-        .map(|(mut d, copy)| {
-            if let Some((i, more)) = copy {
-                d.message.push_str(&copy_note(i, more));
-            }
-            d
-        })
+        .map(
+            |Kept {
+                 mut d,
+                 copy,
+                 hidden,
+             }| {
+                if let Some((i, more)) = copy {
+                    d.message.push_str(&copy_note(i, more));
+                }
+                match hidden {
+                    0 => {}
+                    1 => d
+                        .message
+                        .push_str("; 1 other problem of another copy here not shown"),
+                    n => d.message.push_str(&format!(
+                        "; {n} other problems of other copies here not shown"
+                    )),
+                }
+                d
+            },
+        )
         .collect()
 }
 

@@ -212,6 +212,51 @@ fn an_error_in_a_copy_is_placed_in_the_template_and_names_the_copy() {
 }
 
 #[test]
+fn many_copies_with_different_problems_at_one_place_are_counted_not_listed() {
+    // 50 copies, each naming a different unknown node at the same place:
+    // the first SHOWN_PER_PLACE are listed, the rest counted in the last.
+    let text = GROUP.replacen("count = 3", "count = 50", 1).replacen(
+        "between = [\"b\", \"r{i}\"]",
+        "between = [\"b\", \"y{i}\"]",
+        1,
+    );
+    let all = diags(&text);
+    let line = line_of(&text, "y{i}");
+    let here: Vec<_> = all
+        .iter()
+        .filter(|d| d.pos.is_some_and(|p| p.line == line))
+        .collect();
+    assert_eq!(here.len(), super::error::SHOWN_PER_PLACE, "{all:#?}");
+    for (i, d) in here.iter().enumerate() {
+        assert!(d.message.contains(&format!("\"y{i}\"")), "{d}");
+    }
+    let hidden = 50 - super::error::SHOWN_PER_PLACE;
+    assert!(
+        here[0].message.ends_with("(in copy i = 0 of a [[repeat]])"),
+        "{}",
+        here[0]
+    );
+    let last = here[super::error::SHOWN_PER_PLACE - 1];
+    assert!(
+        last.message.ends_with(&format!(
+            "(in copy i = 2 of a [[repeat]]); {hidden} other problems of other copies here not shown"
+        )),
+        "{last}"
+    );
+    // Fewer than that many more: each copy still listed.
+    let text = GROUP.replacen(
+        "between = [\"b\", \"r{i}\"]",
+        "between = [\"b\", \"y{i}\"]",
+        1,
+    );
+    let listed = diags(&text)
+        .iter()
+        .filter(|d| d.pos.is_some_and(|p| p.line == line_of(&text, "y{i}")))
+        .count();
+    assert_eq!(listed, 3);
+}
+
+#[test]
 fn a_placeholder_that_fails_is_reported_once_at_its_string() {
     let text = GROUP.replacen("delay = \"{1 + 2*i}ms\"", "delay = \"{10 / (2 - i)}ms\"", 1);
     let all = diags(&text);
