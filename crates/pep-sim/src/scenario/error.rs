@@ -195,7 +195,7 @@ impl<'t> Ctx<'t> {
     ) -> (Diagnostic, Option<i64>) {
         let (pos, copy) = match (self.text, span, self.written) {
             (Some(_), Some(s), Some((written, exp))) => {
-                let (at, copy) = exp.source_of(s.start);
+                let (at, copy) = exp.source_of(written, s.start);
                 (Some(pos_of(written, at)), copy)
             }
             (Some(t), Some(s), None) => (Some(pos_of(t, s.start)), None),
@@ -226,17 +226,36 @@ impl<'t> Ctx<'t> {
         prefix: &str,
         span: Option<Range<usize>>,
     ) {
-        let mut field = join(prefix, &render_path(e.path()));
+        self.serde_err_placed(&e, prefix, span, &|_, n| n, None);
+    }
+
+    /// [`Ctx::serde_err`] for a text read apart from the others it is
+    /// placed among (`[[repeat]]`): `index(table, n)` is the place of
+    /// the `n`th `[[table]]` read, and `copy`, when the text was a copy,
+    /// its text and the offset it starts at.
+    pub(crate) fn serde_err_placed(
+        &mut self,
+        e: &serde_path_to_error::Error<toml::de::Error>,
+        prefix: &str,
+        span: Option<Range<usize>>,
+        index: &dyn Fn(&str, usize) -> usize,
+        copy: Option<(&str, usize)>,
+    ) {
+        let mut field = join(prefix, &render_path(e.path(), index));
         let span = e.inner().span().or(span);
+        let (text, start) = match copy {
+            Some((text, start)) => (Some(text), start),
+            None => (self.text, 0),
+        };
         if field.is_empty() {
             // The tokenizer (an integer beyond i64, say) fails before serde
             // has a path; find the key holding the bad value instead.
-            if let (Some(text), Some(s)) = (self.text, span.clone()) {
+            if let (Some(text), Some(s)) = (text, span.clone()) {
                 field = join(prefix, &field_at(text, s).unwrap_or_default());
             }
         }
         let msg = tidy_number(tidy(e.inner().message()));
-        self.err(span, field, msg)
+        self.err(span.map(|s| s.start + start..s.end + start), field, msg)
     }
 
     pub(crate) fn into_result<T>(mut self, value: Option<T>) -> Result<T, super::ScenarioError> {
@@ -362,16 +381,27 @@ pub(crate) fn join(prefix: &str, rest: &str) -> String {
 }
 
 /// Renders a serde path as `link[2].forward.rate`, hiding the keys that
-/// `toml::Spanned` uses internally.
-fn render_path(path: &serde_path_to_error::Path) -> String {
+/// `toml::Spanned` uses internally; a top-level array's index `n` is
+/// shown as `index(key, n)`.
+fn render_path(path: &serde_path_to_error::Path, index: &dyn Fn(&str, usize) -> usize) -> String {
     use serde_path_to_error::Segment;
     let mut out = String::new();
+    let mut top: Option<&str> = None;
     for seg in path.iter() {
         match seg {
-            Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            Segment::Seq { index: n } => {
+                let n = match top.take() {
+                    Some(key) if out == key => index(key, *n),
+                    _ => *n,
+                };
+                out.push_str(&format!("[{n}]"));
+            }
             Segment::Map { key } if key.starts_with("$__serde_spanned") => {}
             Segment::Map { key } | Segment::Enum { variant: key } => {
-                if !out.is_empty() {
+                if out.is_empty() {
+                    top = Some(key);
+                } else {
+                    top = None;
                     out.push('.');
                 }
                 out.push_str(key);

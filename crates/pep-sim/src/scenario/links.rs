@@ -12,7 +12,7 @@ use std::ops::Range;
 use pep_core::link::service::ServiceSpec;
 use pep_core::queue::QueueLimit;
 use pep_core::{Duration, Rate};
-use toml::{Spanned, Table, Value};
+use toml::{Table, Value};
 
 use super::error::{join, Ctx};
 use super::model::{
@@ -20,6 +20,7 @@ use super::model::{
 };
 use super::raw;
 use super::service;
+use super::span::S;
 use super::tagged::{self, FlowNames};
 use super::validate::{check_name, rate, Nodes};
 
@@ -255,7 +256,7 @@ pub(crate) fn links(
 fn endpoints(
     ctx: &mut Ctx,
     nodes: &Nodes,
-    between: &Spanned<Vec<Spanned<String>>>,
+    between: &S<Vec<S<String>>>,
     field: &str,
 ) -> (Option<usize>, Option<usize>) {
     let [a, b] = between.get_ref().as_slice() else {

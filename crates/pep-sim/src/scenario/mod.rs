@@ -23,6 +23,7 @@
 //! [`Scenario::from_table`].
 
 mod agents;
+mod assemble;
 mod error;
 mod links;
 mod model;
@@ -32,6 +33,7 @@ mod raw;
 mod read;
 mod repeat;
 mod service;
+mod span;
 mod tagged;
 mod trace;
 mod validate;
@@ -167,11 +169,11 @@ impl Scenario {
 /// make, and paths such as `flow[f3]` reach them.
 pub fn parse_document(text: &str, origin: &str) -> Result<toml::Table, ScenarioError> {
     let exp = expand(text, origin, true)?;
-    let (text, mut ctx) = reading(text, exp.as_ref(), origin, true);
-    match serde_path_to_error::deserialize(toml::Deserializer::new(text)) {
+    let (read, mut ctx) = reading(text, exp.as_ref(), origin, true);
+    match assemble::read::<toml::Table>(read, text, exp.as_ref()) {
         Ok(t) => ctx.into_result(Some(t)),
         Err(e) => {
-            ctx.serde_err(e, "", None);
+            e.report(&mut ctx, exp.as_ref());
             ctx.into_result(None)
         }
     }
@@ -199,16 +201,16 @@ pub fn has_table_without(text: &str, has: &str, lacks: &str) -> bool {
 
 fn check(text: &str, origin: &str, positions: bool) -> Result<Scenario, ScenarioError> {
     let exp = expand(text, origin, positions)?;
-    let (text, mut ctx) = reading(text, exp.as_ref(), origin, positions);
-    let doc: raw::Doc = match serde_path_to_error::deserialize(toml::Deserializer::new(text)) {
+    let (read, mut ctx) = reading(text, exp.as_ref(), origin, positions);
+    let doc: raw::Doc = match assemble::read(read, text, exp.as_ref()) {
         Ok(d) => d,
         Err(e) => {
-            if has_table_without(text, "experiment", "scenario") {
+            if has_table_without(read, "experiment", "scenario") {
                 let msg = "this is an experiment ([experiment], no [scenario]): \
                            `pep sim sweep` runs it";
                 ctx.err(None, "", msg.to_string());
             } else {
-                ctx.serde_err(e, "", None);
+                e.report(&mut ctx, exp.as_ref());
             }
             return ctx.into_result(None);
         }

@@ -19,12 +19,12 @@ use pep_core::{Duration, Rate};
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_spanned::__unstable as spanned;
-use toml::{Spanned, Table, Value};
+use toml::{Table, Value};
 
 use super::model::{CcKind, NodeKind, Profile, RecoveryKind, Series};
 use crate::units::{self, UnitError};
 
-type S<T> = Spanned<T>;
+pub(crate) use super::span::S;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -43,6 +43,23 @@ pub(crate) struct Doc {
     /// Kept whole: each kind reads its own parameters.
     #[serde(default, rename = "agent")]
     pub agents: Vec<Located>,
+}
+
+/// The tables one copy of a `[[repeat]]` makes (repeat.rs), under their
+/// plain names, as [`Doc`] has them.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CopyTables {
+    #[serde(default)]
+    pub node: Vec<Node>,
+    #[serde(default)]
+    pub link: Vec<Link>,
+    #[serde(default)]
+    pub flow: Vec<Flow>,
+    #[serde(default)]
+    pub agent: Vec<Located>,
+    #[serde(default)]
+    pub trace: Vec<Trace>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -479,7 +496,7 @@ impl<'de> Deserialize<'de> for Located {
                     }
                 }
                 let value = value.ok_or_else(|| de::Error::missing_field("value"))?;
-                let span = end.map(|end| start..end);
+                let span = end.map(|end| super::span::placed(start..end));
                 Ok(Located { value, span })
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Located, E> {

@@ -1,29 +1,36 @@
 //! `[[repeat]]`: tables written once and copied `count` times, with the
 //! copy's index `i` filled into their strings (`name = "s{i}"`).
 //!
-//! Expansion works on the text, before anything else reads it: each copy
-//! is the group's tables as written, their headers without `repeat.` and
-//! their strings filled in, so the expanded file is the one a generator
-//! would have written, table for table and in the same order (copy 0's
-//! tables, then copy 1's, ...), at the place of the `[[repeat]]`. A map
-//! from the expanded text back to the written one keeps every later error
-//! on the line that caused it, and says which copy it was.
+//! A copy is the group's tables as written, their headers without
+//! `repeat.` and their strings filled in: the text a generator would have
+//! written, table for table and in the same order (copy 0's tables, then
+//! copy 1's, ...), at the place of the `[[repeat]]`. That expanded text is
+//! never built whole: parsed at once, 100,000 copies took over a gigabyte.
+//! The written text without its groups is read first, then each copy from
+//! a short text of its own, and the copies' tables are put in their place
+//! ([`Expansion::read_copies`], [`Expansion::index`]). Offsets count as
+//! though the copies followed the rest of the text, one after another; a
+//! map back to the written text keeps every later error on the line that
+//! caused it, and says which copy it was.
 
 use std::ops::Range;
 
+use serde::de::DeserializeOwned;
 use toml_edit::{ImDocument, Item, Table, Value};
 
 use super::error::{copy_note, Ctx};
+use super::span;
 
 /// Most copies one `[[repeat]]` makes: the most flows a scenario may have.
 pub(crate) const MAX_COUNT: i64 = super::validate::MAX_FLOWS as i64;
 
-/// Most bytes of text the copies may add up to (a guard against a large
-/// `count` of large tables; the written file is at most 16 MiB).
-const MAX_EXPANDED_BYTES: usize = 64 << 20;
+/// Most bytes of text the copies may add up to: a guard against a `count`
+/// mistyped by some digits. Read as tables, a byte of copy text takes
+/// about five bytes of memory.
+const MAX_EXPANDED_BYTES: usize = 1 << 30;
 
-/// The tables a `[[repeat]]` may hold.
-const REPEATABLE: [&str; 5] = ["node", "link", "flow", "agent", "trace"];
+/// The tables a `[[repeat]]` may hold, and the order of [`Group::at`].
+pub(crate) const REPEATABLE: [&str; 5] = ["node", "link", "flow", "agent", "trace"];
 
 /// What expansion made of a text.
 pub(crate) enum Outcome {
@@ -35,43 +42,64 @@ pub(crate) enum Outcome {
     Invalid,
 }
 
-/// The expanded text and where each piece of it was written.
+/// The written text without its groups, the groups, and where each piece
+/// was written.
 pub(crate) struct Expansion {
+    /// The text outside the groups, read first.
     pub(crate) text: String,
-    /// In order of `out`.
+    /// In order of `out`; for `text`.
     segs: Vec<Seg>,
+    groups: Vec<Group>,
+    /// Where each copy's text starts, over all groups in order, and where
+    /// the last ends: the first starts at the end of `text`.
+    starts: Vec<usize>,
 }
 
-/// A piece of the expanded text.
+/// A `[[repeat]]` found sound.
+struct Group {
+    members: Vec<Member>,
+    count: i64,
+    /// For each of [`REPEATABLE`]: how many such tables `text` has before
+    /// the group's place.
+    at: [usize; 5],
+    /// For each of [`REPEATABLE`]: how many such tables one copy makes.
+    per_copy: [usize; 5],
+    /// The index of the group's copy 0 in `starts`.
+    first: usize,
+}
+
+/// A table of a group, as written.
+struct Member {
+    path: Vec<String>,
+    array: bool,
+    /// From the header's `[` to the next header.
+    span: Range<usize>,
+    /// Where the header's closing bracket ends.
+    body: usize,
+    /// Its strings, in order.
+    templates: Vec<Template>,
+}
+
+/// A piece of a text that expansion made.
 struct Seg {
-    /// Where it starts in the expanded text.
+    /// Where it starts in that text.
     out: usize,
     /// Where it was written.
     src: usize,
     /// Copied as written, so offsets inside it map one to one; otherwise
     /// (a rewritten header or string) the whole piece maps to `src`.
     verbatim: bool,
-    /// The copy's index, for text made by a `[[repeat]]`.
-    copy: Option<i64>,
 }
 
-impl Expansion {
-    /// The offset in the written text that byte `off` of the expanded text
-    /// came from, and the index of the copy it belongs to, if any.
-    pub(crate) fn source_of(&self, off: usize) -> (usize, Option<i64>) {
-        let k = self.segs.partition_point(|s| s.out <= off);
-        let Some(s) = k.checked_sub(1).map(|k| &self.segs[k]) else {
-            return (off, None);
-        };
-        let src = if s.verbatim {
-            s.src + (off - s.out)
-        } else {
-            s.src
-        };
-        (src, s.copy)
-    }
+/// A text that expansion made, and where its pieces were written.
+#[derive(Default)]
+struct Made {
+    text: String,
+    segs: Vec<Seg>,
+}
 
-    fn push(&mut self, piece: &str, src: usize, verbatim: bool, copy: Option<i64>) {
+impl Made {
+    fn push(&mut self, piece: &str, src: usize, verbatim: bool) {
         if piece.is_empty() {
             return;
         }
@@ -79,17 +107,121 @@ impl Expansion {
             out: self.text.len(),
             src,
             verbatim,
-            copy,
         });
         self.text.push_str(piece);
     }
 
     /// Ends the text with a newline, so the next table's header starts a
     /// line of its own.
-    fn end_line(&mut self, src: usize, copy: Option<i64>) {
+    fn end_line(&mut self, src: usize) {
         if !self.text.is_empty() && !self.text.ends_with('\n') {
-            self.push("\n", src, false, copy);
+            self.push("\n", src, false);
         }
+    }
+}
+
+/// A copy that could not be read: the error, and what places it.
+pub(crate) struct CopyError {
+    pub(crate) error: serde_path_to_error::Error<toml::de::Error>,
+    /// The copy's text, where the error's range points.
+    pub(crate) text: String,
+    /// Where that text starts in the expansion's offsets.
+    pub(crate) start: usize,
+    group: usize,
+    copy: i64,
+}
+
+impl Expansion {
+    /// The offset in the written text (`written`) that offset `off` came
+    /// from, and the index of the copy it belongs to, if any.
+    pub(crate) fn source_of(&self, written: &str, off: usize) -> (usize, Option<i64>) {
+        if off < self.text.len() {
+            return (source_in(&self.segs, off), None);
+        }
+        // The copy whose text holds `off`, made again: errors are few.
+        let k = self.starts.partition_point(|&s| s <= off).saturating_sub(1);
+        let k = k.min(self.starts.len().saturating_sub(2));
+        let g = self.groups.partition_point(|g| g.first <= k) - 1;
+        let group = &self.groups[g];
+        let i = (k - group.first) as i64;
+        let made = filled_copy(group, written, i);
+        (source_in(&made.segs, off - self.starts[k]), Some(i))
+    }
+
+    /// Reads each copy of each group, in order, as a `T` (the copy's tables
+    /// under their plain names: `node`, `link`, ...), with ranges in the
+    /// expansion's offsets, and hands it to `each` with its group's index.
+    /// Stops at the first copy that cannot be read.
+    pub(crate) fn read_copies<T: DeserializeOwned>(
+        &self,
+        written: &str,
+        mut each: impl FnMut(usize, T),
+    ) -> Result<(), Box<CopyError>> {
+        for (g, group) in self.groups.iter().enumerate() {
+            for i in 0..group.count {
+                let start = self.starts[group.first + i as usize];
+                let made = filled_copy(group, written, i);
+                let read = span::with_base(start, || {
+                    serde_path_to_error::deserialize(toml::Deserializer::new(&made.text))
+                });
+                match read {
+                    Ok(t) => each(g, t),
+                    Err(error) => {
+                        return Err(Box::new(CopyError {
+                            error,
+                            text: made.text,
+                            start,
+                            group: g,
+                            copy: i,
+                        }))
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// For each group in order: where its copies go among each of
+    /// [`REPEATABLE`]'s tables read from `text`.
+    pub(crate) fn places(&self) -> impl Iterator<Item = [usize; 5]> + '_ {
+        self.groups.iter().map(|g| g.at)
+    }
+
+    /// The index, once the copies are in place, of the `n`th table of
+    /// [`REPEATABLE`]`[kind]` read from `text`.
+    pub(crate) fn index(&self, kind: usize, n: usize) -> usize {
+        let before: usize = self
+            .groups
+            .iter()
+            .filter(|g| g.at[kind] <= n)
+            .map(|g| g.count as usize * g.per_copy[kind])
+            .sum();
+        n + before
+    }
+
+    /// The index, once the copies are in place, of the `n`th table of
+    /// [`REPEATABLE`]`[kind]` in copy `e.copy` of group `e.group`.
+    pub(crate) fn copy_index(&self, e: &CopyError, kind: usize, n: usize) -> usize {
+        let earlier: usize = self.groups[..e.group]
+            .iter()
+            .map(|g| g.count as usize * g.per_copy[kind])
+            .sum();
+        let g = &self.groups[e.group];
+        g.at[kind] + earlier + e.copy as usize * g.per_copy[kind] + n
+    }
+}
+
+/// The offset in the written text that byte `off` of a made text came
+/// from, given the made text's pieces.
+fn source_in(segs: &[Seg], off: usize) -> usize {
+    let k = segs.partition_point(|s| s.out <= off);
+    let Some(s) = k.checked_sub(1).map(|k| &segs[k]) else {
+        return off;
+    };
+    if s.verbatim {
+        s.src + (off - s.out)
+    } else {
+        s.src
     }
 }
 
@@ -126,20 +258,25 @@ pub(crate) fn expand(text: &str, ctx: &mut Ctx) -> Outcome {
     }
     let regions = regions(&doc, text);
     let before = ctx.errors.len();
-    let mut exp = Expansion {
-        text: String::with_capacity(text.len()),
-        segs: Vec::new(),
-    };
+    let mut rest = Made::default();
     let first = regions.first().map_or(text.len(), |r| r.span.start);
-    exp.push(&text[..first], 0, true, None);
+    rest.push(&text[..first], 0, true);
+    let mut groups = Vec::new();
+    // How many tables of each of REPEATABLE `rest` has so far.
+    let mut seen = [0; 5];
     let mut group = 0;
     let mut k = 0;
     while k < regions.len() {
         let r = &regions[k];
         k += 1;
         if r.path[0] != "repeat" {
-            exp.end_line(r.span.start, None);
-            exp.push(&text[r.span.clone()], r.span.start, true, None);
+            rest.end_line(r.span.start);
+            rest.push(&text[r.span.clone()], r.span.start, true);
+            if let (true, [name]) = (r.array, r.path.as_slice()) {
+                if let Some(kind) = REPEATABLE.iter().position(|t| t == name) {
+                    seen[kind] += 1;
+                }
+            }
             continue;
         }
         if r.path.len() > 1 {
@@ -157,14 +294,61 @@ pub(crate) fn expand(text: &str, ctx: &mut Ctx) -> Outcome {
             .collect();
         k += members.len();
         if let Some(count) = check_group(r, &members, group, text, ctx) {
-            copy_group(&mut exp, &members, count, group, text, ctx);
+            groups.push(Group {
+                members: group_members(&members, group),
+                count,
+                at: seen,
+                per_copy: REPEATABLE.map(|t| {
+                    let own = |m: &&&Region| m.array && m.path.len() == 2 && m.path[1] == t;
+                    members.iter().filter(own).count()
+                }),
+                first: 0,
+            });
         }
         group += 1;
     }
     if ctx.errors.len() > before {
         return Outcome::Invalid;
     }
-    Outcome::Expanded(exp)
+    let Some(starts) = starts(&mut groups, rest.text.len(), text, ctx) else {
+        return Outcome::Invalid;
+    };
+    Outcome::Expanded(Expansion {
+        text: rest.text,
+        segs: rest.segs,
+        groups,
+        starts,
+    })
+}
+
+/// Where each copy's text starts (the first at `from`), and where the last
+/// ends; fills in each group's `first`. A string that cannot be filled in
+/// is reported to `ctx` once, at the first copy it fails in, and gives
+/// `None`.
+fn starts(groups: &mut [Group], from: usize, text: &str, ctx: &mut Ctx) -> Option<Vec<usize>> {
+    let mut starts = vec![from];
+    let mut ok = true;
+    for g in groups.iter_mut() {
+        g.first = starts.len() - 1;
+        let mut failed: Vec<Vec<bool>> = g
+            .members
+            .iter()
+            .map(|m| vec![false; m.templates.len()])
+            .collect();
+        for i in 0..g.count {
+            let made = copy_text(g, text, i, &mut |mk, sk, e| {
+                if !failed[mk][sk] {
+                    failed[mk][sk] = true;
+                    let t = &g.members[mk].templates[sk];
+                    let msg = format!("{e}{}", copy_note(i, 0));
+                    ctx.err(Some(t.span.clone()), &t.field, msg);
+                    ok = false;
+                }
+            });
+            starts.push(starts[starts.len() - 1] + made.text.len());
+        }
+    }
+    ok.then_some(starts)
 }
 
 /// Every table header written in `doc`, in the order written.
@@ -322,7 +506,7 @@ fn check_group(
     let bytes: usize = members.iter().map(|m| text[m.span.clone()].len()).sum();
     if let Some(n) = count {
         if bytes.saturating_mul(n as usize) > MAX_EXPANDED_BYTES {
-            let msg = format!("{n} copies of these tables would be more than 64 MiB of text");
+            let msg = format!("{n} copies of these tables would be more than 1 GiB of text");
             ctx.err(
                 r.table.get("count").and_then(Item::span),
                 format!("{prefix}.count"),
@@ -341,59 +525,66 @@ struct Template {
     field: String,
 }
 
-/// Appends `count` copies of the group's `members` to `exp`.
-fn copy_group(
-    exp: &mut Expansion,
-    members: &[&Region],
-    count: i64,
-    group: usize,
-    text: &str,
-    ctx: &mut Ctx,
-) {
+/// The group's tables as `Member`s, with the strings to fill in.
+fn group_members(regions: &[&Region], group: usize) -> Vec<Member> {
     // The index of each member among the group's tables of its path
     // (`repeat[0].link[1]`), for field paths.
     let mut seen: Vec<&[String]> = Vec::new();
-    let mut templates: Vec<Vec<Template>> = Vec::new();
-    for m in members {
+    let mut out = Vec::new();
+    for m in regions {
         let n = seen.iter().filter(|p| **p == m.path.as_slice()).count();
         seen.push(&m.path);
         let mut field = format!("repeat[{group}].{}", m.path[1..].join("."));
         if m.array {
             field.push_str(&format!("[{n}]"));
         }
-        let mut strings = Vec::new();
-        strings_of_table(m.table, &field, &mut strings);
-        strings.retain(|t| t.span.start >= m.body && t.span.end <= m.span.end);
-        strings.sort_by_key(|t| t.span.start);
-        templates.push(strings);
+        let mut templates = Vec::new();
+        strings_of_table(m.table, &field, &mut templates);
+        templates.retain(|t| {
+            t.span.start >= m.body && t.span.end <= m.span.end && t.value.contains(['{', '}'])
+        });
+        templates.sort_by_key(|t| t.span.start);
+        out.push(Member {
+            path: m.path.clone(),
+            array: m.array,
+            span: m.span.clone(),
+            body: m.body,
+            templates,
+        });
     }
-    // A string that cannot be filled in is reported once, not per copy.
-    let mut failed: Vec<Vec<bool>> = templates.iter().map(|t| vec![false; t.len()]).collect();
-    for i in 0..count {
-        for (mk, m) in members.iter().enumerate() {
-            let copy = Some(i);
-            exp.end_line(m.span.start, copy);
-            exp.push(&header(&m.path[1..], m.array), m.span.start, false, copy);
-            let mut at = m.body;
-            for (sk, t) in templates[mk].iter().enumerate() {
-                if !t.value.contains(['{', '}']) {
-                    continue;
-                }
-                exp.push(&text[at..t.span.start], at, true, copy);
-                match fill(&t.value, i) {
-                    Ok(s) => exp.push(Value::from(s).to_string().trim(), t.span.start, false, copy),
-                    Err(e) if !failed[mk][sk] => {
-                        failed[mk][sk] = true;
-                        let msg = format!("{e}{}", copy_note(i, 0));
-                        ctx.err(Some(t.span.clone()), &t.field, msg);
-                    }
-                    Err(_) => {}
-                }
-                at = t.span.end;
+    out
+}
+
+/// The text of copy `i` of `group`, made from the written `text`. A
+/// string that cannot be filled in is left out and handed to `failed`
+/// with its member's and its own index.
+fn copy_text(
+    group: &Group,
+    text: &str,
+    i: i64,
+    failed: &mut dyn FnMut(usize, usize, String),
+) -> Made {
+    let mut made = Made::default();
+    for (mk, m) in group.members.iter().enumerate() {
+        made.end_line(m.span.start);
+        made.push(&header(&m.path[1..], m.array), m.span.start, false);
+        let mut at = m.body;
+        for (sk, t) in m.templates.iter().enumerate() {
+            made.push(&text[at..t.span.start], at, true);
+            match fill(&t.value, i) {
+                Ok(s) => made.push(Value::from(s).to_string().trim(), t.span.start, false),
+                Err(e) => failed(mk, sk, e),
             }
-            exp.push(&text[at..m.span.end], at, true, copy);
+            at = t.span.end;
         }
+        made.push(&text[at..m.span.end], at, true);
     }
+    made
+}
+
+/// A copy's text where every string fills in (as `expand` made sure).
+fn filled_copy(group: &Group, text: &str, i: i64) -> Made {
+    copy_text(group, text, i, &mut |_, _, _| {})
 }
 
 fn strings_of_table(t: &Table, field: &str, out: &mut Vec<Template>) {

@@ -386,3 +386,216 @@ fn the_docs_example_means_what_it_says() {
     assert_eq!(sc.flows[49].name, "f49");
     assert_eq!(sc.flows[49].start, ms(490));
 }
+
+/// Two groups among plain tables, each array (nodes, links, flows) with
+/// tables written before, between and after them.
+const TWO_GROUPS: &str = r#"[scenario]
+name = "t"
+duration = "10s"
+[[node]]
+name = "a"
+kind = "router"
+[[node]]
+name = "b"
+kind = "router"
+[[link]]
+between = ["a", "b"]
+rate = "10Mbps"
+delay = "50ms"
+[[repeat]]
+count = 2
+[[repeat.node]]
+name = "s{i}"
+[[repeat.link]]
+between = ["s{i}", "a"]
+rate = "100Mbps"
+delay = "{1 + i}ms"
+[[node]]
+name = "m"
+[[link]]
+between = ["m", "b"]
+rate = "100Mbps"
+delay = "1ms"
+[[repeat]]
+count = 3
+[[repeat.node]]
+name = "r{i}"
+[[repeat.link]]
+between = ["b", "r{i}"]
+rate = "100Mbps"
+delay = "5ms"
+[[repeat.flow]]
+name = "f{i}"
+from = "s{i % 2}"
+to = "r{i}"
+start = "{i * 100}ms"
+[[flow]]
+name = "g"
+from = "m"
+to = "a"
+"#;
+
+/// [`TWO_GROUPS`] written out by hand.
+const TWO_WRITTEN: &str = r#"[scenario]
+name = "t"
+duration = "10s"
+[[node]]
+name = "a"
+kind = "router"
+[[node]]
+name = "b"
+kind = "router"
+[[link]]
+between = ["a", "b"]
+rate = "10Mbps"
+delay = "50ms"
+[[node]]
+name = "s0"
+[[link]]
+between = ["s0", "a"]
+rate = "100Mbps"
+delay = "1ms"
+[[node]]
+name = "s1"
+[[link]]
+between = ["s1", "a"]
+rate = "100Mbps"
+delay = "2ms"
+[[node]]
+name = "m"
+[[link]]
+between = ["m", "b"]
+rate = "100Mbps"
+delay = "1ms"
+[[node]]
+name = "r0"
+[[link]]
+between = ["b", "r0"]
+rate = "100Mbps"
+delay = "5ms"
+[[flow]]
+name = "f0"
+from = "s0"
+to = "r0"
+start = "0ms"
+[[node]]
+name = "r1"
+[[link]]
+between = ["b", "r1"]
+rate = "100Mbps"
+delay = "5ms"
+[[flow]]
+name = "f1"
+from = "s1"
+to = "r1"
+start = "100ms"
+[[node]]
+name = "r2"
+[[link]]
+between = ["b", "r2"]
+rate = "100Mbps"
+delay = "5ms"
+[[flow]]
+name = "f2"
+from = "s0"
+to = "r2"
+start = "200ms"
+[[flow]]
+name = "g"
+from = "m"
+to = "a"
+"#;
+
+#[test]
+fn copies_go_in_their_place_among_tables_before_between_and_after() {
+    // The copies are read apart from the rest of the file and put in
+    // place; the result is the file written out.
+    let sc = load(TWO_GROUPS).unwrap_or_else(|e| panic!("{e}"));
+    assert!(sc == load(TWO_WRITTEN).unwrap_or_else(|e| panic!("{e}")));
+    let names: Vec<&str> = sc.nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["a", "b", "s0", "s1", "m", "r0", "r1", "r2"]);
+    let flows: Vec<&str> = sc.flows.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(flows, ["f0", "f1", "f2", "g"]);
+    let doc = parse_document(TWO_GROUPS, "t.toml").unwrap();
+    assert_eq!(doc, parse_document(TWO_WRITTEN, "t.toml").unwrap());
+}
+
+#[test]
+fn an_error_names_the_field_the_file_written_out_would() {
+    // Each mistake made in the group (or beside it) and in the same place
+    // of the file written out: the same field path and message, and the
+    // group's placed on the template's line, naming the copy.
+    let cases = [
+        // An unknown field in the second group's first copy: link[4].
+        (
+            "delay = \"5ms\"",
+            "delay = \"5ms\"\nlag = 1",
+            "lag = 1",
+            Some(0),
+        ),
+        // A bad unit in a copy: the first copy's flow.
+        (
+            "start = \"{i * 100}ms\"",
+            "start = \"{i * 100}xs\"",
+            "xs",
+            Some(0),
+        ),
+        // A table after both groups: flow[3], not the flow[0] it is
+        // among the tables outside the groups.
+        ("to = \"a\"", "to = \"a\"\nwindow = 3", "window = 3", None),
+        // A bad unit in a plain table between the groups: link[3].
+        (
+            "delay = \"1ms\"\n[[repeat]]",
+            "delay = \"1 ms s\"\n[[repeat]]",
+            "1 ms s",
+            None,
+        ),
+        // Validation after reading: a flow to a node no one wrote.
+        ("to = \"r{i}\"", "to = \"q{i}\"", "q{i}", Some(0)),
+    ];
+    for (from, to, at, copy) in cases {
+        let grouped = TWO_GROUPS.replacen(from, to, 1);
+        let written_from = from.replace("{i * 100}", "0").replace("{i}", "0");
+        let written_to = to.replace("{i * 100}", "0").replace("{i}", "0");
+        let written = TWO_WRITTEN
+            .replacen(&written_from, &written_to, 1)
+            .replace("delay = \"1ms\"\n[[repeat]]", "");
+        let written = if from.contains("[[repeat]]") {
+            // The plain link between the groups is m-b, the fourth link.
+            TWO_WRITTEN.replacen(
+                "between = [\"m\", \"b\"]\nrate = \"100Mbps\"\ndelay = \"1ms\"",
+                "between = [\"m\", \"b\"]\nrate = \"100Mbps\"\ndelay = \"1 ms s\"",
+                1,
+            )
+        } else {
+            written
+        };
+        let g = &diags(&grouped)[0];
+        let w = &diags(&written)[0];
+        assert_eq!(g.field, w.field, "{g}\n{w}");
+        let note = copy.map_or(String::new(), |i| {
+            format!(" (in copy i = {i} of a [[repeat]]")
+        });
+        assert!(
+            g.message.starts_with(&w.message)
+                || g.message.starts_with(&format!("{}{note}", w.message)),
+            "{g}\n{w}"
+        );
+        assert_eq!(g.message.contains("(in copy i = 0"), copy.is_some(), "{g}");
+        assert_eq!(g.pos.unwrap().line, line_of(&grouped, at), "{g}");
+    }
+}
+
+#[test]
+fn a_group_too_large_to_hold_is_refused_before_it_is_made() {
+    // 10 million copies of 150 bytes: over 1 GiB of tables, refused at
+    // once with the count's position, not after making them.
+    let text = GROUP.replacen("count = 3", "count = 10000000", 1);
+    let d = &diags(&text)[0];
+    assert_eq!(d.field, "repeat[0].count");
+    assert!(
+        d.message.ends_with("would be more than 1 GiB of text"),
+        "{d}"
+    );
+    assert_eq!(d.pos.unwrap().line, line_of(&text, "count = 10000000"));
+}

@@ -11,10 +11,10 @@ use pep_core::link::schedule::{Schedule, Step};
 use pep_core::link::service::ServiceSpec;
 use pep_core::link::trace::{MmTrace, OPPORTUNITY_BYTES};
 use pep_core::{Duration, Rate};
-use toml::Spanned;
 
 use super::error::{join, Ctx};
 use super::raw;
+use super::span::S;
 use super::validate::rate;
 
 /// The LEO preset's rates when the link gives none: the downlink (the
@@ -79,7 +79,7 @@ pub(crate) fn schedule(
 
 /// Reads the trace file `path` names (relative to the scenario's
 /// directory); a bad file is refused naming it and the line.
-pub(crate) fn trace(ctx: &mut Ctx, path: &Spanned<String>, field: &str) -> Option<Arc<MmTrace>> {
+pub(crate) fn trace(ctx: &mut Ctx, path: &S<String>, field: &str) -> Option<Arc<MmTrace>> {
     let dir = Path::new(ctx.origin())
         .parent()
         .unwrap_or(Path::new(""))
@@ -116,7 +116,7 @@ pub(crate) fn leo(ctx: &mut Ctx, o: Option<&raw::Leo>, field: &str) -> Option<Le
     let before = ctx.errors.len();
     let mut p = LeoParams::STARLINK;
     let Some(o) = o else { return Some(p) };
-    let dur = |v: &Option<Spanned<raw::Dur>>, d: &mut Duration| {
+    let dur = |v: &Option<S<raw::Dur>>, d: &mut Duration| {
         if let Some(v) = v {
             *d = v.get_ref().0;
         }
@@ -140,7 +140,7 @@ pub(crate) fn leo(ctx: &mut Ctx, o: Option<&raw::Leo>, field: &str) -> Option<Le
             }
         }
     }
-    let span = |v: &Option<Spanned<raw::Dur>>| v.as_ref().map(|v| v.span());
+    let span = |v: &Option<S<raw::Dur>>| v.as_ref().map(|v| v.span());
     if p.interval == Duration::ZERO {
         ctx.err(
             span(&o.interval),

@@ -10,7 +10,7 @@ use std::ops::Range;
 use pep_core::host::HostCost;
 use pep_core::queue::QueueLimit;
 use pep_core::{Duration, Rate};
-use toml::{Spanned, Table, Value};
+use toml::{Table, Value};
 
 use super::error::{join, Ctx};
 use super::links;
@@ -19,6 +19,7 @@ use super::model::{
     RecoveryKind, Scenario, Series, SinkSpec, SourceSpec, TcpSpec,
 };
 use super::raw;
+use super::span::S;
 use super::tagged::{self, FlowNames};
 use crate::units::{fmt_bytes, positive_duration};
 use pep_model::route::Routes;
@@ -166,12 +167,7 @@ pub(crate) struct Nodes {
 
 impl Nodes {
     /// Resolves a node name written in `field`, reporting an unknown one.
-    pub(crate) fn lookup(
-        &self,
-        ctx: &mut Ctx,
-        name: &Spanned<String>,
-        field: &str,
-    ) -> Option<usize> {
+    pub(crate) fn lookup(&self, ctx: &mut Ctx, name: &S<String>, field: &str) -> Option<usize> {
         let n = name.get_ref();
         if let Some(&i) = self.index.get(n) {
             return Some(i);
@@ -197,7 +193,7 @@ impl Nodes {
 
 /// Node and flow names appear in output columns and file names, and `.`
 /// joins a flow name to its copy number.
-pub(crate) fn check_name(ctx: &mut Ctx, name: &Spanned<String>, field: &str) -> bool {
+pub(crate) fn check_name(ctx: &mut Ctx, name: &S<String>, field: &str) -> bool {
     let n = name.get_ref();
     let ok = !n.is_empty()
         && n.chars()
@@ -360,7 +356,7 @@ fn take<R, T>(
     set: &mut BTreeMap<&'static str, Src>,
     (prefix, layer): (&str, Layer),
     key: &'static str,
-    raw: &Option<Spanned<R>>,
+    raw: &Option<S<R>>,
     conv: impl FnOnce(&R) -> Result<T, String>,
 ) -> Option<T> {
     let s = raw.as_ref()?;
@@ -919,7 +915,7 @@ fn total_rows(
 }
 
 /// Rates must be positive wherever they are written.
-pub(crate) fn rate(ctx: &mut Ctx, r: &Spanned<raw::RateV>, field: &str) -> Option<Rate> {
+pub(crate) fn rate(ctx: &mut Ctx, r: &S<raw::RateV>, field: &str) -> Option<Rate> {
     match crate::units::positive_rate(r.get_ref().0) {
         Ok(v) => Some(v),
         Err(e) => {
@@ -932,7 +928,7 @@ pub(crate) fn rate(ctx: &mut Ctx, r: &Spanned<raw::RateV>, field: &str) -> Optio
 /// `scenario.cut`: the link exists, is full duplex with a delay both ways
 /// (the parallel run's lookahead), is the only path between its ends, and
 /// every agent on both sides can run as two halves.
-fn cut(ctx: &mut Ctx, name: &Spanned<String>, sc: &Scenario) -> Option<CutSpec> {
+fn cut(ctx: &mut Ctx, name: &S<String>, sc: &Scenario) -> Option<CutSpec> {
     let field = "scenario.cut";
     let span = Some(name.span());
     let Some(li) = sc.link_index(name.get_ref()) else {
