@@ -288,6 +288,32 @@ fn run_with_progress(sim: &mut Simulation, show: bool) -> f64 {
     started.elapsed().as_secs_f64()
 }
 
+/// A spinner naming what a run is doing outside the simulation, on an
+/// interactive terminal: a million users take most of a minute to read
+/// and build, and a silent terminal looks hung.
+struct Step(Option<ProgressBar>);
+
+impl Step {
+    fn start(show: bool, what: String) -> Step {
+        Step(show.then(|| {
+            let bar = ProgressBar::new_spinner();
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
+                    .expect("static template"),
+            );
+            bar.set_message(what);
+            bar.enable_steady_tick(std::time::Duration::from_millis(120));
+            bar
+        }))
+    }
+
+    fn done(self) {
+        if let Some(bar) = self.0 {
+            bar.finish_and_clear();
+        }
+    }
+}
+
 /// How much `pep sim run` prints and draws.
 #[derive(Clone, Copy)]
 struct Show {
@@ -306,7 +332,14 @@ fn run_scenario(
     writers: &[pep_sim::table::FileWriter],
 ) -> Result<(), String> {
     let quiet = show.quiet;
-    let mut sc = load(path, changes)?;
+    let progress = !quiet && std::io::stderr().is_terminal();
+    let what = path.map_or("the built-in scenario".to_string(), |p| {
+        p.display().to_string()
+    });
+    let step = Step::start(progress, format!("reading {what}"));
+    let sc = load(path, changes);
+    step.done();
+    let mut sc = sc?;
     if !quiet {
         print_warnings(&sc);
     }
@@ -320,18 +353,20 @@ fn run_scenario(
         }
     }
     let out = out.unwrap_or_else(|| PathBuf::from("out").join(&sc.name));
+    let step = Step::start(progress, format!("building {} nodes", sc.nodes.len()));
     let mut sim = Simulation::new(&sc);
+    step.done();
     if let Some(n) = threads {
         sim.set_parallel(n == 2);
     }
     let threads = sim.threads();
     sim.open_traces(&sc, &out)
         .map_err(|e| format!("opening pcap files in {}: {e}", out.display()))?;
-    let progress = !quiet && std::io::stderr().is_terminal();
     let wall = run_with_progress(&mut sim, progress);
-    let mut files = sim
-        .write_outputs_as(&out, writers)
-        .map_err(|e| format!("writing results to {}: {e}", out.display()))?;
+    let step = Step::start(progress, format!("writing results to {}", out.display()));
+    let files = sim.write_outputs_as(&out, writers);
+    step.done();
+    let mut files = files.map_err(|e| format!("writing results to {}: {e}", out.display()))?;
     for t in sim
         .finish_traces()
         .map_err(|e| format!("writing a pcap: {e}"))?
