@@ -136,6 +136,15 @@ fn names_of(arr: &[Value]) -> String {
     }
 }
 
+/// Whether `path` selects an array's table by its index (`link[1]`): an
+/// index counts the tables after `[[repeat]]` copying, so such a path
+/// cannot be applied to the tables written outside the groups.
+pub(crate) fn selects_by_index(path: &str) -> bool {
+    parse_path(path).map_or(true, |segs| {
+        segs.iter().any(|s| matches!(s.sel, Some(Sel::Index(_))))
+    })
+}
+
 /// Sets `path` to `value` in the document, creating tables as needed.
 pub fn apply_override(doc: &mut Table, path: &str, value: Value) -> Result<(), ScenarioError> {
     let segs = match parse_path(path) {

@@ -599,3 +599,60 @@ fn a_group_too_large_to_hold_is_refused_before_it_is_made() {
     );
     assert_eq!(d.pos.unwrap().line, line_of(&text, "count = 10000000"));
 }
+
+#[test]
+fn overrides_outside_the_groups_leave_the_copies_as_written() {
+    // Overrides that reach only tables written outside the groups are
+    // applied to those alone (the copies are read from the file); the
+    // scenario is the one changing the whole document gives.
+    let whole = |text: &str, set: &[(String, toml::Value)]| {
+        let mut doc = parse_document(text, "t.toml").unwrap();
+        for (p, v) in set {
+            apply_override(&mut doc, p, v.clone()).unwrap();
+        }
+        Scenario::from_table(doc, "t.toml")
+    };
+    let sets: [&[(&str, toml::Value)]; 3] = [
+        &[("scenario.duration", "20s".into())],
+        &[
+            ("link[a-b].rate", "2Mbps".into()),
+            ("defaults.tcp.cc", "cubic".into()),
+        ],
+        &[
+            ("flow[g].start", "3s".into()),
+            ("output.per_flow", true.into()),
+        ],
+    ];
+    for set in sets {
+        let set: Vec<(String, toml::Value)> = set
+            .iter()
+            .map(|(p, v)| (p.to_string(), v.clone()))
+            .collect();
+        let fast = super::overridden_outside_groups(TWO_GROUPS, "t.toml", &set)
+            .expect("every path reaches a written table")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(fast == whole(TWO_GROUPS, &set).unwrap(), "{set:?}");
+        let sc = Scenario::from_toml_str_with(TWO_GROUPS, "t.toml", &set).unwrap();
+        assert!(sc == fast);
+    }
+    // An index counts copies, a name may be a copy's: the whole document.
+    for path in ["link[1].rate", "link[b-r1].rate"] {
+        let set = [(path.to_string(), "2Mbps".into())];
+        assert!(super::overridden_outside_groups(TWO_GROUPS, "t.toml", &set).is_none());
+        let sc = Scenario::from_toml_str_with(TWO_GROUPS, "t.toml", &set).unwrap();
+        assert!(sc == whole(TWO_GROUPS, &set).unwrap(), "{path}");
+    }
+    // A bad value set: the same error (the value is not in the file, so
+    // it has no position there); one already in the file keeps its line.
+    let set = [("link[m-b].delay".to_string(), "5 parsecs".into())];
+    let fast = super::overridden_outside_groups(TWO_GROUPS, "t.toml", &set).unwrap();
+    let d = fast.unwrap_err().diagnostics()[0].clone();
+    let w = whole(TWO_GROUPS, &set).unwrap_err().diagnostics()[0].clone();
+    assert_eq!((&d.field, &d.message, d.pos), (&w.field, &w.message, w.pos));
+    assert_eq!(d.field, "link[3].delay");
+    let text = TWO_GROUPS.replacen("to = \"a\"", "to = \"q\"", 1);
+    let set = [("scenario.duration".to_string(), "20s".into())];
+    let fast = super::overridden_outside_groups(&text, "t.toml", &set).unwrap();
+    let d = fast.unwrap_err().diagnostics()[0].clone();
+    assert_eq!(d.pos.unwrap().line, line_of(&text, "to = \"q\""), "{d}");
+}
