@@ -25,9 +25,11 @@ use super::span;
 pub(crate) const MAX_COUNT: i64 = super::validate::MAX_FLOWS as i64;
 
 /// Most bytes of text the copies may add up to: a guard against a `count`
-/// mistyped by some digits. Read as tables, a byte of copy text takes
-/// about five bytes of memory.
-const MAX_EXPANDED_BYTES: usize = 1 << 30;
+/// mistyped by some digits, which would otherwise run out of memory after
+/// minutes. A run takes about 25 bytes of memory per byte of the group's
+/// tables (a million gateway users: 301 MB of tables, 7.4 GB), so this
+/// allows runs of about 13 GB.
+const MAX_EXPANDED_BYTES: usize = 512 << 20;
 
 /// The tables a `[[repeat]]` may hold, and the order of [`Group::at`].
 pub(crate) const REPEATABLE: [&str; 5] = ["node", "link", "flow", "agent", "trace"];
@@ -506,7 +508,7 @@ fn check_group(
     let bytes: usize = members.iter().map(|m| text[m.span.clone()].len()).sum();
     if let Some(n) = count {
         if bytes.saturating_mul(n as usize) > MAX_EXPANDED_BYTES {
-            let msg = format!("{n} copies of these tables would be more than 1 GiB of text");
+            let msg = format!("{n} copies of these tables would be more than 512 MiB of text");
             ctx.err(
                 r.table.get("count").and_then(Item::span),
                 format!("{prefix}.count"),

@@ -588,13 +588,13 @@ fn an_error_names_the_field_the_file_written_out_would() {
 
 #[test]
 fn a_group_too_large_to_hold_is_refused_before_it_is_made() {
-    // 10 million copies of 150 bytes: over 1 GiB of tables, refused at
+    // 10 million copies of 150 bytes: over 512 MiB of tables, refused at
     // once with the count's position, not after making them.
     let text = GROUP.replacen("count = 3", "count = 10000000", 1);
     let d = &diags(&text)[0];
     assert_eq!(d.field, "repeat[0].count");
     assert!(
-        d.message.ends_with("would be more than 1 GiB of text"),
+        d.message.ends_with("would be more than 512 MiB of text"),
         "{d}"
     );
     assert_eq!(d.pos.unwrap().line, line_of(&text, "count = 10000000"));
