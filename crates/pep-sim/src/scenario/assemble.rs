@@ -136,16 +136,15 @@ impl Document for Table {
         let places: Vec<[usize; 5]> = exp.places().collect();
         // A key that is not an array of tables is left as written: the
         // check that reads the document refuses it.
-        let mut k = 0;
-        let mut lists = REPEATABLE.map(|key| {
-            k += 1;
+        let mut lists: [Option<Splice<Value>>; 5] = std::array::from_fn(|k| {
+            let key = REPEATABLE[k];
             match self.remove(key) {
-                Some(Value::Array(a)) => Some(Splice::new(a, exp, k - 1)),
+                Some(Value::Array(a)) => Some(Splice::new(a, exp, k)),
                 Some(other) => {
                     self.insert(key.to_string(), other);
                     None
                 }
-                None => Some(Splice::new(Vec::new(), exp, k - 1)),
+                None => Some(Splice::new(Vec::new(), exp, k)),
             }
         });
         let mut group = None;
