@@ -149,13 +149,7 @@ impl Scenario {
         for (path, value) in overrides {
             apply_override(&mut doc, path, value.clone())?;
         }
-        let mut sc = Scenario::from_table(doc, origin).map_err(|e| locate(e, text, origin))?;
-        if !sc.warnings.is_empty() {
-            if let Ok(orig) = Scenario::from_toml_str(text, origin) {
-                place(&mut sc.warnings.0, &orig.warnings);
-            }
-        }
-        Ok(sc)
+        placed_in(Scenario::from_table(doc, origin), text, origin)
     }
 
     /// The built-in scenario (`scenarios/default.toml`): one bulk NewReno
@@ -230,23 +224,28 @@ fn overridden_outside_groups(
     // Changing values adds no table to an array: the copies' places
     // among the written tables stay as they were.
     exp.text = toml::to_string(&rest).ok()?;
-    let mut result = check_expanded(text, Some(&exp), origin, false);
-    match &mut result {
-        Err(e) => {
-            *e = locate(
-                std::mem::replace(e, ScenarioError::Invalid(Vec::new())),
-                text,
-                origin,
-            )
+    Some(placed_in(
+        check_expanded(text, Some(&exp), origin, false),
+        text,
+        origin,
+    ))
+}
+
+/// A scenario checked without positions (`text` changed by overrides),
+/// its errors and warnings given the positions the same ones have in
+/// `text` as written, where they have one there.
+fn placed_in(
+    checked: Result<Scenario, ScenarioError>,
+    text: &str,
+    origin: &str,
+) -> Result<Scenario, ScenarioError> {
+    let mut sc = checked.map_err(|e| locate(e, text, origin))?;
+    if !sc.warnings.is_empty() {
+        if let Ok(orig) = Scenario::from_toml_str(text, origin) {
+            place(&mut sc.warnings.0, &orig.warnings);
         }
-        Ok(sc) if !sc.warnings.is_empty() => {
-            if let Ok(orig) = Scenario::from_toml_str(text, origin) {
-                place(&mut sc.warnings.0, &orig.warnings);
-            }
-        }
-        Ok(_) => {}
     }
-    Some(result)
+    Ok(sc)
 }
 
 fn check(text: &str, origin: &str, positions: bool) -> Result<Scenario, ScenarioError> {
