@@ -288,30 +288,22 @@ fn run_with_progress(sim: &mut Simulation, show: bool) -> f64 {
     started.elapsed().as_secs_f64()
 }
 
-/// A spinner naming what a run is doing outside the simulation, on an
-/// interactive terminal: a million users take most of a minute to read
-/// and build, and a silent terminal looks hung.
-struct Step(Option<ProgressBar>);
-
-impl Step {
-    fn start(show: bool, what: String) -> Step {
-        Step(show.then(|| {
-            let bar = ProgressBar::new_spinner();
-            bar.set_style(
-                ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
-                    .expect("static template"),
-            );
-            bar.set_message(what);
-            bar.enable_steady_tick(std::time::Duration::from_millis(120));
-            bar
-        }))
+/// Runs `work` under a spinner naming it (`what`) on an interactive
+/// terminal (`show`): a million users take most of a minute to read and
+/// build, and a silent terminal looks hung.
+fn step<T>(show: bool, what: String, work: impl FnOnce() -> T) -> T {
+    if !show {
+        return work();
     }
-
-    fn done(self) {
-        if let Some(bar) = self.0 {
-            bar.finish_and_clear();
-        }
-    }
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} ({elapsed})").expect("static template"),
+    );
+    bar.set_message(what);
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    let out = work();
+    bar.finish_and_clear();
+    out
 }
 
 /// How much `pep sim run` prints and draws.
@@ -336,10 +328,7 @@ fn run_scenario(
     let what = path.map_or("the built-in scenario".to_string(), |p| {
         p.display().to_string()
     });
-    let step = Step::start(progress, format!("reading {what}"));
-    let sc = load(path, changes);
-    step.done();
-    let mut sc = sc?;
+    let mut sc = step(progress, format!("reading {what}"), || load(path, changes))?;
     if !quiet {
         print_warnings(&sc);
     }
@@ -353,9 +342,8 @@ fn run_scenario(
         }
     }
     let out = out.unwrap_or_else(|| PathBuf::from("out").join(&sc.name));
-    let step = Step::start(progress, format!("building {} nodes", sc.nodes.len()));
-    let mut sim = Simulation::new(&sc);
-    step.done();
+    let building = format!("building {} nodes", sc.nodes.len());
+    let mut sim = step(progress, building, || Simulation::new(&sc));
     if let Some(n) = threads {
         sim.set_parallel(n == 2);
     }
@@ -363,10 +351,9 @@ fn run_scenario(
     sim.open_traces(&sc, &out)
         .map_err(|e| format!("opening pcap files in {}: {e}", out.display()))?;
     let wall = run_with_progress(&mut sim, progress);
-    let step = Step::start(progress, format!("writing results to {}", out.display()));
-    let files = sim.write_outputs_as(&out, writers);
-    step.done();
-    let mut files = files.map_err(|e| format!("writing results to {}: {e}", out.display()))?;
+    let writing = format!("writing results to {}", out.display());
+    let mut files = step(progress, writing, || sim.write_outputs_as(&out, writers))
+        .map_err(|e| format!("writing results to {}: {e}", out.display()))?;
     for t in sim
         .finish_traces()
         .map_err(|e| format!("writing a pcap: {e}"))?
