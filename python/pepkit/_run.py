@@ -39,12 +39,34 @@ class Result:
     time_sequence = tseq
     agents = property(lambda self: self.table("agents"))
 
+    @property
+    def flows(self):
+        """Each flow's totals as a DataFrame, one row per flow: the
+        ``flows`` table above 1,000 flows (where ``summary`` gives their
+        distributions instead), else ``summary["flows"]`` in its columns."""
+        if "flows" in self.arrow:
+            return self.table("flows")
+        import pandas as pd
+
+        rows = [{c: f.get(_FIELD.get(c, c)) for c in _FLOW_COLUMNS} for f in self.summary["flows"]]
+        return pd.DataFrame(rows, columns=_FLOW_COLUMNS)
+
     def __repr__(self):
         s = self.summary
         return (
             f"<pepkit.Result {s['scenario']} seed {s['seed']}: "
             f"{s['total_goodput_mbps']} Mbit/s; series {', '.join(self.arrow)}>"
         )
+
+
+# The flows table's columns (docs/simulator.md), named as summary.json's
+# entries name them but for the flow's name.
+_FLOW_COLUMNS = [
+    "flow", "from", "to", "delivered_bytes", "goodput_mbps", "segments_sent",
+    "retransmitted_segments", "fast_retransmits", "timeouts", "local_drops",
+    "completion_s", "srtt_ms",
+]
+_FIELD = {"flow": "name"}
 
 
 def run(scenario, seed=None, overrides=None, out=None, parquet=False):

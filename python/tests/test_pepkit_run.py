@@ -116,3 +116,24 @@ def test_ctrl_c_stops_a_run_cleanly():
     assert out.strip() == "interrupted"
     # An hour of simulated time, stopped within one of its 1000 slices.
     assert stopped < 20, f"took {stopped:.1f} s to stop"
+
+
+def test_above_a_thousand_flows_the_flows_are_a_table(pep, tmp_path, same_as_csv):
+    out = tmp_path / "cli"
+    pep("sim", "run", DATA / "many.toml", "-q", "-o", out)
+    r = pepkit.run(DATA / "many.toml")
+    assert r.summary == json.loads((out / "summary.json").read_text())
+    assert "flows" not in r.summary
+    assert r.summary["flow_stats"]["flows"] == 1001
+    same_as_csv(r.flows, out / "flows.csv")
+    assert len(r.flows) == 1001
+    assert (r.flows["delivered_bytes"] == 4000).all()
+    assert r.flows["completion_s"].median() == r.summary["flow_stats"]["completion_s"]["p50"]
+
+
+def test_below_it_the_flows_frame_is_the_summarys_entries():
+    r = pepkit.run(DATA / "lossy.toml", overrides={"scenario.duration": "2s"})
+    assert "flows" not in r.arrow
+    f = r.flows
+    assert list(f["flow"]) == [e["name"] for e in r.summary["flows"]]
+    assert list(f["goodput_mbps"]) == [e["goodput_mbps"] for e in r.summary["flows"]]

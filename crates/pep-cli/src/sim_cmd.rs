@@ -352,8 +352,16 @@ fn run_scenario(
         .map_err(|e| format!("opening pcap files in {}: {e}", out.display()))?;
     let wall = run_with_progress(&mut sim, progress);
     let writing = format!("writing results to {}", out.display());
-    let mut files = step(progress, writing, || sim.write_outputs_as(&out, writers))
-        .map_err(|e| format!("writing results to {}: {e}", out.display()))?;
+    let summary = sim.summary();
+    let mut files = step(progress, writing, || {
+        sim.write_outputs_with(&out, writers, &summary)
+    })
+    .map_err(|e| format!("writing results to {}: {e}", out.display()))?;
+    let every_flow = files
+        .iter()
+        .find(|f| f.starts_with("flows."))
+        .cloned()
+        .unwrap_or_else(|| "summary.json".into());
     for t in sim
         .finish_traces()
         .map_err(|e| format!("writing a pcap: {e}"))?
@@ -365,7 +373,6 @@ fn run_scenario(
             crate::sim_summary::plural(t.packets as usize, "packet", "packets")
         ));
     }
-    let summary = sim.summary();
     let run = run_record(&summary, wall, threads);
     std::fs::write(out.join("run.json"), run)
         .map_err(|e| format!("writing {}: {e}", out.join("run.json").display()))?;
@@ -384,6 +391,7 @@ fn run_scenario(
             goodput: &sim.metrics().goodput,
             bin: sim.metrics().bin_every,
             out: &out,
+            every_flow: &every_flow,
             all: show.all,
         };
         print!("{}", crate::sim_summary::render(&view));

@@ -26,6 +26,9 @@ pub struct RunView<'a> {
     pub bin: Duration,
     /// Where the run's files are, for the notes that point at them.
     pub out: &'a Path,
+    /// The file there with every flow's entry: `summary.json`, or above
+    /// the per-flow limit `flows.csv` (`flows.parquet`).
+    pub every_flow: &'a str,
     /// Every row, uncut.
     pub all: bool,
 }
@@ -232,7 +235,7 @@ fn flows(o: &mut String, v: &RunView, paths: &[FlowPath]) {
             o,
             "... {} not shown: --all lists them; {} has every flow",
             plural(s.flows.len() - shown, "more flow", "more flows"),
-            v.out.join("summary.json").display()
+            v.out.join(v.every_flow).display()
         );
     }
     let _ = writeln!(
@@ -574,6 +577,11 @@ mod tests {
             goodput: &sim.metrics().goodput,
             bin: sim.metrics().bin_every,
             out: &out,
+            every_flow: if sim.metrics().per_flow {
+                "summary.json"
+            } else {
+                "flows.csv"
+            },
             all,
         })
     }

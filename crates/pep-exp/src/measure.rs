@@ -432,6 +432,7 @@ mod tests {
                 flow("a.1", 4.0, None),
                 flow("bulk", 6.0, None),
             ],
+            flow_stats: None,
             total_delivered_bytes: 3000,
             total_goodput_mbps: 12.0,
             total_retransmitted_segments: 3,

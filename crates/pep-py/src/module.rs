@@ -218,17 +218,19 @@ fn run(
                     (end * step as u128 / SLICES as u128) as u64,
                 ));
             }
+            let summary = sim.summary();
             if let Some(dir) = &out {
                 let mut writers: Vec<pep_sim::table::FileWriter> =
                     vec![pep_sim::table::write_csv_file];
                 if parquet {
                     writers.push(pep_exp::parquet::write_file);
                 }
-                sim.write_outputs_as(dir, &writers)
+                sim.write_outputs_with(dir, &writers, &summary)
                     .map_err(|e| format!("writing results to {}: {e}", dir.display()))?;
             }
-            let summary = serde_json::to_string(&sim.summary()).map_err(|e| e.to_string())?;
-            let tables = streams(&sim.tables())?;
+            let (summary, tables) = sim.results(&summary);
+            let summary = serde_json::to_string(&*summary).map_err(|e| e.to_string())?;
+            let tables = streams(&tables)?;
             Ok(Some((summary, tables)))
         },
     )?;

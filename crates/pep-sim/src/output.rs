@@ -3,6 +3,7 @@
 //! so the same scenario and seed give byte-identical files. Machine-dependent
 //! figures (wall time, events per second) belong to the caller's `run.json`.
 
+use std::borrow::Cow;
 use std::fs;
 use std::io::{self, Write};
 use std::path::Path;
@@ -173,7 +174,14 @@ pub struct Summary {
     pub scenario: String,
     pub seed: u64,
     pub duration_s: f64,
+    /// Each flow's entry, in the scenario's order. `summary.json` leaves
+    /// them out above [`crate::spread::PER_FLOW_LIMIT`] flows (unless
+    /// `[output] per_flow`): `flows.csv` holds them, one row each, and
+    /// `flow_stats` their distributions ([`Summary::across_flows`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flows: Vec<FlowSummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_stats: Option<FlowStats>,
     pub total_delivered_bytes: u64,
     pub total_goodput_mbps: f64,
     pub total_retransmitted_segments: u64,
@@ -183,6 +191,113 @@ pub struct Summary {
     /// PEP agents and their totals; absent when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<AgentSummary>,
+}
+
+/// The flows of a run too large to list in `summary.json`: how many, and
+/// the distributions across them of what each flow's entry holds.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct FlowStats {
+    pub flows: u64,
+    /// Flows whose last byte was acknowledged (finite sources).
+    pub completed: u64,
+    pub delivered_bytes: Spread,
+    pub goodput_mbps: Spread,
+    /// Over the completed flows; absent when none completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_s: Option<Spread>,
+    /// Over the flows with an RTT estimate; absent when none has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub srtt_ms: Option<Spread>,
+    pub retransmitted_segments: Spread,
+    pub timeouts: Spread,
+}
+
+/// A quantity's distribution across flows: the mean and nearest-rank
+/// percentiles ([`crate::spread::STATS`]).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Spread {
+    pub mean: f64,
+    pub min: f64,
+    pub p10: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    fn of(mut values: Vec<f64>) -> Option<Spread> {
+        if values.is_empty() {
+            return None;
+        }
+        let [mean, min, p10, p50, p90, p99, max] =
+            crate::spread::stats_f64(&mut values).map(round6);
+        Some(Spread {
+            mean,
+            min,
+            p10,
+            p50,
+            p90,
+            p99,
+            max,
+        })
+    }
+}
+
+impl FlowStats {
+    pub fn of(flows: &[FlowSummary]) -> FlowStats {
+        let spread = |v: &dyn Fn(&FlowSummary) -> Option<f64>| -> Option<Spread> {
+            Spread::of(flows.iter().filter_map(v).collect())
+        };
+        let zero = Spread::of(vec![0.0]).expect("one value");
+        let each = |v: &dyn Fn(&FlowSummary) -> f64| spread(&|f| Some(v(f))).unwrap_or(zero);
+        FlowStats {
+            flows: flows.len() as u64,
+            completed: flows.iter().filter(|f| f.completion_s.is_some()).count() as u64,
+            delivered_bytes: each(&|f| f.delivered_bytes as f64),
+            goodput_mbps: each(&|f| f.goodput_mbps),
+            completion_s: spread(&|f| f.completion_s),
+            srtt_ms: spread(&|f| f.srtt_ms),
+            retransmitted_segments: each(&|f| f.retransmitted_segments as f64),
+            timeouts: each(&|f| f.timeouts as f64),
+        }
+    }
+}
+
+impl Summary {
+    /// What `summary.json` holds above the per-flow limit: everything but
+    /// the flows' entries, and their distributions in `flow_stats`.
+    pub fn across_flows(&self) -> Summary {
+        // Taken apart so that a new field cannot be forgotten here.
+        let Summary {
+            scenario,
+            seed,
+            duration_s,
+            flows,
+            flow_stats: _,
+            total_delivered_bytes,
+            total_goodput_mbps,
+            total_retransmitted_segments,
+            links,
+            events,
+            packets_forwarded,
+            agents,
+        } = self;
+        Summary {
+            scenario: scenario.clone(),
+            seed: *seed,
+            duration_s: *duration_s,
+            flows: Vec::new(),
+            flow_stats: Some(FlowStats::of(flows)),
+            total_delivered_bytes: *total_delivered_bytes,
+            total_goodput_mbps: *total_goodput_mbps,
+            total_retransmitted_segments: *total_retransmitted_segments,
+            links: links.clone(),
+            events: *events,
+            packets_forwarded: *packets_forwarded,
+            agents: agents.clone(),
+        }
+    }
 }
 
 /// One PEP agent's totals.
@@ -313,6 +428,7 @@ impl Simulation {
             total_goodput_mbps: mbps(total, elapsed),
             total_retransmitted_segments: flows.iter().map(|f| f.retransmitted_segments).sum(),
             flows,
+            flow_stats: None,
             links,
             events: es.events,
             packets_forwarded: es.packets_forwarded,
@@ -441,8 +557,21 @@ impl Simulation {
         out
     }
 
-    /// Writes `summary.json` and one CSV per recorded series into `dir`
-    /// (created if missing). Returns the file names written.
+    /// The summary and tables a run's files hold, given its
+    /// [`Self::summary`]: the recorded series ([`Self::tables`]), and above
+    /// the per-flow limit the flows' entries as a table of their own
+    /// (`flows`) with the summary's `flow_stats` in their place.
+    pub fn results<'a>(&'a self, summary: &'a Summary) -> (Cow<'a, Summary>, Vec<Table<'a>>) {
+        let mut tables = self.tables();
+        if self.metrics.per_flow {
+            return (Cow::Borrowed(summary), tables);
+        }
+        tables.push(crate::spread::flows(&summary.flows));
+        (Cow::Owned(summary.across_flows()), tables)
+    }
+
+    /// Writes `summary.json` and one CSV per table of [`Self::results`]
+    /// into `dir` (created if missing). Returns the file names written.
     pub fn write_outputs(&self, dir: &Path) -> io::Result<Vec<String>> {
         self.write_outputs_as(dir, &[table::write_csv_file])
     }
@@ -454,16 +583,28 @@ impl Simulation {
         dir: &Path,
         writers: &[table::FileWriter],
     ) -> io::Result<Vec<String>> {
+        self.write_outputs_with(dir, writers, &self.summary())
+    }
+
+    /// [`Self::write_outputs_as`] given the run's [`Self::summary`], which
+    /// takes seconds to make for a million flows.
+    pub fn write_outputs_with(
+        &self,
+        dir: &Path,
+        writers: &[table::FileWriter],
+        summary: &Summary,
+    ) -> io::Result<Vec<String>> {
         fs::create_dir_all(dir)?;
+        let (summary, tables) = self.results(summary);
         let mut written = Vec::new();
-        for t in self.tables() {
+        for t in tables {
             for w in writers {
                 written.push(w(&t, dir)?);
             }
         }
-        // Streamed: a million flows' entries are 1.3 GB of text.
+        // Streamed: with `per_flow`, a million flows' entries are 1.3 GB.
         let mut file = io::BufWriter::new(fs::File::create(dir.join("summary.json"))?);
-        serde_json::to_writer_pretty(&mut file, &self.summary()).map_err(io::Error::other)?;
+        serde_json::to_writer_pretty(&mut file, &*summary).map_err(io::Error::other)?;
         file.write_all(b"\n")?;
         file.flush()?;
         written.push("summary.json".to_string());

@@ -1,17 +1,20 @@
-//! Per-flow series of many flows, written as distributions across the
-//! flows: above [`PER_FLOW_LIMIT`] flows, `goodput.csv` and `cwnd.csv`
-//! have one row per statistic and period instead of one per flow and
-//! period (100,000 flows of 100 bins would be ten million rows, and a plot
-//! with a line per flow says nothing), and `goodput_total.csv` the
-//! flows' total per bin. The columns stay those of the per-flow files, the
-//! statistic's name in the `flow` column, so every reader and plot of
-//! those files works unchanged. `[output] per_flow = true` (or `--set
-//! output.per_flow=true`) keeps every flow's rows.
+//! The results of many flows, written as distributions across the flows:
+//! above [`PER_FLOW_LIMIT`] flows, `goodput.csv` and `cwnd.csv` have one
+//! row per statistic and period instead of one per flow and period
+//! (100,000 flows of 100 bins would be ten million rows, and a plot with a
+//! line per flow says nothing), and `goodput_total.csv` the flows' total
+//! per bin. The columns stay those of the per-flow files, the statistic's
+//! name in the `flow` column, so every reader and plot of those files
+//! works unchanged. `summary.json` keeps the distributions of the flows'
+//! totals (`flow_stats`), and each flow's totals go to `flows.csv`, one
+//! row per flow (a table loads where a million JSON objects do not).
+//! `[output] per_flow = true` (or `--set output.per_flow=true`) keeps
+//! every flow's rows and entries.
 
 use pep_core::{Duration, Instant};
 
 use crate::metrics::{CwndRow, GoodputRow};
-use crate::output::round6;
+use crate::output::{round6, FlowSummary};
 use crate::table::{Cell, Column, ColumnType, Table};
 use ColumnType::{Float, Text, UInt};
 
@@ -24,21 +27,31 @@ pub const STATS: [&str; 7] = ["mean", "min", "p10", "p50", "p90", "p99", "max"];
 /// `STATS` of `values` (sorted in place): the mean, then nearest-rank
 /// percentiles (min and max are the 0th and 100th).
 pub fn stats(values: &mut [u64]) -> [f64; 7] {
-    if values.is_empty() {
+    values.sort_unstable();
+    sorted_stats(values, |&v| v as f64)
+}
+
+/// [`stats`] of values that are not whole numbers.
+pub fn stats_f64(values: &mut [f64]) -> [f64; 7] {
+    values.sort_unstable_by(f64::total_cmp);
+    sorted_stats(values, |&v| v)
+}
+
+fn sorted_stats<T>(sorted: &[T], value: impl Fn(&T) -> f64) -> [f64; 7] {
+    let n = sorted.len();
+    if n == 0 {
         return [0.0; 7];
     }
-    values.sort_unstable();
-    let n = values.len();
-    let rank = |p: f64| values[((p * n as f64).ceil() as usize).clamp(1, n) - 1] as f64;
-    let mean = values.iter().map(|&v| v as f64).sum::<f64>() / n as f64;
+    let rank = |p: f64| value(&sorted[((p * n as f64).ceil() as usize).clamp(1, n) - 1]);
+    let mean = sorted.iter().map(&value).sum::<f64>() / n as f64;
     [
         mean,
-        values[0] as f64,
+        value(&sorted[0]),
         rank(0.10),
         rank(0.50),
         rank(0.90),
         rank(0.99),
-        values[n - 1] as f64,
+        value(&sorted[n - 1]),
     ]
 }
 
@@ -156,6 +169,44 @@ pub fn cwnd<'a>(rows: &[CwndRow]) -> Table<'a> {
     })
 }
 
+/// `flows`: each flow's totals, one row per flow, the columns named after
+/// the fields of its `summary.json` entry (`name` is `flow`, as in the
+/// series).
+pub fn flows(flows: &[FlowSummary]) -> Table<'_> {
+    let columns = columns(&[
+        ("flow", Text),
+        ("from", Text),
+        ("to", Text),
+        ("delivered_bytes", UInt),
+        ("goodput_mbps", Float),
+        ("segments_sent", UInt),
+        ("retransmitted_segments", UInt),
+        ("fast_retransmits", UInt),
+        ("timeouts", UInt),
+        ("local_drops", UInt),
+        ("completion_s", Float),
+        ("srtt_ms", Float),
+    ]);
+    Table::new("flows", columns, flows.len(), move |i, v| {
+        let f = &flows[i];
+        let float = |x: Option<f64>| x.map_or(Cell::Null, Cell::Float);
+        v.extend([
+            Cell::Text(f.name.as_str().into()),
+            Cell::Text(f.from.as_str().into()),
+            Cell::Text(f.to.as_str().into()),
+            Cell::UInt(f.delivered_bytes),
+            Cell::Float(f.goodput_mbps),
+            Cell::UInt(f.segments_sent),
+            Cell::UInt(f.retransmitted_segments),
+            Cell::UInt(f.fast_retransmits),
+            Cell::UInt(f.timeouts),
+            Cell::UInt(f.local_drops),
+            float(f.completion_s),
+            float(f.srtt_ms),
+        ]);
+    })
+}
+
 fn columns(c: &[(&str, ColumnType)]) -> Vec<Column> {
     c.iter().map(|&(n, t)| Column::new(n, t)).collect()
 }
@@ -170,6 +221,11 @@ mod tests {
         let s = stats(&mut v);
         assert_eq!(s, [50.5, 1.0, 10.0, 50.0, 90.0, 99.0, 100.0]);
         assert_eq!(stats(&mut []), [0.0; 7]);
+        let mut f: Vec<f64> = (1..=100).rev().map(|v| v as f64 / 4.0).collect();
+        assert_eq!(
+            stats_f64(&mut f),
+            [12.625, 0.25, 2.5, 12.5, 22.5, 24.75, 25.0]
+        );
     }
 
     #[test]

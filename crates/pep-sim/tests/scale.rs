@@ -161,3 +161,70 @@ fn gateway_serves_every_user_fairly() {
         "{mbps} Mbit/s"
     );
 }
+
+/// Runs `text` and writes its files into a fresh directory: the
+/// simulation (for its in-memory summary), the directory, and the names.
+fn written(text: &str) -> (Simulation, tempfile::TempDir, Vec<String>) {
+    let sc = Scenario::from_toml_str(text, "star").unwrap();
+    let mut sim = Simulation::new(&sc);
+    sim.run();
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = sim.write_outputs(dir.path()).unwrap();
+    files.sort();
+    (sim, dir, files)
+}
+
+fn summary_json(dir: &tempfile::TempDir) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.path().join("summary.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn above_a_thousand_flows_their_entries_go_to_a_table_and_their_spread_to_the_summary() {
+    let (sim, dir, files) = written(&star(1001));
+    assert_eq!(files, ["flows.csv", "summary.json"]);
+    let full = sim.summary();
+    let json = summary_json(&dir);
+    assert!(json.get("flows").is_none(), "summary.json lists the flows");
+    assert_eq!(json["total_delivered_bytes"], 4000 * 1001);
+    let st = &json["flow_stats"];
+    assert_eq!(st["flows"], 1001);
+    assert_eq!(st["completed"], 1001);
+    // The spread of completion times, against the in-memory entries: the
+    // nearest-rank median of 1001 values is the 501st smallest.
+    let mut done: Vec<f64> = full.flows.iter().map(|f| f.completion_s.unwrap()).collect();
+    done.sort_by(f64::total_cmp);
+    let c = &st["completion_s"];
+    assert_eq!(c["min"], done[0]);
+    assert_eq!(c["p50"], done[500]);
+    assert_eq!(c["p99"], done[990]);
+    assert_eq!(c["max"], done[1000]);
+    let mean = done.iter().sum::<f64>() / 1001.0;
+    assert!((c["mean"].as_f64().unwrap() - mean).abs() < 1e-6, "{c}");
+    assert!(done[0] < done[1000], "the starts spread the completions");
+    assert_eq!(st["delivered_bytes"]["min"], 4000.0);
+    assert_eq!(st["delivered_bytes"]["max"], 4000.0);
+    // flows.csv: a header and one row per flow, each the flow's entry.
+    let csv = std::fs::read_to_string(dir.path().join("flows.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 1 + 1001);
+    assert!(lines[0].starts_with("flow,from,to,delivered_bytes,goodput_mbps,"));
+    for (line, f) in lines[1..].iter().zip(&full.flows) {
+        let cells: Vec<&str> = line.split(',').collect();
+        assert_eq!(cells[..4], [f.name.as_str(), &f.from, "srv", "4000"]);
+        assert_eq!(cells[10].parse::<f64>().unwrap(), f.completion_s.unwrap());
+    }
+}
+
+#[test]
+fn at_the_limit_or_asked_for_the_summary_lists_every_flow() {
+    let (_, dir, files) = written(&star(1000));
+    assert_eq!(files, ["summary.json"]);
+    let json = summary_json(&dir);
+    assert_eq!(json["flows"].as_array().unwrap().len(), 1000);
+    assert!(json.get("flow_stats").is_none());
+    let asked = star(1001).replace("series = []", "series = []\nper_flow = true");
+    let (_, dir, files) = written(&asked);
+    assert_eq!(files, ["summary.json"]);
+    assert_eq!(summary_json(&dir)["flows"].as_array().unwrap().len(), 1001);
+}
