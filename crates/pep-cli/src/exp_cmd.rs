@@ -77,7 +77,8 @@ pub struct PlotArgs {
     /// A sweep's directory (with aggregate.csv) or a run's (with goodput.csv, ...).
     dir: PathBuf,
     /// For a run: which plots (goodput, throughput, utilisation, queues,
-    /// queue_cdf, cwnd, tseq) [default: all that its files allow].
+    /// queue_cdf, cwnd, tseq, flow_cdf, completion_cdf) [default: all that
+    /// its files allow].
     #[arg(long, value_delimiter = ',')]
     kind: Vec<String>,
     /// Image formats.

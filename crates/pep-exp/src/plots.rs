@@ -321,7 +321,27 @@ pub const RUN_KINDS: &[&str] = &[
     "queue_cdf",
     "cwnd",
     "tseq",
+    "flow_cdf",
+    "completion_cdf",
 ];
+
+/// Most points a CDF across flows is drawn from: a million flows would be
+/// a 30 MB SVG, and 2,000 quantiles put each step within 1/2000 of the
+/// exact curve.
+const CDF_POINTS: usize = 2000;
+
+/// At most [`CDF_POINTS`] of `values` spread evenly by rank (all of them
+/// when there are fewer): the nearest-rank quantiles k/m, k = 1..=m.
+fn quantiles(mut values: Vec<f64>) -> Vec<f64> {
+    let n = values.len();
+    if n <= CDF_POINTS {
+        return values;
+    }
+    values.sort_by(f64::total_cmp);
+    (1..=CDF_POINTS)
+        .map(|k| values[(k * n).div_ceil(CDF_POINTS) - 1])
+        .collect()
+}
 
 /// Most lines drawn in one run chart; the busiest are kept.
 const MAX_LINES: usize = 10;
@@ -465,6 +485,46 @@ pub fn run_charts(dir: &Path, kinds: &[String]) -> Result<Vec<Named>, String> {
             );
         }
     }
+    // Above the per-flow limit the flows' totals are a table of their own,
+    // and a distribution across flows is the picture of them.
+    if want("flow_cdf") || want("completion_cdf") {
+        if let Some(t) = load("flows.csv")? {
+            let goodput: Vec<f64> = t
+                .numbers("goodput_mbps")
+                .map_err(e)?
+                .into_iter()
+                .flatten()
+                .collect();
+            if want("flow_cdf") && !goodput.is_empty() {
+                let n = goodput.len();
+                push(
+                    "flow_cdf",
+                    "flows.csv",
+                    Chart::cdf([Samples::new("goodput", quantiles(goodput))])
+                        .title(format!("Goodput across the {n} flows"))
+                        .x_label("goodput of a flow (Mbit/s), start to completion or end of run")
+                        .y_label("fraction of flows ≤ x"),
+                );
+            }
+            let done: Vec<f64> = t
+                .numbers("completion_s")
+                .map_err(e)?
+                .into_iter()
+                .flatten()
+                .collect();
+            if want("completion_cdf") && !done.is_empty() {
+                let n = done.len();
+                push(
+                    "completion_cdf",
+                    "flows.csv",
+                    Chart::cdf([Samples::new("completion", quantiles(done))])
+                        .title(format!("Completion time of the {n} completed flows"))
+                        .x_label("start to last byte acknowledged (s)")
+                        .y_label("fraction of completed flows ≤ x"),
+                );
+            }
+        }
+    }
     let csv = dir.join("tseq.csv");
     if want("tseq") && csv.is_file() {
         let flows: Vec<_> = crate::tseq::from_csv(&csv)?.into_iter().take(4).collect();
@@ -510,7 +570,7 @@ pub fn run_charts(dir: &Path, kinds: &[String]) -> Result<Vec<Named>, String> {
     }
     if out.is_empty() {
         return Err(format!(
-            "{}: nothing to plot (no goodput.csv, links.csv, queues.csv, cwnd.csv, tseq.csv or *.pcap)",
+            "{}: nothing to plot (no goodput.csv, links.csv, queues.csv, cwnd.csv, tseq.csv, flows.csv or *.pcap)",
             dir.display()
         ));
     }
@@ -527,5 +587,56 @@ mod tests {
         let b = Series::new("f1", [(0.0, 30.0), (1.0, 40.0), (2.0, 5.0)]);
         let m = mean_series(vec![b, a]);
         assert_eq!(m.points, vec![(0.0, 20.0), (1.0, 30.0), (2.0, 5.0)]);
+    }
+
+    #[test]
+    fn quantiles_keep_the_extremes_and_spread_by_rank() {
+        let few: Vec<f64> = (0..2000).map(f64::from).rev().collect();
+        assert_eq!(quantiles(few.clone()), few, "up to the limit, all of them");
+        let q = quantiles((1..=5000).rev().map(f64::from).collect());
+        assert_eq!(q.len(), CDF_POINTS);
+        // Rank ceil(k * 5000 / 2000): 3, 5, 8, ..., 5000.
+        assert_eq!(q[..3], [3.0, 5.0, 8.0]);
+        assert_eq!(q[CDF_POINTS - 1], 5000.0);
+        assert_eq!(q[CDF_POINTS / 2 - 1], 2500.0, "the median");
+    }
+
+    /// The values of a CDF chart's one series.
+    fn cdf_values(c: &Named) -> &[f64] {
+        match &c.chart.plot {
+            pep_plot::Plot::Cdf { series, .. } => &series[0].values,
+            other => panic!("{}: not a CDF: {other:?}", c.name),
+        }
+    }
+
+    #[test]
+    fn a_run_with_a_flows_table_plots_the_flows_distributions() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut csv = String::from("flow,from,to,delivered_bytes,goodput_mbps,segments_sent,retransmitted_segments,fast_retransmits,timeouts,local_drops,completion_s,srtt_ms\n");
+        // 3,000 flows; every third unfinished (empty completion).
+        for i in 0..3000 {
+            let done = if i % 3 == 2 {
+                String::new()
+            } else {
+                format!("{}", i as f64 / 100.0)
+            };
+            csv += &format!("f{i},a,b,1000,{},1,0,0,0,0,{done},20\n", i as f64 / 10.0);
+        }
+        std::fs::write(dir.path().join("flows.csv"), csv).unwrap();
+        let charts = run_charts(dir.path(), &[]).unwrap();
+        let names: Vec<&str> = charts.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["flow_cdf", "completion_cdf"]);
+        let g = cdf_values(&charts[0]);
+        assert_eq!(g.len(), CDF_POINTS);
+        assert_eq!((g[0], g[CDF_POINTS - 1]), (0.1, 299.9));
+        assert_eq!(charts[0].chart.title, "Goodput across the 3000 flows");
+        let d = cdf_values(&charts[1]);
+        assert_eq!(d.len(), 2000, "the 2,000 completed flows, all of them");
+        assert_eq!(
+            charts[1].chart.title,
+            "Completion time of the 2000 completed flows"
+        );
+        let only = run_charts(dir.path(), &["completion_cdf".into()]).unwrap();
+        assert_eq!(only.len(), 1);
     }
 }
