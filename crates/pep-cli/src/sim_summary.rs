@@ -10,7 +10,7 @@ use std::path::Path;
 
 use pep_core::{Duration, Rate};
 use pep_sim::metrics::GoodputRow;
-use pep_sim::output::{FlowSummary, Summary};
+use pep_sim::output::{FlowStats, FlowSummary, Summary};
 use pep_sim::scenario::{AgentSpec, SourceSpec};
 use pep_sim::Scenario;
 
@@ -193,6 +193,35 @@ pub fn render(v: &RunView) -> String {
     o
 }
 
+/// The distributions across all the flows, for a table that hides some:
+/// what a typical flow and the worst got.
+fn spread(o: &mut String, flows: &[FlowSummary]) {
+    let st = FlowStats::of(flows);
+    let head = format!("across the {} flows", st.flows);
+    let _ = write!(o, "{head:<24}");
+    for name in ["mean", "min", "p10", "p50", "p90", "p99", "max"] {
+        let _ = write!(o, " {name:>9}");
+    }
+    o.push('\n');
+    let done = format!("  done s ({} done)", st.completed);
+    let rows = [
+        ("  Mbit/s", Some(st.goodput_mbps), 4),
+        ("  delivered kB", Some(st.delivered_bytes.scaled(1e-3)), 1),
+        ("  retx", Some(st.retransmitted_segments), 1),
+        ("  RTOs", Some(st.timeouts), 1),
+        ("  srtt ms", st.srtt_ms, 1),
+        (done.as_str(), st.completion_s, 3),
+    ];
+    for (name, spread, digits) in rows {
+        let Some(sp) = spread else { continue };
+        let _ = write!(o, "{name:<24}");
+        for x in [sp.mean, sp.min, sp.p10, sp.p50, sp.p90, sp.p99, sp.max] {
+            let _ = write!(o, " {x:>9.digits$}");
+        }
+        o.push('\n');
+    }
+}
+
 fn flows(o: &mut String, v: &RunView, paths: &[FlowPath]) {
     let s = v.summary;
     let _ = writeln!(
@@ -247,6 +276,9 @@ fn flows(o: &mut String, v: &RunView, paths: &[FlowPath]) {
         s.total_delivered_bytes,
         s.total_retransmitted_segments
     );
+    if s.flows.len() > shown {
+        spread(o, &s.flows);
+    }
     let _ = writeln!(
         o,
         "Mbit/s: bytes delivered in order over \"over\": done = from the start to the last byte \

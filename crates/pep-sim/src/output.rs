@@ -226,6 +226,19 @@ pub struct Spread {
 }
 
 impl Spread {
+    /// Every statistic times `k` (a change of unit).
+    pub fn scaled(self, k: f64) -> Spread {
+        Spread {
+            mean: self.mean * k,
+            min: self.min * k,
+            p10: self.p10 * k,
+            p50: self.p50 * k,
+            p90: self.p90 * k,
+            p99: self.p99 * k,
+            max: self.max * k,
+        }
+    }
+
     fn of(mut values: Vec<f64>) -> Option<Spread> {
         if values.is_empty() {
             return None;
