@@ -229,7 +229,7 @@ fn run(
                     .map_err(|e| format!("writing results to {}: {e}", dir.display()))?;
             }
             let (summary, tables) = sim.results(&summary);
-            let summary = serde_json::to_string(&*summary).map_err(|e| e.to_string())?;
+            let summary = serde_json::to_string(&summary).map_err(|e| e.to_string())?;
             let tables = streams(&tables)?;
             Ok(Some((summary, tables)))
         },

@@ -3,7 +3,6 @@
 //! so the same scenario and seed give byte-identical files. Machine-dependent
 //! figures (wall time, events per second) belong to the caller's `run.json`.
 
-use std::borrow::Cow;
 use std::fs;
 use std::io::{self, Write};
 use std::path::Path;
@@ -177,7 +176,7 @@ pub struct Summary {
     /// Each flow's entry, in the scenario's order. `summary.json` leaves
     /// them out above [`crate::spread::PER_FLOW_LIMIT`] flows (unless
     /// `[output] per_flow`): `flows.csv` holds them, one row each, and
-    /// `flow_stats` their distributions ([`Summary::across_flows`]).
+    /// `flow_stats` their distributions ([`Written`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flows: Vec<FlowSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -277,17 +276,40 @@ impl FlowStats {
     }
 }
 
-impl Summary {
-    /// What `summary.json` holds above the per-flow limit: everything but
-    /// the flows' entries, and their distributions in `flow_stats`.
-    pub fn across_flows(&self) -> Summary {
-        // Taken apart so that a new field cannot be forgotten here.
+/// `summary.json` as written: the run's [`Summary`], borrowed, with the
+/// same fields in the same order, and above the per-flow limit
+/// `flow_stats` in place of the flows' entries. Borrowed, so that writing
+/// a million users' summary copies none of their link entries.
+#[derive(Serialize)]
+pub struct Written<'a> {
+    scenario: &'a str,
+    seed: u64,
+    duration_s: f64,
+    #[serde(skip_serializing_if = "<[FlowSummary]>::is_empty")]
+    flows: &'a [FlowSummary],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    flow_stats: Option<FlowStats>,
+    total_delivered_bytes: u64,
+    total_goodput_mbps: f64,
+    total_retransmitted_segments: u64,
+    links: &'a [LinkSummary],
+    events: u64,
+    packets_forwarded: u64,
+    #[serde(skip_serializing_if = "<[AgentSummary]>::is_empty")]
+    agents: &'a [AgentSummary],
+}
+
+impl<'a> Written<'a> {
+    /// `s` with every flow's entry (`per_flow`), or with their
+    /// distributions instead.
+    pub fn new(s: &'a Summary, per_flow: bool) -> Written<'a> {
+        // Taken apart so that a field added to `Summary` cannot be missed.
         let Summary {
             scenario,
             seed,
             duration_s,
             flows,
-            flow_stats: _,
+            flow_stats,
             total_delivered_bytes,
             total_goodput_mbps,
             total_retransmitted_segments,
@@ -295,20 +317,25 @@ impl Summary {
             events,
             packets_forwarded,
             agents,
-        } = self;
-        Summary {
-            scenario: scenario.clone(),
+        } = s;
+        let (flows, flow_stats) = if per_flow {
+            (&flows[..], flow_stats.clone())
+        } else {
+            (&[][..], Some(FlowStats::of(flows)))
+        };
+        Written {
+            scenario,
             seed: *seed,
             duration_s: *duration_s,
-            flows: Vec::new(),
-            flow_stats: Some(FlowStats::of(flows)),
+            flows,
+            flow_stats,
             total_delivered_bytes: *total_delivered_bytes,
             total_goodput_mbps: *total_goodput_mbps,
             total_retransmitted_segments: *total_retransmitted_segments,
-            links: links.clone(),
+            links,
             events: *events,
             packets_forwarded: *packets_forwarded,
-            agents: agents.clone(),
+            agents,
         }
     }
 }
@@ -574,13 +601,13 @@ impl Simulation {
     /// [`Self::summary`]: the recorded series ([`Self::tables`]), and above
     /// the per-flow limit the flows' entries as a table of their own
     /// (`flows`) with the summary's `flow_stats` in their place.
-    pub fn results<'a>(&'a self, summary: &'a Summary) -> (Cow<'a, Summary>, Vec<Table<'a>>) {
+    pub fn results<'a>(&'a self, summary: &'a Summary) -> (Written<'a>, Vec<Table<'a>>) {
+        let per_flow = self.metrics.per_flow;
         let mut tables = self.tables();
-        if self.metrics.per_flow {
-            return (Cow::Borrowed(summary), tables);
+        if !per_flow {
+            tables.push(crate::spread::flows(&summary.flows));
         }
-        tables.push(crate::spread::flows(&summary.flows));
-        (Cow::Owned(summary.across_flows()), tables)
+        (Written::new(summary, per_flow), tables)
     }
 
     /// Writes `summary.json` and one CSV per table of [`Self::results`]
@@ -617,7 +644,7 @@ impl Simulation {
         }
         // Streamed: with `per_flow`, a million flows' entries are 1.3 GB.
         let mut file = io::BufWriter::new(fs::File::create(dir.join("summary.json"))?);
-        serde_json::to_writer_pretty(&mut file, &*summary).map_err(io::Error::other)?;
+        serde_json::to_writer_pretty(&mut file, &summary).map_err(io::Error::other)?;
         file.write_all(b"\n")?;
         file.flush()?;
         written.push("summary.json".to_string());

@@ -218,8 +218,12 @@ fn above_a_thousand_flows_their_entries_go_to_a_table_and_their_spread_to_the_su
 
 #[test]
 fn at_the_limit_or_asked_for_the_summary_lists_every_flow() {
-    let (_, dir, files) = written(&star(1000));
+    let (sim, dir, files) = written(&star(1000));
     assert_eq!(files, ["summary.json"]);
+    // The file is the in-memory summary, byte for byte.
+    let text = std::fs::read_to_string(dir.path().join("summary.json")).unwrap();
+    let own = serde_json::to_string_pretty(&sim.summary()).unwrap();
+    assert_eq!(text, own + "\n");
     let json = summary_json(&dir);
     assert_eq!(json["flows"].as_array().unwrap().len(), 1000);
     assert!(json.get("flow_stats").is_none());
