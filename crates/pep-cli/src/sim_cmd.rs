@@ -357,11 +357,13 @@ fn run_scenario(
         sim.write_outputs_with(&out, writers, &summary)
     })
     .map_err(|e| format!("writing results to {}: {e}", out.display()))?;
-    let every_flow = files
-        .iter()
-        .find(|f| f.starts_with("flows."))
-        .cloned()
-        .unwrap_or_else(|| "summary.json".into());
+    let every = |table: &str| {
+        let file = files
+            .iter()
+            .find(|f| f.strip_suffix(".csv").or(f.strip_suffix(".parquet")) == Some(table));
+        file.cloned().unwrap_or_else(|| "summary.json".into())
+    };
+    let (every_flow, every_link) = (every("flows"), every("link_totals"));
     for t in sim
         .finish_traces()
         .map_err(|e| format!("writing a pcap: {e}"))?
@@ -392,6 +394,7 @@ fn run_scenario(
             bin: sim.metrics().bin_every,
             out: &out,
             every_flow: &every_flow,
+            every_link: &every_link,
             all: show.all,
         };
         print!("{}", crate::sim_summary::render(&view));

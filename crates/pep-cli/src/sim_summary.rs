@@ -29,6 +29,9 @@ pub struct RunView<'a> {
     /// The file there with every flow's entry: `summary.json`, or above
     /// the per-flow limit `flows.csv` (`flows.parquet`).
     pub every_flow: &'a str,
+    /// And with every link direction's: `summary.json`, or above
+    /// `pep_sim::spread::LINK_LIMIT` of them `link_totals.csv`.
+    pub every_link: &'a str,
     /// Every row, uncut.
     pub all: bool,
 }
@@ -492,7 +495,7 @@ fn links(o: &mut String, v: &RunView) {
         }
         o.push('\n');
     }
-    let summary = v.out.join("summary.json");
+    let summary = v.out.join(v.every_link);
     if busy.len() > shown {
         let _ = writeln!(
             o,
@@ -613,6 +616,11 @@ mod tests {
                 "summary.json"
             } else {
                 "flows.csv"
+            },
+            every_link: if summary.links.len() > pep_sim::spread::LINK_LIMIT {
+                "link_totals.csv"
+            } else {
+                "summary.json"
             },
             all,
         })

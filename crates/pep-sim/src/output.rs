@@ -184,6 +184,10 @@ pub struct Summary {
     pub total_delivered_bytes: u64,
     pub total_goodput_mbps: f64,
     pub total_retransmitted_segments: u64,
+    /// Each link direction's entry. Above [`crate::spread::LINK_LIMIT`] of
+    /// them `summary.json` lists the busiest (`busiest_links`), and
+    /// `link_totals.csv` has every one.
+    #[serde(default)]
     pub links: Vec<LinkSummary>,
     pub events: u64,
     pub packets_forwarded: u64,
@@ -292,17 +296,25 @@ pub struct Written<'a> {
     total_delivered_bytes: u64,
     total_goodput_mbps: f64,
     total_retransmitted_segments: u64,
-    links: &'a [LinkSummary],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    links: Option<&'a [LinkSummary]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    busiest_links: Option<Vec<&'a LinkSummary>>,
     events: u64,
     packets_forwarded: u64,
     #[serde(skip_serializing_if = "<[AgentSummary]>::is_empty")]
     agents: &'a [AgentSummary],
 }
 
+/// Link directions `summary.json` names when `link_totals.csv` has them
+/// all: the busiest, by bytes sent.
+pub const BUSIEST_LINKS: usize = 20;
+
 impl<'a> Written<'a> {
     /// `s` with every flow's entry (`per_flow`), or with their
-    /// distributions instead.
-    pub fn new(s: &'a Summary, per_flow: bool) -> Written<'a> {
+    /// distributions instead; with every link direction's entry
+    /// (`every_link`), or with the [`BUSIEST_LINKS`] busiest.
+    pub fn new(s: &'a Summary, per_flow: bool, every_link: bool) -> Written<'a> {
         // Taken apart so that a field added to `Summary` cannot be missed.
         let Summary {
             scenario,
@@ -323,6 +335,15 @@ impl<'a> Written<'a> {
         } else {
             (&[][..], Some(FlowStats::of(flows)))
         };
+        let (links, busiest_links) = if every_link {
+            (Some(&links[..]), None)
+        } else {
+            let mut busiest: Vec<&LinkSummary> = links.iter().collect();
+            // Stable: equally busy directions stay in the scenario's order.
+            busiest.sort_by_key(|l| std::cmp::Reverse(l.tx_bytes));
+            busiest.truncate(BUSIEST_LINKS);
+            (None, Some(busiest))
+        };
         Written {
             scenario,
             seed: *seed,
@@ -333,6 +354,7 @@ impl<'a> Written<'a> {
             total_goodput_mbps: *total_goodput_mbps,
             total_retransmitted_segments: *total_retransmitted_segments,
             links,
+            busiest_links,
             events: *events,
             packets_forwarded: *packets_forwarded,
             agents,
@@ -598,16 +620,22 @@ impl Simulation {
     }
 
     /// The summary and tables a run's files hold, given its
-    /// [`Self::summary`]: the recorded series ([`Self::tables`]), and above
+    /// [`Self::summary`]: the recorded series ([`Self::tables`]); above
     /// the per-flow limit the flows' entries as a table of their own
-    /// (`flows`) with the summary's `flow_stats` in their place.
+    /// (`flows`) with the summary's `flow_stats` in their place; above
+    /// [`crate::spread::LINK_LIMIT`] link directions their entries as
+    /// `link_totals`, with the busiest in the summary.
     pub fn results<'a>(&'a self, summary: &'a Summary) -> (Written<'a>, Vec<Table<'a>>) {
         let per_flow = self.metrics.per_flow;
+        let every_link = summary.links.len() <= crate::spread::LINK_LIMIT;
         let mut tables = self.tables();
         if !per_flow {
             tables.push(crate::spread::flows(&summary.flows));
         }
-        (Written::new(summary, per_flow), tables)
+        if !every_link {
+            tables.push(crate::spread::link_totals(&summary.links));
+        }
+        (Written::new(summary, per_flow, every_link), tables)
     }
 
     /// Writes `summary.json` and one CSV per table of [`Self::results`]

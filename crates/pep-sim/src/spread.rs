@@ -9,19 +9,25 @@
 //! totals (`flow_stats`), and each flow's totals go to `flows.csv`, one
 //! row per flow (a table loads where a million JSON objects do not).
 //! `[output] per_flow = true` (or `--set output.per_flow=true`) keeps
-//! every flow's rows and entries.
+//! every flow's rows and entries. Above [`LINK_LIMIT`] link directions,
+//! their totals go to `link_totals.csv` too, and `summary.json` names the
+//! busiest (`busiest_links`).
 
 use std::borrow::Cow;
 
 use pep_core::{Duration, Instant};
 
 use crate::metrics::{CwndRow, GoodputRow};
-use crate::output::{round6, FlowSummary};
+use crate::output::{round6, FlowSummary, LinkSummary};
 use crate::table::{Cell, Column, ColumnType, Table};
 use ColumnType::{Float, Text, UInt};
 
 /// Most flows whose per-flow rows are written by default.
 pub const PER_FLOW_LIMIT: usize = 1000;
+
+/// Most link directions `summary.json` lists; above it they are rows of
+/// `link_totals.csv` (a million users' access links are 400 MB of JSON).
+pub const LINK_LIMIT: usize = 2000;
 
 /// The statistics across flows, in the order they are written.
 pub const STATS: [&str; 7] = ["mean", "min", "p10", "p50", "p90", "p99", "max"];
@@ -203,6 +209,44 @@ pub fn flows(flows: &[FlowSummary]) -> Table<'_> {
             Cell::UInt(f.local_drops),
             float(f.completion_s),
             float(f.srtt_ms),
+        ]);
+    })
+}
+
+/// `link_totals`: each link direction's totals, one row per direction,
+/// the columns named after the fields of its `summary.json` entry
+/// (`name` is `link`, as in the series).
+pub fn link_totals(links: &[LinkSummary]) -> Table<'_> {
+    let columns = columns(&[
+        ("link", Text),
+        ("tx_packets", UInt),
+        ("tx_bytes", UInt),
+        ("utilisation", Float),
+        ("queue_drops", UInt),
+        ("lost_packets", UInt),
+        ("max_queue_packets", UInt),
+        ("mean_queue_packets", Float),
+        ("sd_queue_packets", Float),
+        ("p99_queue_packets", Float),
+        ("p50_queue_delay_ms", Float),
+        ("p95_queue_delay_ms", Float),
+    ]);
+    Table::new("link_totals", columns, links.len(), move |i, v| {
+        let l = &links[i];
+        let float = |x: Option<f64>| x.map_or(Cell::Null, Cell::Float);
+        v.extend([
+            Cell::Text(l.name.as_str().into()),
+            Cell::UInt(l.tx_packets),
+            Cell::UInt(l.tx_bytes),
+            Cell::Float(l.utilisation),
+            Cell::UInt(l.queue_drops),
+            Cell::UInt(l.lost_packets),
+            Cell::UInt(l.max_queue_packets),
+            float(l.mean_queue_packets),
+            float(l.sd_queue_packets),
+            float(l.p99_queue_packets),
+            float(l.p50_queue_delay_ms),
+            float(l.p95_queue_delay_ms),
         ]);
     })
 }

@@ -182,7 +182,7 @@ fn summary_json(dir: &tempfile::TempDir) -> serde_json::Value {
 #[test]
 fn above_a_thousand_flows_their_entries_go_to_a_table_and_their_spread_to_the_summary() {
     let (sim, dir, files) = written(&star(1001));
-    assert_eq!(files, ["flows.csv", "summary.json"]);
+    assert_eq!(files, ["flows.csv", "link_totals.csv", "summary.json"]);
     let full = sim.summary();
     let json = summary_json(&dir);
     assert!(json.get("flows").is_none(), "summary.json lists the flows");
@@ -217,18 +217,53 @@ fn above_a_thousand_flows_their_entries_go_to_a_table_and_their_spread_to_the_su
 }
 
 #[test]
-fn at_the_limit_or_asked_for_the_summary_lists_every_flow() {
-    let (sim, dir, files) = written(&star(1000));
+fn at_the_limits_or_asked_for_the_summary_lists_every_flow_and_link() {
+    // 999 flows and 1,000 links (2,000 directions): both at most the limits.
+    let (sim, dir, files) = written(&star(999));
     assert_eq!(files, ["summary.json"]);
     // The file is the in-memory summary, byte for byte.
     let text = std::fs::read_to_string(dir.path().join("summary.json")).unwrap();
     let own = serde_json::to_string_pretty(&sim.summary()).unwrap();
     assert_eq!(text, own + "\n");
+    // 1,000 flows: still listed.
+    let (_, dir, files) = written(&star(1000));
+    assert_eq!(files, ["link_totals.csv", "summary.json"]);
     let json = summary_json(&dir);
     assert_eq!(json["flows"].as_array().unwrap().len(), 1000);
     assert!(json.get("flow_stats").is_none());
     let asked = star(1001).replace("series = []", "series = []\nper_flow = true");
     let (_, dir, files) = written(&asked);
-    assert_eq!(files, ["summary.json"]);
+    assert_eq!(files, ["link_totals.csv", "summary.json"]);
     assert_eq!(summary_json(&dir)["flows"].as_array().unwrap().len(), 1001);
+}
+
+#[test]
+fn above_two_thousand_link_directions_the_summary_names_the_busiest() {
+    // 1,001 links: 2,002 directions.
+    let (sim, dir, _) = written(&star(1000));
+    let full = sim.summary();
+    let json = summary_json(&dir);
+    assert!(json.get("links").is_none(), "summary.json lists the links");
+    let busiest = json["busiest_links"].as_array().unwrap();
+    assert_eq!(busiest.len(), 20);
+    // Every client's 4 kB crosses r->srv; each access link carries one.
+    assert_eq!(busiest[0]["name"], "r->srv");
+    let bytes: Vec<u64> = busiest
+        .iter()
+        .map(|l| l["tx_bytes"].as_u64().unwrap())
+        .collect();
+    assert!(bytes.windows(2).all(|w| w[0] >= w[1]), "{bytes:?}");
+    let mut all: Vec<u64> = full.links.iter().map(|l| l.tx_bytes).collect();
+    all.sort_unstable_by(|a, b| b.cmp(a));
+    assert_eq!(bytes, all[..20]);
+    let csv = std::fs::read_to_string(dir.path().join("link_totals.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 1 + 2002);
+    assert!(lines[0].starts_with("link,tx_packets,tx_bytes,utilisation,"));
+    for (line, l) in lines[1..].iter().zip(&full.links) {
+        let cells: Vec<&str> = line.split(',').collect();
+        assert_eq!(cells[0], l.name);
+        assert_eq!(cells[2], l.tx_bytes.to_string());
+        assert_eq!(cells[3].parse::<f64>().unwrap(), l.utilisation);
+    }
 }
