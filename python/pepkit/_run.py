@@ -38,7 +38,7 @@ class Result:
     tseq = property(lambda self: self.table("tseq"))
     time_sequence = tseq
     agents = property(lambda self: self.table("agents"))
-    # Above 2,000 link directions: each one's totals (summary.json names
+    # Above 10,000 link directions: each one's totals (summary.json names
     # the busiest).
     link_totals = property(lambda self: self.table("link_totals"))
 

@@ -489,39 +489,36 @@ pub fn run_charts(dir: &Path, kinds: &[String]) -> Result<Vec<Named>, String> {
     // and a distribution across flows is the picture of them.
     if want("flow_cdf") || want("completion_cdf") {
         if let Some(t) = load("flows.csv")? {
-            let goodput: Vec<f64> = t
-                .numbers("goodput_mbps")
-                .map_err(e)?
-                .into_iter()
-                .flatten()
-                .collect();
-            if want("flow_cdf") && !goodput.is_empty() {
-                let n = goodput.len();
-                push(
+            let cdfs = [
+                (
                     "flow_cdf",
-                    "flows.csv",
-                    Chart::cdf([Samples::new("goodput", quantiles(goodput))])
-                        .title(format!("Goodput across the {n} flows"))
-                        .x_label("goodput of a flow (Mbit/s), start to completion or end of run")
-                        .y_label("fraction of flows ≤ x"),
-                );
-            }
-            let done: Vec<f64> = t
-                .numbers("completion_s")
-                .map_err(e)?
-                .into_iter()
-                .flatten()
-                .collect();
-            if want("completion_cdf") && !done.is_empty() {
-                let n = done.len();
-                push(
+                    "goodput_mbps",
+                    "goodput",
+                    "Goodput across the {n} flows",
+                    "goodput of a flow (Mbit/s), start to completion or end of run",
+                    "fraction of flows ≤ x",
+                ),
+                (
                     "completion_cdf",
-                    "flows.csv",
-                    Chart::cdf([Samples::new("completion", quantiles(done))])
-                        .title(format!("Completion time of the {n} completed flows"))
-                        .x_label("start to last byte acknowledged (s)")
-                        .y_label("fraction of completed flows ≤ x"),
-                );
+                    "completion_s",
+                    "completion",
+                    "Completion time of the {n} completed flows",
+                    "start to last byte acknowledged (s)",
+                    "fraction of completed flows ≤ x",
+                ),
+            ];
+            for (kind, column, name, title, x, y) in cdfs {
+                let values: Vec<f64> = t
+                    .numbers(column)
+                    .map_err(e)?
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                if want(kind) && !values.is_empty() {
+                    let title = title.replace("{n}", &values.len().to_string());
+                    let chart = Chart::cdf([Samples::new(name, quantiles(values))]);
+                    push(kind, "flows.csv", chart.title(title).x_label(x).y_label(y));
+                }
             }
         }
     }

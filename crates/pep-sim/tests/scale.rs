@@ -182,7 +182,7 @@ fn summary_json(dir: &tempfile::TempDir) -> serde_json::Value {
 #[test]
 fn above_a_thousand_flows_their_entries_go_to_a_table_and_their_spread_to_the_summary() {
     let (sim, dir, files) = written(&star(1001));
-    assert_eq!(files, ["flows.csv", "link_totals.csv", "summary.json"]);
+    assert_eq!(files, ["flows.csv", "summary.json"]);
     let full = sim.summary();
     let json = summary_json(&dir);
     assert!(json.get("flows").is_none(), "summary.json lists the flows");
@@ -218,29 +218,30 @@ fn above_a_thousand_flows_their_entries_go_to_a_table_and_their_spread_to_the_su
 
 #[test]
 fn at_the_limits_or_asked_for_the_summary_lists_every_flow_and_link() {
-    // 999 flows and 1,000 links (2,000 directions): both at most the limits.
-    let (sim, dir, files) = written(&star(999));
+    // 1,000 flows, and 1,001 links: at most the limits.
+    let (sim, dir, files) = written(&star(1000));
     assert_eq!(files, ["summary.json"]);
     // The file is the in-memory summary, byte for byte.
     let text = std::fs::read_to_string(dir.path().join("summary.json")).unwrap();
     let own = serde_json::to_string_pretty(&sim.summary()).unwrap();
     assert_eq!(text, own + "\n");
-    // 1,000 flows: still listed.
-    let (_, dir, files) = written(&star(1000));
-    assert_eq!(files, ["link_totals.csv", "summary.json"]);
-    let json = summary_json(&dir);
-    assert_eq!(json["flows"].as_array().unwrap().len(), 1000);
-    assert!(json.get("flow_stats").is_none());
     let asked = star(1001).replace("series = []", "series = []\nper_flow = true");
     let (_, dir, files) = written(&asked);
-    assert_eq!(files, ["link_totals.csv", "summary.json"]);
+    assert_eq!(files, ["summary.json"]);
     assert_eq!(summary_json(&dir)["flows"].as_array().unwrap().len(), 1001);
+    // 5,000 links: 10,000 directions, still listed.
+    let (_, dir, files) = written(&star(4999));
+    assert_eq!(files, ["flows.csv", "summary.json"]);
+    let json = summary_json(&dir);
+    assert_eq!(json["links"].as_array().unwrap().len(), 10_000);
+    assert!(json.get("busiest_links").is_none());
 }
 
 #[test]
-fn above_two_thousand_link_directions_the_summary_names_the_busiest() {
-    // 1,001 links: 2,002 directions.
-    let (sim, dir, _) = written(&star(1000));
+fn above_ten_thousand_link_directions_the_summary_names_the_busiest() {
+    // 5,001 links: 10,002 directions.
+    let (sim, dir, files) = written(&star(5000));
+    assert_eq!(files, ["flows.csv", "link_totals.csv", "summary.json"]);
     let full = sim.summary();
     let json = summary_json(&dir);
     assert!(json.get("links").is_none(), "summary.json lists the links");
@@ -258,7 +259,7 @@ fn above_two_thousand_link_directions_the_summary_names_the_busiest() {
     assert_eq!(bytes, all[..20]);
     let csv = std::fs::read_to_string(dir.path().join("link_totals.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
-    assert_eq!(lines.len(), 1 + 2002);
+    assert_eq!(lines.len(), 1 + 10_002);
     assert!(lines[0].starts_with("link,tx_packets,tx_bytes,utilisation,"));
     for (line, l) in lines[1..].iter().zip(&full.links) {
         let cells: Vec<&str> = line.split(',').collect();
