@@ -11,7 +11,7 @@ class Result:
     as pandas DataFrames (``goodput``, ``links``, ``queues``, ``cwnd``,
     ``tseq``, ``agents``; ``None`` when the scenario did not record it)
     and as pyarrow tables in ``arrow``. Columns and types are the CSV and
-    Parquet files' (docs/output.md)."""
+    Parquet files' (docs/experiments.md, "Parquet")."""
 
     def __init__(self, summary, arrow):
         self.summary = summary

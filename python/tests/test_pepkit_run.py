@@ -31,7 +31,7 @@ def test_run_equals_the_cli_value_for_value(pep, tmp_path, same_as_csv):
         same_as_csv(r.table(name), path)
     assert r.summary == json.loads((out / "summary.json").read_text())
     assert r.summary["seed"] == 7
-    # Typed as docs/output.md says, not as text.
+    # Typed as docs/experiments.md ("Parquet") says, not as text.
     assert str(r.goodput["bytes"].dtype) == "uint64"
     assert str(r.arrow["cwnd"].schema.field("ssthresh_bytes").type) == "uint64"
 

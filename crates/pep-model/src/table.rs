@@ -13,8 +13,8 @@ use std::io::{self, Write};
 use pep_core::time::fmt_out::secs;
 use pep_core::Instant;
 
-/// A column's type, as Parquet stores it (docs/output.md lists each
-/// table's).
+/// A column's type, as Parquet stores it (docs/experiments.md, "Parquet",
+/// lists each table's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ColumnType {
     /// 64-bit float (`double`).
