@@ -202,7 +202,7 @@ fn spread(o: &mut String, flows: &[FlowSummary]) {
     let st = FlowStats::of(flows);
     let head = format!("across the {} flows", st.flows);
     let _ = write!(o, "{head:<24}");
-    for name in ["mean", "min", "p10", "p50", "p90", "p99", "max"] {
+    for name in pep_sim::spread::STATS {
         let _ = write!(o, " {name:>9}");
     }
     o.push('\n');
@@ -218,7 +218,7 @@ fn spread(o: &mut String, flows: &[FlowSummary]) {
     for (name, spread, digits) in rows {
         let Some(sp) = spread else { continue };
         let _ = write!(o, "{name:<24}");
-        for x in [sp.mean, sp.min, sp.p10, sp.p50, sp.p90, sp.p99, sp.max] {
+        for x in sp.values() {
             let _ = write!(o, " {x:>9.digits$}");
         }
         o.push('\n');
@@ -606,22 +606,22 @@ mod tests {
         sim.run();
         let summary = sim.summary();
         let out = Path::new("out").join(&sc.name);
+        // The files the run would write beside summary.json, by the rule
+        // that writes them.
+        let (_, tables) = sim.results(&summary);
+        let every = |name: &str| match tables.iter().any(|t| t.name == name) {
+            true => format!("{name}.csv"),
+            false => "summary.json".into(),
+        };
+        let (every_flow, every_link) = (every("flows"), every("link_totals"));
         render(&RunView {
             scenario: &sc,
             summary: &summary,
             goodput: &sim.metrics().goodput,
             bin: sim.metrics().bin_every,
             out: &out,
-            every_flow: if sim.metrics().per_flow {
-                "summary.json"
-            } else {
-                "flows.csv"
-            },
-            every_link: if summary.links.len() > pep_sim::spread::LINK_LIMIT {
-                "link_totals.csv"
-            } else {
-                "summary.json"
-            },
+            every_flow: &every_flow,
+            every_link: &every_link,
             all,
         })
     }

@@ -229,26 +229,15 @@ pub struct Spread {
 }
 
 impl Spread {
-    /// Every statistic times `k` (a change of unit).
-    pub fn scaled(self, k: f64) -> Spread {
-        Spread {
-            mean: self.mean * k,
-            min: self.min * k,
-            p10: self.p10 * k,
-            p50: self.p50 * k,
-            p90: self.p90 * k,
-            p99: self.p99 * k,
-            max: self.max * k,
-        }
+    /// The statistics in [`crate::spread::STATS`]'s order.
+    pub fn values(self) -> [f64; 7] {
+        [
+            self.mean, self.min, self.p10, self.p50, self.p90, self.p99, self.max,
+        ]
     }
 
-    fn of(mut values: Vec<f64>) -> Option<Spread> {
-        if values.is_empty() {
-            return None;
-        }
-        let [mean, min, p10, p50, p90, p99, max] =
-            crate::spread::stats_f64(&mut values).map(round6);
-        Some(Spread {
+    fn from_values([mean, min, p10, p50, p90, p99, max]: [f64; 7]) -> Spread {
+        Spread {
             mean,
             min,
             p10,
@@ -256,7 +245,20 @@ impl Spread {
             p90,
             p99,
             max,
-        })
+        }
+    }
+
+    /// Every statistic times `k` (a change of unit).
+    pub fn scaled(self, k: f64) -> Spread {
+        Spread::from_values(self.values().map(|v| v * k))
+    }
+
+    fn of(mut values: Vec<f64>) -> Option<Spread> {
+        if values.is_empty() {
+            return None;
+        }
+        let stats = crate::spread::stats_f64(&mut values).map(round6);
+        Some(Spread::from_values(stats))
     }
 }
 

@@ -196,7 +196,6 @@ pub fn flows(flows: &[FlowSummary]) -> Table<'_> {
     ]);
     Table::new("flows", columns, flows.len(), move |i, v| {
         let f = &flows[i];
-        let float = |x: Option<f64>| x.map_or(Cell::Null, Cell::Float);
         v.extend([
             Cell::Text(f.name.as_str().into()),
             Cell::Text(f.from.as_str().into()),
@@ -208,8 +207,8 @@ pub fn flows(flows: &[FlowSummary]) -> Table<'_> {
             Cell::UInt(f.fast_retransmits),
             Cell::UInt(f.timeouts),
             Cell::UInt(f.local_drops),
-            float(f.completion_s),
-            float(f.srtt_ms),
+            optional(f.completion_s),
+            optional(f.srtt_ms),
         ]);
     })
 }
@@ -234,7 +233,6 @@ pub fn link_totals(links: &[LinkSummary]) -> Table<'_> {
     ]);
     Table::new("link_totals", columns, links.len(), move |i, v| {
         let l = &links[i];
-        let float = |x: Option<f64>| x.map_or(Cell::Null, Cell::Float);
         v.extend([
             Cell::Text(l.name.as_str().into()),
             Cell::UInt(l.tx_packets),
@@ -243,13 +241,18 @@ pub fn link_totals(links: &[LinkSummary]) -> Table<'_> {
             Cell::UInt(l.queue_drops),
             Cell::UInt(l.lost_packets),
             Cell::UInt(l.max_queue_packets),
-            float(l.mean_queue_packets),
-            float(l.sd_queue_packets),
-            float(l.p99_queue_packets),
-            float(l.p50_queue_delay_ms),
-            float(l.p95_queue_delay_ms),
+            optional(l.mean_queue_packets),
+            optional(l.sd_queue_packets),
+            optional(l.p99_queue_packets),
+            optional(l.p50_queue_delay_ms),
+            optional(l.p95_queue_delay_ms),
         ]);
     })
+}
+
+/// A float that may be absent: an empty cell then.
+fn optional<'a>(x: Option<f64>) -> Cell<'a> {
+    x.map_or(Cell::Null, Cell::Float)
 }
 
 fn columns(c: &[(&str, ColumnType)]) -> Vec<Column> {
