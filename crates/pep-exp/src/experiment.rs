@@ -337,6 +337,47 @@ pub struct Experiment {
     /// base was not read): see [`Experiment::warnings`].
     warnings: Vec<ExpWarning>,
     short_warnings: Vec<ExpWarning>,
+    /// The points [`Experiment::load`] resolved, for the first
+    /// [`Experiment::resolve`] of the same ones.
+    resolved: Resolutions,
+}
+
+/// Points resolved once and kept for one later [`Experiment::resolve`]
+/// that asks for the same: reading a scenario of 100,000 users takes
+/// seconds, and a sweep would otherwise read each point twice before
+/// running it. Each entry is keyed by what the points are made of, so a
+/// changed experiment resolves afresh; a clone starts empty.
+#[derive(Default)]
+struct Resolutions(std::sync::Mutex<Vec<(u64, Vec<Resolved>)>>);
+
+impl Resolutions {
+    fn keep(&self, key: u64, points: Vec<Resolved>) {
+        if let Ok(mut kept) = self.0.lock() {
+            kept.push((key, points));
+        }
+    }
+
+    /// The points kept under `key`, taken out, and the others dropped (a
+    /// sweep runs one mode).
+    fn take(&self, key: u64) -> Option<Vec<Resolved>> {
+        let mut kept = self.0.lock().ok()?;
+        let i = kept.iter().position(|(k, _)| *k == key)?;
+        let points = kept.swap_remove(i).1;
+        kept.clear();
+        Some(points)
+    }
+}
+
+impl Clone for Resolutions {
+    fn clone(&self) -> Self {
+        Resolutions::default()
+    }
+}
+
+impl fmt::Debug for Resolutions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Resolutions")
+    }
 }
 
 /// A scenario warning (a setting that loads but does nothing) of an
@@ -388,14 +429,27 @@ impl fmt::Display for ExpWarning {
     }
 }
 
-/// A point made concrete: the scenario document and its validated model.
+/// A point made concrete: what its scenario is read from and its
+/// validated model.
 #[derive(Clone, Debug)]
 pub struct Resolved {
     pub point: Point,
-    /// Base + `[set]` (+ `[short].set`) + the point's values, seed not yet
-    /// set.
-    pub doc: toml::Table,
+    pub source: Source,
     pub scenario: Scenario,
+}
+
+/// What a point's scenario is read from (seed not yet set).
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// Base + `[set]` (+ `[short].set`) + the point's values, in one
+    /// document.
+    Document(toml::Table),
+    /// The base file as written, `[[repeat]]` groups and all, and those
+    /// overrides in order: every one reaches a table written outside the
+    /// groups. A task then carries the file's few kilobytes, not every
+    /// copy (tens of megabytes for 100,000 users), and reads it as fast as
+    /// `pep sim run` does.
+    Written(Vec<(String, Value)>),
 }
 
 impl Experiment {
@@ -582,6 +636,7 @@ impl Experiment {
             outputs,
             warnings: Vec::new(),
             short_warnings: Vec::new(),
+            resolved: Resolutions::default(),
         };
         if dir.is_some() && read {
             // The points as far as the file could be read: what the base
@@ -592,6 +647,7 @@ impl Experiment {
                         check_selects(&errs, &exp.plots, &first.scenario)?;
                     }
                     exp.warnings = exp.gather_warnings(&points, Mode::Full);
+                    exp.resolved.keep(exp.inputs_key(Mode::Full), points);
                 }
                 Ok(_) => {}
                 Err(e) => found.insert(0, e),
@@ -599,6 +655,7 @@ impl Experiment {
             if found.is_empty() && exp.has_short() {
                 let points = exp.resolve(Mode::Short)?;
                 exp.short_warnings = exp.gather_warnings(&points, Mode::Short);
+                exp.resolved.keep(exp.inputs_key(Mode::Short), points);
             }
         }
         match ExpError::all(found) {
@@ -695,89 +752,14 @@ impl Experiment {
     /// Builds and validates every point's scenario; checks the measures
     /// name flows and links that exist.
     pub fn resolve(&self, mode: Mode) -> Result<Vec<Resolved>, ExpError> {
+        if let Some(points) = self.resolved.take(self.inputs_key(mode)) {
+            return Ok(points);
+        }
         let errs = Errs::new(&self.origin, &self.text);
-        let base_origin = self.base_path.display().to_string();
-        let base_invalid = |e: &dyn fmt::Display| format!("the base scenario is invalid:\n{e}");
-        let mut doc0 = scenario::parse_document(&self.base_text, &base_origin)
-            .map_err(|e| errs.at("base", "experiment.base", base_invalid(&e)))?;
-        let mut fixed: Vec<(&str, &String, &Value)> =
-            self.set.iter().map(|(p, v)| ("set", p, v)).collect();
-        if mode == Mode::Short {
-            fixed.extend(self.short_set.iter().map(|(p, v)| ("short.set", p, v)));
-        }
-        // What changed the base, for messages about the merged document.
-        let mut tables: Vec<&str> = Vec::new();
-        for (table, _, _) in &fixed {
-            let t = if *table == "set" {
-                "[set]"
-            } else {
-                "[short].set"
-            };
-            if !tables.contains(&t) {
-                tables.push(t);
-            }
-        }
-        // When something fails, the base is blamed first, with its
-        // line:column, if it is invalid on its own. (Only then: a base may
-        // be a template whose gaps every point fills.)
-        let or_base = |e: ExpError| match Scenario::from_toml_str(&self.base_text, &base_origin) {
-            Err(be) => errs.at("base", "experiment.base", base_invalid(&be)),
-            Ok(_) => e,
+        let out = match self.resolve_written(&errs, mode)? {
+            Some(out) => out,
+            None => self.resolve_documents(&errs, mode)?,
         };
-        for (table, path, v) in fixed {
-            scenario::apply_override(&mut doc0, path, v.clone())
-                .map_err(|e| or_base(errs.at(path, format!("{table}.{path:?}"), e.to_string())))?;
-        }
-        // Errors in the merged document are reported against this origin,
-        // not the base file, which may well be fine on its own.
-        let merged_origin = format!("{base_origin} + overrides");
-        let mut out = Vec::with_capacity(self.points.len());
-        for (n, p) in self.points.iter().enumerate() {
-            let mut doc = doc0.clone();
-            for (path, v) in self.params.iter().zip(&p.values) {
-                if let Some(v) = v {
-                    scenario::apply_override(&mut doc, path, v.clone()).map_err(|e| {
-                        let place = errs.point_path(n, self.points.len(), Some(path));
-                        let field = format!("point {}", p.id);
-                        or_base(errs.placed(&place, path, field, e.to_string()))
-                    })?;
-                }
-            }
-            let sc = match Scenario::from_table(doc.clone(), &merged_origin) {
-                Ok(sc) => sc,
-                Err(e) => {
-                    let mut with: Vec<String> = tables
-                        .iter()
-                        .map(|t| format!("this experiment's {t}"))
-                        .collect();
-                    let what = self.describe(p);
-                    let field = if p.values.iter().any(Option::is_some) {
-                        with.push("the point's values".into());
-                        format!("point {} ({what})", p.id)
-                    } else {
-                        format!("point {}", p.id)
-                    };
-                    let msg = if with.is_empty() {
-                        format!("the base scenario is invalid:\n{e}")
-                    } else {
-                        format!(
-                            "the base scenario with {} is invalid:\n{e}",
-                            join_and(&with)
-                        )
-                    };
-                    return Err(or_base(errs.at("", field, msg)));
-                }
-            };
-            // A task's scenario text is parsed again on its own (by
-            // `run_task`, maybe on another machine), where a trace path
-            // relative to the base file would no longer resolve.
-            absolute_traces(&mut doc, self.base_path.parent().unwrap_or(Path::new("")));
-            out.push(Resolved {
-                point: p.clone(),
-                doc,
-                scenario: sc,
-            });
-        }
         same_scenarios(&errs, self, &out)?;
         if let Some(first) = out.first() {
             let (flows, links) = names(&first.scenario);
@@ -791,6 +773,162 @@ impl Experiment {
                 m.check(&flows, &links, &agents)
                     .map_err(|e| errs.at(&m.text, format!("experiment.measures[{i}]"), e.0))?;
             }
+        }
+        Ok(out)
+    }
+
+    /// A hash of everything the points of `mode` are made of: the base,
+    /// the overrides, the points and the measures checked against them.
+    fn inputs_key(&self, mode: Mode) -> u64 {
+        use std::hash::{DefaultHasher, Hash, Hasher};
+        let mut h = DefaultHasher::new();
+        let what = (
+            mode,
+            &self.base_path,
+            &self.base_text,
+            &self.set,
+            &self.short_set,
+            &self.params,
+            &self.points,
+            &self.measures,
+        );
+        format!("{what:?}").hash(&mut h);
+        h.finish()
+    }
+
+    /// The overrides of point `p` in `mode`, in the order they apply:
+    /// `[set]`, `[short].set`, then the point's values.
+    fn overrides(&self, p: &Point, mode: Mode) -> Vec<(String, Value)> {
+        let mut out: Vec<(String, Value)> = self.set.clone();
+        if mode == Mode::Short {
+            out.extend(self.short_set.iter().cloned());
+        }
+        let values = self.params.iter().zip(&p.values);
+        out.extend(values.filter_map(|(path, v)| Some((path.clone(), v.clone()?))));
+        out
+    }
+
+    /// Every point as [`Source::Written`], when the base has `[[repeat]]`
+    /// groups and each point's overrides all reach tables written outside
+    /// them; `None` otherwise, and the whole document is changed per point
+    /// ([`Experiment::resolve_documents`], which reports a path that does
+    /// not apply). A scenario the overrides make invalid is reported here,
+    /// a copy's problem at its line in the base and counted over copies.
+    fn resolve_written(&self, errs: &Errs, mode: Mode) -> Result<Option<Vec<Resolved>>, ExpError> {
+        let has_groups = self
+            .base_text
+            .parse::<toml::Table>()
+            .is_ok_and(|t| t.contains_key("repeat"));
+        if !has_groups {
+            return Ok(None);
+        }
+        let base_origin = self.base_path.display().to_string();
+        let merged_origin = format!("{base_origin} + overrides");
+        let mut out = Vec::with_capacity(self.points.len());
+        for p in &self.points {
+            let overrides = self.overrides(p, mode);
+            match Scenario::from_written_with(&self.base_text, &merged_origin, &overrides) {
+                None => return Ok(None),
+                Some(Ok(scenario)) => out.push(Resolved {
+                    point: p.clone(),
+                    source: Source::Written(overrides),
+                    scenario,
+                }),
+                Some(Err(e)) => return Err(self.point_invalid(errs, p, mode, &e)),
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// The error for point `p`, whose scenario is invalid (`e`): the base
+    /// is blamed, with its line:column, if it is invalid on its own.
+    fn point_invalid(&self, errs: &Errs, p: &Point, mode: Mode, e: &dyn fmt::Display) -> ExpError {
+        let mut with: Vec<String> = Vec::new();
+        if !self.set.is_empty() {
+            with.push("this experiment's [set]".into());
+        }
+        if mode == Mode::Short && !self.short_set.is_empty() {
+            with.push("this experiment's [short].set".into());
+        }
+        let what = self.describe(p);
+        let field = if p.values.iter().any(Option::is_some) {
+            with.push("the point's values".into());
+            format!("point {} ({what})", p.id)
+        } else {
+            format!("point {}", p.id)
+        };
+        let msg = if with.is_empty() {
+            format!("the base scenario is invalid:\n{e}")
+        } else {
+            format!(
+                "the base scenario with {} is invalid:\n{e}",
+                join_and(&with)
+            )
+        };
+        self.or_base(errs, errs.at("", field, msg))
+    }
+
+    /// `e`, or the base's own error when the base is invalid on its own.
+    /// (Only then: a base may be a template whose gaps every point fills.)
+    fn or_base(&self, errs: &Errs, e: ExpError) -> ExpError {
+        let base_origin = self.base_path.display().to_string();
+        match Scenario::from_toml_str(&self.base_text, &base_origin) {
+            Err(be) => errs.at(
+                "base",
+                "experiment.base",
+                format!("the base scenario is invalid:\n{be}"),
+            ),
+            Ok(_) => e,
+        }
+    }
+
+    /// Every point as [`Source::Document`]: the base document, `[set]`
+    /// applied once, then each point's values on a copy of it.
+    fn resolve_documents(&self, errs: &Errs, mode: Mode) -> Result<Vec<Resolved>, ExpError> {
+        let base_origin = self.base_path.display().to_string();
+        let mut doc0 = scenario::parse_document(&self.base_text, &base_origin).map_err(|e| {
+            let msg = format!("the base scenario is invalid:\n{e}");
+            errs.at("base", "experiment.base", msg)
+        })?;
+        let mut fixed: Vec<(&str, &String, &Value)> =
+            self.set.iter().map(|(p, v)| ("set", p, v)).collect();
+        if mode == Mode::Short {
+            fixed.extend(self.short_set.iter().map(|(p, v)| ("short.set", p, v)));
+        }
+        for (table, path, v) in fixed {
+            scenario::apply_override(&mut doc0, path, v.clone()).map_err(|e| {
+                self.or_base(
+                    errs,
+                    errs.at(path, format!("{table}.{path:?}"), e.to_string()),
+                )
+            })?;
+        }
+        // Errors in the merged document are reported against this origin,
+        // not the base file, which may well be fine on its own.
+        let merged_origin = format!("{base_origin} + overrides");
+        let mut out = Vec::with_capacity(self.points.len());
+        for (n, p) in self.points.iter().enumerate() {
+            let mut doc = doc0.clone();
+            for (path, v) in self.params.iter().zip(&p.values) {
+                if let Some(v) = v {
+                    scenario::apply_override(&mut doc, path, v.clone()).map_err(|e| {
+                        let place = errs.point_path(n, self.points.len(), Some(path));
+                        let field = format!("point {}", p.id);
+                        self.or_base(errs, errs.placed(&place, path, field, e.to_string()))
+                    })?;
+                }
+            }
+            let sc = Scenario::from_table(doc.clone(), &merged_origin)
+                .map_err(|e| self.point_invalid(errs, p, mode, &e))?;
+            // A task's scenario text is parsed again on its own (by
+            // `run_task`, maybe on another machine), where a trace path
+            // relative to the base file would no longer resolve.
+            absolute_traces(&mut doc, self.base_path.parent().unwrap_or(Path::new("")));
+            out.push(Resolved {
+                point: p.clone(),
+                source: Source::Document(doc),
+                scenario: sc,
+            });
         }
         Ok(out)
     }

@@ -33,7 +33,7 @@ use pep_sim::output::Summary;
 use pep_sim::{Scenario, Simulation};
 use serde::{Deserialize, Serialize};
 
-use crate::experiment::{Experiment, Mode};
+use crate::experiment::{Experiment, Mode, Resolved, Source};
 use crate::results::Results;
 
 /// One run to do: everything it depends on, as data.
@@ -43,8 +43,17 @@ pub struct Task {
     pub point: usize,
     pub point_id: String,
     pub seed: u64,
-    /// The point's scenario, fully resolved, as TOML (seed not applied).
+    /// The point's scenario, fully resolved, as TOML (seed not applied);
+    /// or, with `overrides`, the base file as written.
     pub scenario_toml: String,
+    /// Overrides (`path=value`) applied to `scenario_toml` in order: a base
+    /// with `[[repeat]]` groups travels as written ([`Source::Written`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<String>,
+    /// The base file's absolute path, with `overrides`: the name its
+    /// errors give, and where the trace files it names are found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
     /// Identifies the (scenario, seed, simulator version): a record with
     /// another key is stale.
     pub key: String,
@@ -206,31 +215,73 @@ fn hash_file(path: PathBuf) -> std::io::Result<u64> {
 
 /// The runs of `exp` in `mode`, in point then seed order.
 pub fn tasks(exp: &Experiment, mode: Mode) -> Result<Vec<Task>, SweepError> {
-    let resolved = exp.resolve(mode)?;
+    Ok(tasks_of(exp, mode, &exp.resolve(mode)?))
+}
+
+/// The runs of the points `resolved` (`exp`'s in `mode`).
+fn tasks_of(exp: &Experiment, mode: Mode, resolved: &[Resolved]) -> Vec<Task> {
     let mut out = Vec::new();
+    let base = std::path::absolute(&exp.base_path).unwrap_or_else(|_| exp.base_path.clone());
     for (i, r) in resolved.iter().enumerate() {
-        let text = toml::to_string(&r.doc).expect("a parsed document encodes");
+        let (text, overrides, base) = match &r.source {
+            Source::Document(doc) => {
+                let text = toml::to_string(doc).expect("a parsed document encodes");
+                (text, Vec::new(), None)
+            }
+            Source::Written(o) => {
+                let o = o.iter().map(|(p, v)| format!("{p}={v}")).collect();
+                let path = base.display().to_string();
+                (exp.base_text.clone(), o, Some(path))
+            }
+        };
+        // The overrides are part of what is run; without any, the key is
+        // the one the document alone always had.
+        let keyed = std::iter::once(text.as_str())
+            .chain(overrides.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join("\n");
         for (k, &seed) in exp.seeds(mode).iter().enumerate() {
-            let key = task_key(&text, seed, build_identity());
             out.push(Task {
                 point: i,
                 point_id: r.point.id.clone(),
                 seed,
                 scenario_toml: text.clone(),
-                key,
+                overrides: overrides.clone(),
+                base: base.clone(),
+                key: task_key(&keyed, seed, build_identity()),
                 outputs: exp.outputs && k == 0,
             });
         }
     }
-    Ok(out)
+    out
 }
 
 /// Runs one task: the pure function a sweep is made of. `outputs_dir`
 /// receives the CSV series and summary when the task asks for them.
 pub fn run_task(task: &Task, outputs_dir: Option<&Path>) -> Result<Record, String> {
-    let sc = Scenario::from_toml_str(&task.scenario_toml, &task.point_id)
-        .map_err(|e| e.to_string())?
-        .with_seed(task.seed);
+    run_task_on(task, &task_scenario(task)?, outputs_dir)
+}
+
+/// The scenario `task` runs, read from the task alone (seed not applied).
+fn task_scenario(task: &Task) -> Result<Scenario, String> {
+    let overrides = task
+        .overrides
+        .iter()
+        .map(|o| pep_sim::scenario::parse_override(o))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    let origin = task.base.as_deref().unwrap_or(&task.point_id);
+    Scenario::from_toml_str_with(&task.scenario_toml, origin, &overrides).map_err(|e| e.to_string())
+}
+
+/// [`run_task`] on `scenario`, the one the task's text reads as: a sweep
+/// that resolved its points runs them without reading each again.
+fn run_task_on(
+    task: &Task,
+    scenario: &Scenario,
+    outputs_dir: Option<&Path>,
+) -> Result<Record, String> {
+    let sc = scenario.clone().with_seed(task.seed);
     let mut sim = Simulation::new(&sc);
     sim.run();
     if let (true, Some(dir)) = (task.outputs, outputs_dir) {
@@ -588,6 +639,7 @@ fn relocate(
 /// ran and the failures, `"<point> seed <seed>: <why>"`.
 pub(crate) fn run_tasks(
     todo: &[&Task],
+    scenarios: Option<&[Scenario]>,
     out: &Path,
     jobs: usize,
     cancel: Option<&AtomicBool>,
@@ -610,7 +662,11 @@ pub(crate) fn run_tasks(
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(t) = todo.get(i) else { return };
                 let dir = out.join("points").join(&t.point_id);
-                let res = run_task(t, Some(&dir))
+                let run = match scenarios.and_then(|s| s.get(t.point)) {
+                    Some(sc) => run_task_on(t, sc, Some(&dir)),
+                    None => run_task(t, Some(&dir)),
+                };
+                let res = run
                     .and_then(|r| write_record(out, t, &r).map_err(|e| e.to_string()))
                     .map_err(|e| format!("{} seed {}: {e}", t.point_id, t.seed));
                 if tx.send(res).is_err() {
@@ -637,7 +693,11 @@ pub fn sweep(
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Outcome, SweepError> {
     let started = WallInstant::now();
-    let tasks = tasks(exp, cfg.mode)?;
+    let resolved = exp.resolve(cfg.mode)?;
+    let tasks = tasks_of(exp, cfg.mode, &resolved);
+    // Each point is run from the scenario resolved here, not read again
+    // from its task.
+    let scenarios: Vec<Scenario> = resolved.into_iter().map(|r| r.scenario).collect();
     let out = &cfg.out;
     let runs = out.join("runs");
     std::fs::create_dir_all(&runs).map_err(io_err(&runs))?;
@@ -697,11 +757,12 @@ pub fn sweep(
     progress(&p);
 
     let jobs = cfg.jobs.max(1).min(todo.len().max(1));
-    let (ran, failures) = run_tasks(&todo, out, jobs, cfg.cancel, &mut |_| {
+    let (ran, failures) = run_tasks(&todo, Some(&scenarios), out, jobs, cfg.cancel, &mut |_| {
         p.done += 1;
         progress(&p);
     });
 
+    drop(scenarios);
     let complete = failures.is_empty() && reused + ran == total;
     let results = if complete {
         let r = Results::from_records(exp, &tasks, out)?;

@@ -131,7 +131,7 @@ pub fn run_shard(
     let runs = dir.join("runs");
     std::fs::create_dir_all(&runs).map_err(|e| format!("{}: {e}", runs.display()))?;
     let jobs = jobs.max(1).min(todo.len().max(1));
-    let (ran, failures) = run_tasks(&todo, dir, jobs, cancel, &mut |_| {});
+    let (ran, failures) = run_tasks(&todo, None, dir, jobs, cancel, &mut |_| {});
     Ok(ShardOutcome {
         total: mine.len(),
         reused: mine.len() - todo.len(),

@@ -7,6 +7,7 @@ mod gschwandtner;
 mod johnson;
 mod osada2005;
 mod parquet;
+mod repeat_base;
 mod report_html;
 mod reproduce;
 mod shard;

@@ -26,7 +26,10 @@ fn every_experiment_point_is_a_valid_scenario() {
             // RED link queue: the switch really reaches the scenario.
             let red = pts
                 .iter()
-                .filter(|p| p.doc.to_string().contains("enabled = false"))
+                .filter(|p| {
+                    let pep = p.scenario.agents.iter().find(|a| a.name == "pep");
+                    pep.unwrap().params.get("enabled") == Some(&toml::Value::Boolean(false))
+                })
                 .count();
             assert!(red >= 3 && red < pts.len(), "{file}: {red} no-PEP points");
         }

@@ -477,7 +477,10 @@ fn a_base_files_relative_trace_path_reaches_the_task_text() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
     let exp = pep_exp::Experiment::load(&root.join("leo/verizon.toml")).unwrap();
     for r in exp.resolve(Mode::Short).unwrap() {
-        let text = toml::to_string(&r.doc).unwrap();
+        let pep_exp::experiment::Source::Document(doc) = &r.source else {
+            panic!("{}: the base has no [[repeat]]: one document", r.point.id);
+        };
+        let text = toml::to_string(doc).unwrap();
         if let Err(e) = pep_sim::Scenario::from_toml_str(&text, &r.point.id) {
             panic!("{}: {e}", r.point.id);
         }

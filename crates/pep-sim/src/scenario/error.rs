@@ -196,7 +196,7 @@ impl<'t> Ctx<'t> {
         let (pos, copy) = match (self.text, span, self.written) {
             (Some(_), Some(s), Some((written, exp))) => {
                 let (at, copy) = exp.source_of(written, s.start);
-                (Some(pos_of(written, at)), copy)
+                (at.map(|at| pos_of(written, at)), copy)
             }
             (Some(t), Some(s), None) => (Some(pos_of(t, s.start)), None),
             _ => (None, None),

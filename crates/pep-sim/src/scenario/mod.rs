@@ -152,6 +152,20 @@ impl Scenario {
         placed_in(Scenario::from_table(doc, origin), text, origin)
     }
 
+    /// [`Scenario::from_toml_str_with`] read the fast way, or `None`: when
+    /// `text` has `[[repeat]]` groups and every override reaches, and
+    /// applies to, a table written outside them, the copies are read from
+    /// the text as written and keep their lines in errors. `None` (no
+    /// groups, an index, a path that does not apply) leaves the caller to
+    /// change the whole document, which reports what is wrong.
+    pub fn from_written_with(
+        text: &str,
+        origin: &str,
+        overrides: &[(String, toml::Value)],
+    ) -> Option<Result<Scenario, ScenarioError>> {
+        overridden_outside_groups(text, origin, overrides)
+    }
+
     /// The built-in scenario (`scenarios/default.toml`): one bulk NewReno
     /// flow over a 10 Mbit/s GEO-like path.
     pub fn builtin_default() -> Scenario {
@@ -222,10 +236,12 @@ fn overridden_outside_groups(
         apply_override(&mut rest, path, value.clone()).ok()?;
     }
     // Changing values adds no table to an array: the copies' places
-    // among the written tables stay as they were.
-    exp.text = toml::to_string(&rest).ok()?;
+    // among the written tables stay as they were. The copies are as
+    // written, so their problems keep their lines and are counted per
+    // place, not listed once per copy.
+    exp.rewrite_rest(toml::to_string(&rest).ok()?);
     Some(placed_in(
-        check_expanded(text, Some(&exp), origin, false),
+        check_expanded(text, Some(&exp), origin, true),
         text,
         origin,
     ))

@@ -55,6 +55,9 @@ pub(crate) struct Expansion {
     /// Where each copy's text starts, over all groups in order, and where
     /// the last ends: the first starts at the end of `text`.
     starts: Vec<usize>,
+    /// Whether offsets in `text` map to the written text (`segs`); not
+    /// after [`Expansion::rewrite_rest`].
+    rest_placed: bool,
 }
 
 /// A `[[repeat]]` found sound.
@@ -134,11 +137,24 @@ pub(crate) struct CopyError {
 }
 
 impl Expansion {
+    /// Replaces the text outside the groups by `text`: the same tables,
+    /// some values changed (overrides). The copies now follow it, and are
+    /// still placed in the written text; offsets in `text` no longer are.
+    pub(crate) fn rewrite_rest(&mut self, text: String) {
+        let (from, to) = (self.text.len(), text.len());
+        for s in &mut self.starts {
+            *s = *s - from + to;
+        }
+        self.text = text;
+        self.segs.clear();
+        self.rest_placed = false;
+    }
+
     /// The offset in the written text (`written`) that offset `off` came
-    /// from, and the index of the copy it belongs to, if any.
-    pub(crate) fn source_of(&self, written: &str, off: usize) -> (usize, Option<i64>) {
+    /// from, if known, and the index of the copy it belongs to, if any.
+    pub(crate) fn source_of(&self, written: &str, off: usize) -> (Option<usize>, Option<i64>) {
         if off < self.text.len() {
-            return (source_in(&self.segs, off), None);
+            return (self.rest_placed.then(|| source_in(&self.segs, off)), None);
         }
         // The copy whose text holds `off`, made again: errors are few.
         let k = self.starts.partition_point(|&s| s <= off).saturating_sub(1);
@@ -147,7 +163,7 @@ impl Expansion {
         let group = &self.groups[g];
         let i = (k - group.first) as i64;
         let made = filled_copy(group, written, i);
-        (source_in(&made.segs, off - self.starts[k]), Some(i))
+        (Some(source_in(&made.segs, off - self.starts[k])), Some(i))
     }
 
     /// Reads each copy of each group, in order, as a `T` (the copy's tables
@@ -320,6 +336,7 @@ pub(crate) fn expand(text: &str, ctx: &mut Ctx) -> Outcome {
         segs: rest.segs,
         groups,
         starts,
+        rest_placed: true,
     })
 }
 

@@ -656,3 +656,39 @@ fn overrides_outside_the_groups_leave_the_copies_as_written() {
     let d = fast.unwrap_err().diagnostics()[0].clone();
     assert_eq!(d.pos.unwrap().line, line_of(&text, "to = \"q\""), "{d}");
 }
+
+#[test]
+fn an_override_that_copies_fail_names_them_as_the_file_would() {
+    // `--duration 150ms` on a file whose copies start later: each copy's
+    // problem is placed at its template's line, named by copy, and
+    // counted past a few, as when the file itself says 150ms; not one
+    // position-less line per copy.
+    let set = [("scenario.duration".to_string(), "150ms".into())];
+    let written = TWO_GROUPS.replacen("duration = \"10s\"", "duration = \"150ms\"", 1);
+    let fast = super::overridden_outside_groups(TWO_GROUPS, "t.toml", &set).unwrap();
+    let d = fast.unwrap_err().diagnostics().to_vec();
+    let line = line_of(TWO_GROUPS, "start = \"{i * 100}ms\"");
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].pos.map(|p| p.line), Some(line));
+    assert_eq!(d[0].field, "flow \"f2\".start");
+    assert!(
+        d[0].message.ends_with("(in copy i = 2 of a [[repeat]])"),
+        "{}",
+        d[0]
+    );
+    let w = Scenario::from_toml_str(&written, "t.toml").unwrap_err();
+    assert_eq!(d, w.diagnostics());
+    // Ten thousand copies that fail differently: three lines, the rest
+    // counted.
+    let many = TWO_GROUPS
+        .replacen("count = 3", "count = 10000", 1)
+        .replacen("{i * 100}ms", "{i}ms", 1);
+    let set = [("scenario.duration".to_string(), "2s".into())];
+    let d = Scenario::from_toml_str_with(&many, "t.toml", &set).unwrap_err();
+    let d = d.diagnostics();
+    assert_eq!(d.len(), 3, "{d:?}");
+    assert_eq!(d[0].field, "flow \"f2000\".start");
+    assert!(d[2]
+        .message
+        .ends_with("; 7997 other problems of other copies here not shown"));
+}
