@@ -291,7 +291,7 @@ fn run_with_progress(sim: &mut Simulation, show: bool) -> f64 {
 /// Runs `work` under a spinner naming it (`what`) on an interactive
 /// terminal (`show`): a million users take most of a minute to read and
 /// build, and a silent terminal looks hung.
-fn step<T>(show: bool, what: String, work: impl FnOnce() -> T) -> T {
+pub(crate) fn step<T>(show: bool, what: String, work: impl FnOnce() -> T) -> T {
     if !show {
         return work();
     }
