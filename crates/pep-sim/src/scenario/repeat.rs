@@ -24,6 +24,13 @@ use super::span;
 /// Most copies one `[[repeat]]` makes: the most flows a scenario may have.
 pub(crate) const MAX_COUNT: i64 = super::validate::MAX_FLOWS as i64;
 
+/// Copies read on one core: below this, starting threads costs more
+/// than it saves.
+const READ_ALONE: usize = 4096;
+
+/// Consecutive copies one reader takes at a time.
+const RUN: usize = 1024;
+
 /// Most bytes of text the copies may add up to: a guard against a `count`
 /// mistyped by some digits, which would otherwise run out of memory after
 /// minutes. A run takes about 25 bytes of memory per byte of the group's
@@ -170,33 +177,104 @@ impl Expansion {
     /// under their plain names: `node`, `link`, ...), with ranges in the
     /// expansion's offsets, and hands it to `each` with its group's index.
     /// Stops at the first copy that cannot be read.
-    pub(crate) fn read_copies<T: DeserializeOwned>(
+    ///
+    /// Past [`READ_ALONE`] copies they are read on every core, in runs of
+    /// [`RUN`] consecutive copies, and handed over in order: each copy is
+    /// read from its own text, so the result does not depend on who read
+    /// it. Reading is most of loading a large group (100,000 copies: 2 of
+    /// 3 seconds on one core).
+    pub(crate) fn read_copies<T: DeserializeOwned + Send>(
         &self,
         written: &str,
         mut each: impl FnMut(usize, T),
     ) -> Result<(), Box<CopyError>> {
-        for (g, group) in self.groups.iter().enumerate() {
-            for i in 0..group.count {
-                let start = self.starts[group.first + i as usize];
-                let made = filled_copy(group, written, i);
-                let read = span::with_base(start, || {
-                    serde_path_to_error::deserialize(toml::Deserializer::new(&made.text))
-                });
-                match read {
-                    Ok(t) => each(g, t),
-                    Err(error) => {
-                        return Err(Box::new(CopyError {
-                            error,
-                            text: made.text,
-                            start,
-                            group: g,
-                            copy: i,
-                        }))
+        let copies = self.starts.len().saturating_sub(1);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let readers = cores.min(copies.div_ceil(RUN));
+        if copies <= READ_ALONE || readers < 2 {
+            let (read, failed) = self.read_run(written, 0..copies, None);
+            read.into_iter().for_each(|(g, t)| each(g, t));
+            return failed.map_or(Ok(()), Err);
+        }
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        let next = AtomicUsize::new(0);
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            for _ in 0..readers {
+                let (tx, next, stop) = (tx.clone(), &next, &stop);
+                s.spawn(move || loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let from = k * RUN;
+                    if from >= copies || stop.load(Ordering::Relaxed) {
+                        return;
                     }
+                    let run = self.read_run(written, from..copies.min(from + RUN), Some(stop));
+                    if tx.send((k, run)).is_err() {
+                        return;
+                    }
+                });
+            }
+            drop(tx);
+            // Runs that arrive early wait for those before them.
+            let mut waiting = std::collections::BTreeMap::new();
+            let mut due = 0;
+            for (k, run) in rx {
+                waiting.insert(k, run);
+                while let Some((read, failed)) = waiting.remove(&due) {
+                    read.into_iter().for_each(|(g, t)| each(g, t));
+                    if let Some(e) = failed {
+                        stop.store(true, Ordering::Relaxed);
+                        return Err(e);
+                    }
+                    due += 1;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Reads copies `run` (counted over all groups in order), up to the
+    /// first that cannot be read, or until `stop` is set (a copy before
+    /// the run could not be read; what this run read is then not used).
+    #[allow(clippy::type_complexity)]
+    fn read_run<T: DeserializeOwned>(
+        &self,
+        written: &str,
+        run: Range<usize>,
+        stop: Option<&std::sync::atomic::AtomicBool>,
+    ) -> (Vec<(usize, T)>, Option<Box<CopyError>>) {
+        let mut out = Vec::with_capacity(run.len());
+        let mut g = self.groups.partition_point(|g| g.first <= run.start) - 1;
+        for k in run {
+            if stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed)) {
+                break;
+            }
+            while g + 1 < self.groups.len() && self.groups[g + 1].first <= k {
+                g += 1;
+            }
+            let group = &self.groups[g];
+            let i = (k - group.first) as i64;
+            let start = self.starts[k];
+            let made = filled_copy(group, written, i);
+            let read = span::with_base(start, || {
+                serde_path_to_error::deserialize(toml::Deserializer::new(&made.text))
+            });
+            match read {
+                Ok(t) => out.push((g, t)),
+                Err(error) => {
+                    let e = CopyError {
+                        error,
+                        text: made.text,
+                        start,
+                        group: g,
+                        copy: i,
+                    };
+                    return (out, Some(Box::new(e)));
                 }
             }
         }
-        Ok(())
+        (out, None)
     }
 
     /// For each group in order: where its copies go among each of

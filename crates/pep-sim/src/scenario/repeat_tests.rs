@@ -55,8 +55,13 @@ delay = "1ms"
 
 /// [`GROUP`] as a generator would write it.
 fn written_out() -> String {
+    written_out_n(3)
+}
+
+/// [`GROUP`] with `n` copies, as a generator would write it.
+fn written_out_n(n: usize) -> String {
     let mut t = GROUP[..GROUP.find("# The senders'").unwrap()].to_string();
-    for i in 0..3 {
+    for i in 0..n {
         t += &format!(
             r#"[[node]]
 name = "s{i}"
@@ -691,4 +696,33 @@ fn an_override_that_copies_fail_names_them_as_the_file_would() {
     assert!(d[2]
         .message
         .ends_with("; 7997 other problems of other copies here not shown"));
+}
+
+#[test]
+fn many_copies_are_read_on_every_core_and_in_order() {
+    // 5,000 copies: past the count read on one core, so on a machine of
+    // two cores or more they are read in runs of 1,024 at once. They load
+    // as the file written out, in order.
+    let many = GROUP.replacen("count = 3", "count = 5000", 1);
+    let sc = load(&many).unwrap_or_else(|e| panic!("{e}"));
+    let flat = load(&written_out_n(5000)).unwrap_or_else(|e| panic!("{e}"));
+    assert!(sc == flat);
+    assert_eq!(sc.flows[4999].name, "f4999");
+    assert_eq!(sc.nodes[2 + 2 * 4321].name, "s4321");
+    // From copy 4,001 on the delay is negative, which no copy can read:
+    // the error names copy 4,001, in the fourth run, whichever run was
+    // read first, at the template's line.
+    let bad = many.replacen("delay = \"{1 + 2*i}ms\"", "delay = \"{4000 - i}ms\"", 1);
+    let e = load(&bad).unwrap_err();
+    let e = e.diagnostics();
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(
+        e[0].pos.map(|p| p.line),
+        Some(line_of(&bad, "{4000 - i}ms"))
+    );
+    assert!(
+        e[0].message.contains("(in copy i = 4001 of a [[repeat]]"),
+        "{}",
+        e[0]
+    );
 }
