@@ -858,7 +858,7 @@ impl Experiment {
             format!("point {}", p.id)
         };
         let msg = if with.is_empty() {
-            format!("the base scenario is invalid:\n{e}")
+            base_invalid(e)
         } else {
             format!(
                 "the base scenario with {} is invalid:\n{e}",
@@ -873,11 +873,7 @@ impl Experiment {
     fn or_base(&self, errs: &Errs, e: ExpError) -> ExpError {
         let base_origin = self.base_path.display().to_string();
         match Scenario::from_toml_str(&self.base_text, &base_origin) {
-            Err(be) => errs.at(
-                "base",
-                "experiment.base",
-                format!("the base scenario is invalid:\n{be}"),
-            ),
+            Err(be) => errs.at("base", "experiment.base", base_invalid(&be)),
             Ok(_) => e,
         }
     }
@@ -886,10 +882,8 @@ impl Experiment {
     /// applied once, then each point's values on a copy of it.
     fn resolve_documents(&self, errs: &Errs, mode: Mode) -> Result<Vec<Resolved>, ExpError> {
         let base_origin = self.base_path.display().to_string();
-        let mut doc0 = scenario::parse_document(&self.base_text, &base_origin).map_err(|e| {
-            let msg = format!("the base scenario is invalid:\n{e}");
-            errs.at("base", "experiment.base", msg)
-        })?;
+        let mut doc0 = scenario::parse_document(&self.base_text, &base_origin)
+            .map_err(|e| errs.at("base", "experiment.base", base_invalid(&e)))?;
         let mut fixed: Vec<(&str, &String, &Value)> =
             self.set.iter().map(|(p, v)| ("set", p, v)).collect();
         if mode == Mode::Short {
@@ -1168,6 +1162,11 @@ fn points(
         }
     }
     Ok((params, points))
+}
+
+/// The message for a base scenario that is invalid (`e`).
+fn base_invalid(e: &dyn fmt::Display) -> String {
+    format!("the base scenario is invalid:\n{e}")
 }
 
 /// Makes every `trace` path of `doc`'s links (`link[i].trace`,

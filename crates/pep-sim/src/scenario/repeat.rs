@@ -31,6 +31,10 @@ const READ_ALONE: usize = 4096;
 /// Consecutive copies one reader takes at a time.
 const RUN: usize = 1024;
 
+/// A run's copies read, each with its group's index, and the failure
+/// that ended it early, if one did.
+type Run<T> = (Vec<(usize, T)>, Option<Box<CopyError>>);
+
 /// Most bytes of text the copies may add up to: a guard against a `count`
 /// mistyped by some digits, which would otherwise run out of memory after
 /// minutes. A run takes about 25 bytes of memory per byte of the group's
@@ -191,10 +195,16 @@ impl Expansion {
         let copies = self.starts.len().saturating_sub(1);
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let readers = cores.min(copies.div_ceil(RUN));
-        if copies <= READ_ALONE || readers < 2 {
-            let (read, failed) = self.read_run(written, 0..copies, None);
+        // A run's copies to `each`, then its failure, if any.
+        let mut hand = |(read, failed): Run<T>| {
             read.into_iter().for_each(|(g, t)| each(g, t));
-            return failed.map_or(Ok(()), Err);
+            failed.map_or(Ok(()), Err)
+        };
+        if copies <= READ_ALONE || readers < 2 {
+            for from in (0..copies).step_by(RUN) {
+                hand(self.read_run(written, from..copies.min(from + RUN), None))?;
+            }
+            return Ok(());
         }
         use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
         let next = AtomicUsize::new(0);
@@ -221,9 +231,8 @@ impl Expansion {
             let mut due = 0;
             for (k, run) in rx {
                 waiting.insert(k, run);
-                while let Some((read, failed)) = waiting.remove(&due) {
-                    read.into_iter().for_each(|(g, t)| each(g, t));
-                    if let Some(e) = failed {
+                while let Some(run) = waiting.remove(&due) {
+                    if let Err(e) = hand(run) {
                         stop.store(true, Ordering::Relaxed);
                         return Err(e);
                     }
@@ -237,13 +246,12 @@ impl Expansion {
     /// Reads copies `run` (counted over all groups in order), up to the
     /// first that cannot be read, or until `stop` is set (a copy before
     /// the run could not be read; what this run read is then not used).
-    #[allow(clippy::type_complexity)]
     fn read_run<T: DeserializeOwned>(
         &self,
         written: &str,
         run: Range<usize>,
         stop: Option<&std::sync::atomic::AtomicBool>,
-    ) -> (Vec<(usize, T)>, Option<Box<CopyError>>) {
+    ) -> Run<T> {
         let mut out = Vec::with_capacity(run.len());
         let mut g = self.groups.partition_point(|g| g.first <= run.start) - 1;
         for k in run {
