@@ -5,6 +5,7 @@ mod claim_edges;
 mod errors;
 mod gschwandtner;
 mod johnson;
+mod large_records;
 mod osada2005;
 mod parquet;
 mod repeat_base;

@@ -22,6 +22,7 @@
 pub mod agent;
 pub mod bench;
 pub mod build;
+pub mod columns;
 mod cut;
 pub mod events;
 mod hops;

@@ -176,8 +176,15 @@ pub struct Summary {
     /// Each flow's entry, in the scenario's order. `summary.json` leaves
     /// them out above [`crate::spread::PER_FLOW_LIMIT`] flows (unless
     /// `[output] per_flow`): `flows.csv` holds them, one row each, and
-    /// `flow_stats` their distributions ([`Written`]).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// `flow_stats` their distributions ([`Written`]). Serialized as it
+    /// is (a sweep's run record), more than that many are columns
+    /// ([`crate::columns`]).
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "crate::columns::flows",
+        deserialize_with = "crate::columns::deserialize"
+    )]
     pub flows: Vec<FlowSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow_stats: Option<FlowStats>,
@@ -186,8 +193,13 @@ pub struct Summary {
     pub total_retransmitted_segments: u64,
     /// Each link direction's entry. Above [`crate::spread::LINK_LIMIT`] of
     /// them `summary.json` lists the busiest (`busiest_links`), and
-    /// `link_totals.csv` has every one.
-    #[serde(default)]
+    /// `link_totals.csv` has every one. Serialized as it is, more than
+    /// that many are columns ([`crate::columns`]).
+    #[serde(
+        default,
+        serialize_with = "crate::columns::links",
+        deserialize_with = "crate::columns::deserialize"
+    )]
     pub links: Vec<LinkSummary>,
     pub events: u64,
     pub packets_forwarded: u64,
