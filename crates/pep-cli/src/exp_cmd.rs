@@ -163,11 +163,7 @@ pub fn sweep(a: SweepArgs) -> Result<(), String> {
         return crate::shard_cmd::run(c);
     }
     let path = a.experiment.ok_or("no experiment file given")?;
-    // Loading resolves every point: seconds for a base of 100,000 users.
-    let spin = !a.quiet && std::io::stderr().is_terminal();
-    let what = format!("reading {}", path.display());
-    let exp =
-        crate::sim_cmd::step(spin, what, || Experiment::load(&path)).map_err(|e| e.to_string())?;
+    let exp = crate::shard_cmd::load(&path, a.quiet)?;
     let out = a
         .out
         .unwrap_or_else(|| PathBuf::from("out").join(&exp.name));

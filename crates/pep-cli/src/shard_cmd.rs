@@ -90,7 +90,7 @@ pub fn run(cmd: ShardCommand) -> Result<(), String> {
             out,
             short,
         } => {
-            let exp = load(&experiment)?;
+            let exp = load(&experiment, false)?;
             let mode = if short { Mode::Short } else { Mode::Full };
             crate::sim_cmd::print_exp_warnings(exp.warnings(mode));
             let plan = shard::plan(&exp, mode, &out).map_err(|e| e.to_string())?;
@@ -113,7 +113,7 @@ pub fn run(cmd: ShardCommand) -> Result<(), String> {
             pep,
             short,
         } => {
-            let exp = load(&experiment)?;
+            let exp = load(&experiment, false)?;
             let mode = if short { Mode::Short } else { Mode::Full };
             crate::sim_cmd::print_exp_warnings(exp.warnings(mode));
             let plan = shard::plan(&exp, mode, &out).map_err(|e| e.to_string())?;
@@ -199,13 +199,12 @@ pub fn run(cmd: ShardCommand) -> Result<(), String> {
     }
 }
 
-/// The experiment at `path`, read under a spinner on a terminal: loading
-/// resolves every point, seconds for a base of 100,000 users.
-fn load(path: &std::path::Path) -> Result<Experiment, String> {
+/// The experiment at `path`, read under a spinner on a terminal unless
+/// `quiet`: loading resolves every point, seconds for a base of 100,000
+/// users.
+pub(crate) fn load(path: &std::path::Path, quiet: bool) -> Result<Experiment, String> {
     use std::io::IsTerminal;
+    let spin = !quiet && std::io::stderr().is_terminal();
     let what = format!("reading {}", path.display());
-    crate::sim_cmd::step(std::io::stderr().is_terminal(), what, || {
-        Experiment::load(path)
-    })
-    .map_err(|e| e.to_string())
+    crate::sim_cmd::step(spin, what, || Experiment::load(path)).map_err(|e| e.to_string())
 }

@@ -53,38 +53,26 @@ pub fn rows_or_columns<T: Serialize, S: Serializer>(
     let columns = columns(rows).map_err(ser::Error::custom)?;
     let mut map = s.serialize_map(Some(2))?;
     map.serialize_entry("rows", &rows.len())?;
-    map.serialize_entry("columns", &Ordered(&columns))?;
+    map.serialize_entry("columns", &columns)?;
     map.end()
 }
 
-/// Each field's cells, the fields by name.
-fn columns<T: Serialize>(rows: &[T]) -> Result<Vec<(String, Vec<Value>)>, serde_json::Error> {
-    let mut columns: Vec<(String, Vec<Value>)> = Vec::new();
-    let mut index: BTreeMap<String, usize> = BTreeMap::new();
+/// Each field's cells, by the field's (dotted) name.
+fn columns<T: Serialize>(rows: &[T]) -> Result<BTreeMap<String, Vec<Value>>, serde_json::Error> {
+    let mut columns: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     let mut cells = Vec::new();
     for (r, row) in rows.iter().enumerate() {
-        cells.clear();
         flatten(String::new(), serde_json::to_value(row)?, &mut cells);
         for (path, cell) in cells.drain(..) {
-            let c = match index.get(&path) {
-                Some(&c) => c,
-                None => {
-                    index.insert(path.clone(), columns.len());
-                    columns.push((path, Vec::with_capacity(rows.len())));
-                    columns.len() - 1
-                }
-            };
-            let column = &mut columns[c].1;
+            let column = columns.entry(path).or_default();
             // Rows before this one that left the field out.
             column.resize(r, Value::Null);
             column.push(cell);
         }
     }
-    for (_, column) in &mut columns {
+    for column in columns.values_mut() {
         column.resize(rows.len(), Value::Null);
     }
-    // By name, whichever entry first had a field.
-    columns.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(columns)
 }
 
@@ -102,19 +90,6 @@ fn flatten(prefix: String, value: Value, out: &mut Vec<(String, Value)>) {
             }
         }
         leaf => out.push((prefix, leaf)),
-    }
-}
-
-/// Columns serialized as a map in their own order.
-struct Ordered<'a>(&'a [(String, Vec<Value>)]);
-
-impl Serialize for Ordered<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(self.0.len()))?;
-        for (name, cells) in self.0 {
-            map.serialize_entry(name, cells)?;
-        }
-        map.end()
     }
 }
 
@@ -136,12 +111,8 @@ impl<'de, T: DeserializeOwned> Visitor<'de> for RowsOrColumns<T> {
         f.write_str("a list of entries, or {\"rows\": n, \"columns\": {...}}")
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
-        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
-        while let Some(row) = seq.next_element()? {
-            out.push(row);
-        }
-        Ok(out)
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Vec<T>, A::Error> {
+        Vec::deserialize(de::value::SeqAccessDeserializer::new(seq))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Vec<T>, A::Error> {
@@ -155,7 +126,7 @@ impl<'de, T: DeserializeOwned> Visitor<'de> for RowsOrColumns<T> {
 #[serde(deny_unknown_fields)]
 struct Columns {
     rows: usize,
-    columns: Map<String, Value>,
+    columns: BTreeMap<String, Vec<Value>>,
 }
 
 impl Columns {
@@ -163,9 +134,6 @@ impl Columns {
     fn rows<T: DeserializeOwned>(self) -> Result<Vec<T>, String> {
         let mut columns = Vec::with_capacity(self.columns.len());
         for (name, cells) in self.columns {
-            let Value::Array(cells) = cells else {
-                return Err(format!("column {name:?} is not a list"));
-            };
             if cells.len() != self.rows {
                 let n = cells.len();
                 return Err(format!("column {name:?} has {n} cells, not {}", self.rows));
